@@ -1,0 +1,33 @@
+// What the local index knows about each data file (DESIGN 3.1 step 4).
+
+export type FileState = 'waiting-schema' | 'rejected' | 'stored' | 'registered' | 'deleted'
+
+/** Where a file came from: written on this device, received from a peer, restored from chain. */
+export type FileOrigin = 'local' | 'peer' | 'chain'
+
+export interface FileRecord {
+  /** Path relative to the data folder, with '/' separators: `{scope}/{name}.json`. Primary key. */
+  path: string
+  scope: string
+  /** Envelope collectedAt (ISO 8601 UTC); null when the file could not be parsed. */
+  collectedAt: string | null
+  schemaId: string | null
+  /** CIDv1 of the ciphertext, once stored. */
+  cid: string | null
+  /** Size in bytes of the plaintext file. */
+  size: number
+  /** Size in bytes of the ciphertext, once stored. */
+  encryptedSize: number | null
+  /** SHA-256 hex of the plaintext file bytes; lets a rescan skip unchanged files. */
+  sha256: string
+  /** mtime of the file on disk when it was ingested (ms); a cheap first check on rescan. */
+  mtimeMs: number
+  state: FileState
+  /** Validation or processing reasons, for rejected and waiting files. */
+  reasons?: string[]
+  /** On-chain DataRegistry file id once registered (decimal string). */
+  fileId?: string | null
+  origin: FileOrigin
+  /** ms since epoch of the last state change. */
+  updatedAt: number
+}

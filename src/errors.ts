@@ -1,0 +1,89 @@
+// The one catalogue of error codes. Every failure Hearth reports (CLI, socket API, logs) carries
+// one of these codes and the HTTP status it maps to. Codes are stable: clients match on them.
+
+export const ERROR_CODES = {
+  // input
+  INVALID_SCOPE: 400,
+  INVALID_BODY: 400,
+  INVALID_JSON: 400,
+  INVALID_ENVELOPE: 400,
+  INVALID_SCHEMA_DEFINITION: 400,
+  INVALID_ARGUMENT: 400,
+  INVALID_PATH: 400,
+  SCOPE_MISMATCH: 400,
+  SCHEMA_VALIDATION_FAILED: 400,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  BODY_TOO_LARGE: 413,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  // schemas
+  NO_SCHEMA_FOR_SCOPE: 404,
+  SCHEMA_NOT_FOUND: 404,
+  SCHEMA_SCOPE_MISMATCH: 422,
+  // identity and crypto
+  IDENTITY_MISSING: 409,
+  IDENTITY_EXISTS: 409,
+  INVALID_IDENTITY: 400,
+  DECRYPTION_FAILED: 422,
+  // local resources
+  FILE_UNREADABLE: 422,
+  PATH_OUTSIDE_DATA: 400,
+  DAEMON_LOCKED: 409,
+  DAEMON_NOT_RUNNING: 503,
+  CONFIG_INVALID: 400,
+  // remote services
+  STORAGE_UNAVAILABLE: 503,
+  STORAGE_NOT_FOUND: 404,
+  DPRPC_UNAVAILABLE: 503,
+  CHAIN_UNAVAILABLE: 503,
+  CHAIN_REVERTED: 502,
+  UPSTREAM_UNAVAILABLE: 503,
+  UPSTREAM_BAD_RESPONSE: 502,
+  UPSTREAM_AUTH_EXPIRED: 401,
+  UPSTREAM_AUTH_MISSING: 401,
+  PEER_REJECTED: 403,
+  PLUGIN_INVALID: 422,
+  TIMEOUT: 504,
+  INTERNAL: 500
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export class HearthError extends Error {
+  readonly code: ErrorCode
+  readonly status: number
+  readonly details?: Record<string, unknown>
+
+  constructor (code: ErrorCode, message: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'HearthError'
+    this.code = code
+    this.status = ERROR_CODES[code]
+    if (details !== undefined) this.details = details
+  }
+}
+
+export function isHearthError (err: unknown, code?: ErrorCode): err is HearthError {
+  return err instanceof HearthError && (code === undefined || err.code === code)
+}
+
+/** The wire shape of every error (DESIGN 3.5). Unknown failures never leak their message or stack. */
+export interface ErrorBody {
+  error: { code: number; errorCode: string; message: string; details?: Record<string, unknown> }
+}
+
+export function toErrorBody (err: unknown): ErrorBody {
+  if (err instanceof HearthError) {
+    return {
+      error: {
+        code: err.status,
+        errorCode: err.code,
+        message: err.message,
+        ...(err.details !== undefined ? { details: err.details } : {})
+      }
+    }
+  }
+  return { error: { code: 500, errorCode: 'INTERNAL', message: 'internal error' } }
+}

@@ -1,0 +1,20 @@
+// One interface for every place ciphertext can live (DESIGN 3.3). Implementations: embedded
+// (in-process Helia) and kubo (a Kubo node over its RPC API). CIDs are CIDv1 strings, identical
+// to what `ipfs add --cid-version 1` (UnixFS, raw leaves, 256 KiB chunks) gives the same bytes.
+
+export interface StorageBackend {
+  readonly kind: 'embedded' | 'kubo'
+  /** Store and pin the bytes; resolves to the CIDv1 string. Idempotent. */
+  add (bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<string>
+  /** Pin content that is already present (or fetchable) under this CID. */
+  pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void>
+  /** The whole content of a CID. Throws HearthError STORAGE_NOT_FOUND when absent. */
+  get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array>
+  /** Whether the content is available locally without any network fetch. */
+  has (cid: string): Promise<boolean>
+  /** Drop the pin; the blocks may be garbage-collected later. Unknown CIDs are not an error. */
+  unpin (cid: string): Promise<void>
+  /** Reachability, for `hearth status`. Never throws. */
+  health (): Promise<{ ok: boolean; detail?: string }>
+  stop (): Promise<void>
+}
