@@ -31,3 +31,26 @@ export interface FileRecord {
   /** ms since epoch of the last state change. */
   updatedAt: number
 }
+
+/** A durable work queue (chain registrations, queued upstream requests). Survives SIGKILL. */
+export interface QueueEntry<T> {
+  key: string
+  item: T
+  attempts: number
+  /** ms since epoch before which the entry is not due. */
+  notBefore: number
+  lastError?: string
+}
+
+export interface DurableQueue<T> {
+  /** Add an entry; a second enqueue with the same key keeps the first (idempotent). */
+  enqueue (key: string, item: T): Promise<void>
+  /** Up to `limit` entries due at `now` (default Date.now()), oldest first. */
+  due (limit: number, now?: number): Promise<Array<QueueEntry<T>>>
+  /** Remove a finished entry. */
+  ack (key: string): Promise<void>
+  /** Record a failure and make the entry due again after `delayMs`. */
+  retryLater (key: string, delayMs: number, error: string): Promise<void>
+  get (key: string): Promise<QueueEntry<T> | null>
+  size (): Promise<number>
+}
