@@ -1,0 +1,47 @@
+// HTTP over the daemon's unix socket, for the CLI and for tests.
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
+import { HearthError } from '../errors.js'
+
+export interface DaemonResponse {
+  status: number
+  headers: IncomingHttpHeaders
+  body: Buffer
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: any
+}
+
+export interface DaemonRequest {
+  method?: string
+  path: string
+  body?: unknown
+  headers?: Record<string, string>
+  timeoutMs?: number
+}
+
+export async function daemonRequest (socketPath: string, req: DaemonRequest): Promise<DaemonResponse> {
+  const raw = req.body === undefined
+    ? undefined
+    : (req.body instanceof Uint8Array || typeof req.body === 'string') ? req.body : JSON.stringify(req.body)
+  const headers: Record<string, string> = { ...(req.headers ?? {}) }
+  if (raw !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json'
+  return await new Promise<DaemonResponse>((resolve, reject) => {
+    const r = httpRequest({ socketPath, path: req.path, method: req.method ?? 'GET', headers, timeout: req.timeoutMs ?? 60_000 }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('error', reject)
+      res.on('end', () => {
+        const body = Buffer.concat(chunks)
+        let json: any
+        try { json = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined } catch { json = undefined }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json })
+      })
+    })
+    r.on('timeout', () => r.destroy(new HearthError('TIMEOUT', `daemon did not answer ${req.method ?? 'GET'} ${req.path} in time`)))
+    r.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') {
+        reject(new HearthError('DAEMON_NOT_RUNNING', `the Hearth daemon is not running (no socket at ${socketPath}); start it with \`hearth daemon\``))
+      } else reject(err)
+    })
+    if (raw !== undefined) r.end(raw); else r.end()
+  })
+}
