@@ -1,0 +1,91 @@
+// Request/response plumbing shared by every route: bounded JSON bodies, the one error shape,
+// and the `{status, body}` reply contract that keeps handlers free of raw response handling.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { HearthError, toErrorBody } from '../errors.js'
+
+export interface Reply {
+  status: number
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+export interface ApiRequest {
+  method: string
+  url: URL
+  params: Record<string, string>
+  raw: IncomingMessage
+  /** The body parsed as JSON, after the content-type and size checks. */
+  json (): Promise<unknown>
+  /** The raw body bytes, after the size check. */
+  bytes (): Promise<Buffer>
+}
+
+export type Handler = (req: ApiRequest) => Promise<Reply>
+
+export function ok (body: unknown, status = 200, headers?: Record<string, string>): Reply {
+  return headers === undefined ? { status, body } : { status, body, headers }
+}
+
+export async function readBody (req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'])
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    req.resume()
+    throw new HearthError('BODY_TOO_LARGE', `request body is ${declared} bytes; the limit is ${maxBytes}`, { limit: maxBytes })
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > maxBytes) {
+      req.resume()
+      throw new HearthError('BODY_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`, { limit: maxBytes })
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
+}
+
+export function isJsonContentType (header: string | undefined): boolean {
+  if (header === undefined) return false
+  const type = header.split(';')[0].trim().toLowerCase()
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+export async function readJson (req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    req.resume()
+    throw new HearthError('UNSUPPORTED_MEDIA_TYPE', `expected content-type application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}`)
+  }
+  const body = await readBody(req, maxBytes)
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))
+  } catch (err) {
+    throw new HearthError('INVALID_JSON', `request body is not valid JSON: ${(err as Error).message}`)
+  }
+}
+
+export function sendReply (res: ServerResponse, reply: Reply): void {
+  if (res.headersSent) { res.end(); return }
+  const headers: Record<string, string> = { ...(reply.headers ?? {}) }
+  if (reply.body === undefined) {
+    res.writeHead(reply.status, headers).end()
+    return
+  }
+  if (reply.body instanceof Uint8Array) {
+    headers['content-type'] ??= 'application/octet-stream'
+    headers['content-length'] = String(reply.body.byteLength)
+    res.writeHead(reply.status, headers).end(reply.body)
+    return
+  }
+  const text = JSON.stringify(reply.body)
+  headers['content-type'] ??= 'application/json; charset=utf-8'
+  headers['content-length'] = String(Buffer.byteLength(text))
+  res.writeHead(reply.status, headers).end(text)
+}
+
+export function errorReply (err: unknown): Reply {
+  const body = toErrorBody(err)
+  const headers: Record<string, string> = {}
+  if (err instanceof HearthError && err.code === 'UNAUTHORIZED') headers['www-authenticate'] = 'Bearer'
+  return { status: body.error.code, body, headers }
+}
