@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   DECRYPTION_FAILED: 422,
   // local resources
   FILE_UNREADABLE: 422,
+  EXPORT_UNREADABLE: 422,     // a platform export (zip/folder) a connector cannot read: not a zip, corrupt, unsupported
   PATH_OUTSIDE_DATA: 400,
   DAEMON_LOCKED: 409,
   DAEMON_NOT_RUNNING: 503,
