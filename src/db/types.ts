@@ -25,11 +25,18 @@ export interface FileRecord {
   state: FileState
   /** Validation or processing reasons, for rejected and waiting files. */
   reasons?: string[]
+  /** Stable error code (src/errors.ts) of a rejection, e.g. SCHEMA_VALIDATION_FAILED. */
+  errorCode?: string
   /** On-chain DataRegistry file id once registered (decimal string). */
   fileId?: string | null
   origin: FileOrigin
   /** ms since epoch of the last state change. */
   updatedAt: number
+  /**
+   * Position of this record's last change in the index's change log (FileIndex.changesSince).
+   * Set by the index on every read; ignored on put.
+   */
+  seq?: number
 }
 
 /** A durable work queue (chain registrations, queued upstream requests). Survives SIGKILL. */

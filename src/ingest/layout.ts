@@ -1,0 +1,48 @@
+// The data folder's layout (DESIGN 2.3): `data/{scope}/{collectedAt with ':' → '-'}.json`.
+// Decides which paths the pipeline looks at, and guards against paths that leave the folder.
+import { realpath } from 'node:fs/promises'
+import { join, relative, sep, isAbsolute } from 'node:path'
+import { HearthError } from '../errors.js'
+import { scopeProblem } from '../protocol/scope.js'
+
+export type PathClass =
+  | { kind: 'data'; rel: string; scopeFolder: string; name: string; scopeProblem: string | null }
+  | { kind: 'ignored'; rel: string; reason: string }
+
+// Partial downloads and editor/atomic-write temporaries: their final name appears later.
+const TEMP_SUFFIXES = ['.tmp', '.temp', '.part', '.partial', '.crdownload', '.download', '.swp', '.swx', '~']
+
+/** Classify a path relative to the data folder ('/' or the platform separator). Pure. */
+export function classifyDataPath (rel: string): PathClass {
+  const parts = rel.split(/[\\/]/).filter((p) => p.length > 0)
+  const normalised = parts.join('/')
+  if (parts.length !== 2) return { kind: 'ignored', rel: normalised, reason: 'not directly inside a scope folder' }
+  const [scopeFolder, name] = parts as [string, string]
+  if (scopeFolder.startsWith('.') || name.startsWith('.')) return { kind: 'ignored', rel: normalised, reason: 'hidden file or folder' }
+  const lower = name.toLowerCase()
+  if (TEMP_SUFFIXES.some((s) => lower.endsWith(s))) return { kind: 'ignored', rel: normalised, reason: 'temporary file' }
+  if (!lower.endsWith('.json')) return { kind: 'ignored', rel: normalised, reason: 'not a .json file' }
+  return { kind: 'data', rel: normalised, scopeFolder, name, scopeProblem: scopeProblem(scopeFolder) }
+}
+
+export function relativeDataPath (dataDir: string, absolute: string): string {
+  return relative(dataDir, absolute).split(sep).join('/')
+}
+
+export function absoluteDataPath (dataDir: string, rel: string): string {
+  return join(dataDir, ...rel.split('/'))
+}
+
+/**
+ * The real location of a data path; throws PATH_OUTSIDE_DATA when it (or a symlink on the way)
+ * resolves outside the data folder, so a planted link cannot make Hearth read other files.
+ */
+export async function resolveInsideData (dataDir: string, rel: string): Promise<string> {
+  const root = await realpath(dataDir)
+  const real = await realpath(absoluteDataPath(dataDir, rel))
+  const back = relative(root, real)
+  if (back === '' || back.startsWith('..') || isAbsolute(back)) {
+    throw new HearthError('PATH_OUTSIDE_DATA', `${rel} resolves outside the data folder`, { path: rel })
+  }
+  return real
+}

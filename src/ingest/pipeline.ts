@@ -1,0 +1,293 @@
+// The one ingest pipeline (DESIGN 3.1) for files found on disk, envelopes built from a request,
+// and ciphertexts received from a peer or restored from the chain:
+//   resolve schema → validate → encrypt → store/pin → index → (queue registration).
+// The file on disk is the source of truth and every step is idempotent: a crash at any point is
+// repaired by running the same step again on the next scan, and a file already indexed with the
+// same bytes is never processed twice.
+import { lstat, readFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { HearthError, isHearthError, type ErrorCode } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { FileOrigin, FileRecord } from '../db/types.js'
+import type { StorageBackend } from '../storage/types.js'
+import type { ResolvedSchema } from '../registry/types.js'
+import { assertScope } from '../protocol/scope.js'
+import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
+import { scopeKeyHex } from '../protocol/keys.js'
+import { encryptEnvelopeBytes, decryptEnvelopeBytes } from '../protocol/encryption.js'
+import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
+import { PathLocks } from './path-locks.js'
+import { writeNewFile } from './atomic-write.js'
+
+/** The slice of the file index the pipeline needs. */
+export interface IngestIndex {
+  get (path: string): Promise<FileRecord | null | undefined>
+  put (record: FileRecord): Promise<unknown>
+  byCid (cid: string): Promise<FileRecord[]>
+}
+
+export interface SchemaLookup {
+  byScope (scope: string): Promise<ResolvedSchema | null>
+  byId (id: string): Promise<ResolvedSchema | null>
+}
+
+export type Validate = (schema: ResolvedSchema, data: unknown) => { ok: true } | { ok: false; reasons: string[] }
+
+export interface IngestDeps {
+  dataDir: string
+  index: IngestIndex
+  storage: StorageBackend
+  schemas: SchemaLookup
+  validate: Validate
+  masterKey: Uint8Array
+  logger: Logger
+  /** A file written on this device was stored: queue its chain registration. */
+  onStored?: (record: FileRecord) => void
+  /** Any new version was indexed (local or received): wake sync. */
+  onIndexed?: (record: FileRecord) => void
+}
+
+export type IngestOutcome = 'ingested' | 'unchanged' | 'rejected' | 'waiting-schema' | 'ignored' | 'missing'
+
+export interface IngestResult {
+  outcome: IngestOutcome
+  path: string
+  record?: FileRecord
+  reason?: string
+}
+
+export interface SubmitResult {
+  status: 'stored' | 'duplicate'
+  path: string
+  scope: string
+  collectedAt: string
+  record: FileRecord
+}
+
+export interface ReceivedFile {
+  cid: string
+  schemaId: string
+  fileId?: string | null
+  origin: Exclude<FileOrigin, 'local'>
+}
+
+const FINAL_STATES = new Set(['stored', 'registered'])
+
+function sha256Hex (bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
+function isPlainObject (v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/** collectedAt + 1 ms, so a write that collides with an existing file name gets its own. */
+function nextMillisecond (iso: string): string {
+  return new Date(Date.parse(iso) + 1).toISOString()
+}
+
+export interface IngestPipeline {
+  ingestPath (rel: string, opts?: { origin?: FileOrigin }): Promise<IngestResult>
+  submit (scope: string, data: unknown, opts?: { collectedAt?: string }): Promise<SubmitResult>
+  receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
+  readonly inFlight: number
+}
+
+export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
+  const locks = new PathLocks()
+  const log = deps.logger
+
+  async function record (base: Omit<FileRecord, 'updatedAt'>): Promise<FileRecord> {
+    const r: FileRecord = { ...base, updatedAt: Date.now() }
+    await deps.index.put(r)
+    return r
+  }
+
+  async function reject (base: Omit<FileRecord, 'updatedAt' | 'state'>, code: ErrorCode, reasons: string[]): Promise<IngestResult> {
+    const r = await record({ ...base, state: 'rejected', errorCode: code, reasons, cid: null, encryptedSize: null })
+    log.warn({ path: r.path, errorCode: code, reasons }, 'file rejected')
+    return { outcome: 'rejected', path: r.path, record: r, reason: reasons.join('; ') }
+  }
+
+  async function resolveSchema (scope: string): Promise<ResolvedSchema | null> {
+    try {
+      return await deps.schemas.byScope(scope)
+    } catch (err) {
+      // every source failing is "not known yet", never a reason to drop the file
+      log.warn({ scope, err: (err as Error).message }, 'schema resolution failed')
+      return null
+    }
+  }
+
+  async function encryptAndStore (env: Envelope, bytes: Uint8Array): Promise<{ cid: string; encryptedSize: number }> {
+    const ciphertext = await encryptEnvelopeBytes(bytes, scopeKeyHex(deps.masterKey, env.scope))
+    const cid = await deps.storage.add(ciphertext)
+    return { cid, encryptedSize: ciphertext.byteLength }
+  }
+
+  async function ingestLocked (rel: string, scopeFolder: string, scopeProblem: string | null, origin: FileOrigin): Promise<IngestResult> {
+    const abs = absoluteDataPath(deps.dataDir, rel)
+    let st
+    try {
+      st = await lstat(abs)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'missing', path: rel }
+      throw err
+    }
+    if (!st.isFile() && !st.isSymbolicLink()) return { outcome: 'ignored', path: rel, reason: 'not a regular file' }
+    const existing = await deps.index.get(rel) ?? null
+    // a cheap first check: same size and mtime as when it was indexed → nothing to do
+    if (existing !== null && existing.state !== 'waiting-schema' && existing.size === st.size && existing.mtimeMs === st.mtimeMs) {
+      return { outcome: 'unchanged', path: rel, record: existing }
+    }
+    const base = {
+      path: rel,
+      scope: scopeFolder,
+      collectedAt: null,
+      schemaId: null,
+      cid: null,
+      size: st.size,
+      encryptedSize: null,
+      sha256: '',
+      mtimeMs: st.mtimeMs,
+      origin: existing?.origin ?? origin
+    }
+    if (scopeProblem !== null) return await reject(base, 'INVALID_SCOPE', [`folder name is not a scope: ${scopeProblem}`])
+
+    let bytes: Uint8Array
+    try {
+      await resolveInsideData(deps.dataDir, rel)
+      bytes = await readFile(abs)
+    } catch (err) {
+      if (isHearthError(err, 'PATH_OUTSIDE_DATA')) return await reject(base, 'PATH_OUTSIDE_DATA', [err.message])
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') return { outcome: 'missing', path: rel }
+      return await reject(base, 'FILE_UNREADABLE', [`cannot read the file: ${code ?? (err as Error).message}`])
+    }
+    const sha256 = sha256Hex(bytes)
+    base.sha256 = sha256
+    base.size = bytes.byteLength
+    if (existing !== null && existing.sha256 === sha256 && existing.state !== 'waiting-schema') {
+      // same bytes, only the mtime moved (touch, copy): keep the record, remember the new mtime
+      if (existing.mtimeMs !== st.mtimeMs) await record({ ...existing, mtimeMs: st.mtimeMs })
+      return { outcome: 'unchanged', path: rel, record: existing }
+    }
+    if (existing !== null && FINAL_STATES.has(existing.state) && existing.sha256 !== sha256) {
+      // Stored contents are immutable (DESIGN 2.3): an edited file is a new version. The old
+      // version keeps its ciphertext and registration under a path that names its CID.
+      await record({ ...existing, path: `${rel}#${existing.cid ?? 'old'}` })
+    }
+
+    let env: Envelope
+    try {
+      env = parseEnvelopeBytes(bytes)
+    } catch (err) {
+      if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message])
+      throw err
+    }
+    const withEnvelope = { ...base, collectedAt: env.collectedAt }
+    if (env.scope !== scopeFolder) {
+      return await reject(withEnvelope, 'SCOPE_MISMATCH', [`envelope scope ${JSON.stringify(env.scope)} does not match its folder ${JSON.stringify(scopeFolder)}`])
+    }
+    const schema = await resolveSchema(env.scope)
+    if (schema === null) {
+      const r = await record({ ...withEnvelope, state: 'waiting-schema', reasons: [`no schema known yet for scope ${env.scope}`] })
+      return { outcome: 'waiting-schema', path: rel, record: r }
+    }
+    const verdict = deps.validate(schema, env.data)
+    if (!verdict.ok) return await reject({ ...withEnvelope, schemaId: schema.id }, 'SCHEMA_VALIDATION_FAILED', verdict.reasons)
+
+    const { cid, encryptedSize } = await encryptAndStore(env, bytes)
+    const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' })
+    log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
+    if (r.origin === 'local') deps.onStored?.(r)
+    deps.onIndexed?.(r)
+    return { outcome: 'ingested', path: rel, record: r }
+  }
+
+  async function ingestPath (rel: string, opts: { origin?: FileOrigin } = {}): Promise<IngestResult> {
+    const cls = classifyDataPath(rel)
+    if (cls.kind === 'ignored') return { outcome: 'ignored', path: cls.rel, reason: cls.reason }
+    return await locks.run(cls.rel, async () => await ingestLocked(cls.rel, cls.scopeFolder, cls.scopeProblem, opts.origin ?? 'local'))
+  }
+
+  async function submit (scope: string, data: unknown, opts: { collectedAt?: string } = {}): Promise<SubmitResult> {
+    assertScope(scope)
+    if (!isPlainObject(data)) throw new HearthError('INVALID_BODY', 'the body must be a JSON object: the data of the file')
+    const schema = await resolveSchema(scope)
+    if (schema === null) throw new HearthError('NO_SCHEMA_FOR_SCOPE', `no schema is known for scope ${scope}; add one with \`hearth schema add\``, { scope })
+    const verdict = deps.validate(schema, data)
+    if (!verdict.ok) {
+      throw new HearthError('SCHEMA_VALIDATION_FAILED', `data does not match schema ${schema.id} of ${scope}: ${verdict.reasons.slice(0, 5).join('; ')}`, { reasons: verdict.reasons, schemaId: schema.id })
+    }
+    let collectedAt = opts.collectedAt ?? new Date().toISOString()
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      const env = buildEnvelope({ definitionUrl: schema.definitionUrl, scope, data, collectedAt })
+      const bytes = serializeEnvelope(env)
+      const rel = `${scope}/${collectedAtToFileName(env.collectedAt)}`
+      const abs = absoluteDataPath(deps.dataDir, rel)
+      const outcome = await locks.run(rel, async () => {
+        if (await writeNewFile(abs, bytes)) return 'written'
+        const current = await readFile(abs).catch(() => null)
+        return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
+      })
+      if (outcome === 'taken') { collectedAt = nextMillisecond(env.collectedAt); continue }
+      const result = await ingestPath(rel)
+      if (result.record === undefined || !FINAL_STATES.has(result.record.state)) {
+        throw new HearthError('INTERNAL', `file ${rel} was written but not stored (${result.outcome}: ${result.reason ?? ''})`)
+      }
+      return { status: outcome === 'written' ? 'stored' : 'duplicate', path: rel, scope, collectedAt: env.collectedAt, record: result.record }
+    }
+    throw new HearthError('CONFLICT', `could not find a free file name for ${scope} near ${opts.collectedAt ?? 'now'}`)
+  }
+
+  async function receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'> {
+    if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists'
+    const schema = await deps.schemas.byId(meta.schemaId)
+    if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${meta.schemaId} of ${meta.cid} is not known yet`, { schemaId: meta.schemaId })
+    const plaintext = await decryptEnvelopeBytes(ciphertext, scopeKeyHex(deps.masterKey, schema.scope))
+    const env = parseEnvelopeBytes(plaintext)
+    if (env.scope !== schema.scope) {
+      throw new HearthError('SCOPE_MISMATCH', `file ${meta.cid} says scope ${env.scope} but schema ${schema.id} is for ${schema.scope}`)
+    }
+    const verdict = deps.validate(schema, env.data)
+    if (!verdict.ok) throw new HearthError('SCHEMA_VALIDATION_FAILED', `received file ${meta.cid} does not match its schema`, { reasons: verdict.reasons })
+    const names = [collectedAtToFileName(env.collectedAt), collectedAtToFileName(env.collectedAt).replace(/\.json$/, `.${meta.cid.slice(-12)}.json`)]
+    for (const name of names) {
+      const rel = `${env.scope}/${name}`
+      const done = await locks.run(rel, async () => {
+        if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
+        const abs = absoluteDataPath(deps.dataDir, rel)
+        const written = await writeNewFile(abs, plaintext)
+        const current = written ? null : await readFile(abs).catch(() => null)
+        if (!written && (current === null || sha256Hex(current) !== sha256Hex(plaintext))) return 'taken' as const
+        const st = await lstat(abs)
+        const r = await record({
+          path: rel,
+          scope: env.scope,
+          collectedAt: env.collectedAt,
+          schemaId: schema.id,
+          cid: meta.cid,
+          size: plaintext.byteLength,
+          encryptedSize: ciphertext.byteLength,
+          sha256: sha256Hex(plaintext),
+          mtimeMs: st.mtimeMs,
+          state: meta.fileId != null ? 'registered' : 'stored',
+          fileId: meta.fileId ?? null,
+          origin: meta.origin
+        })
+        deps.onIndexed?.(r)
+        return 'written' as const
+      })
+      if (done !== 'taken') return done
+    }
+    throw new HearthError('CONFLICT', `no free file name for received file ${meta.cid}`)
+  }
+
+  return {
+    ingestPath,
+    submit,
+    receive,
+    get inFlight () { return locks.inFlight }
+  }
+}
