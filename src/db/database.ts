@@ -1,0 +1,101 @@
+// The one LevelDB of a Hearth home (<home>/index). Every component that persists something small
+// (file index, queues, schema cache, proxy cache, sync cursors, chain state) gets its own named
+// sublevel of this database, so a single batch can stay atomic across them and a restart opens one
+// thing. Nothing here caches per-key state in memory: reads go to LevelDB.
+import { ClassicLevel } from 'classic-level'
+import type { AbstractSublevel } from 'abstract-level'
+import { HearthError } from '../errors.js'
+
+export type RootLevel = ClassicLevel<string, string>
+/** A namespace of the database with string keys and values of type V (JSON or utf8 encoded). */
+export type Sublevel<V> = AbstractSublevel<RootLevel, string | Buffer | Uint8Array, string, V>
+
+export type ValueEncoding = 'json' | 'utf8'
+
+/** One write of an atomic multi-namespace batch. */
+export type BatchOp =
+  | { type: 'put'; sublevel: Sublevel<any>; key: string; value: unknown }
+  | { type: 'del'; sublevel: Sublevel<any>; key: string }
+
+export interface HearthDatabase {
+  /** Folder of the LevelDB. */
+  readonly location: string
+  /** The underlying classic-level, for atomic batches across sublevels (`{ type, key, value, sublevel }`). */
+  readonly level: RootLevel
+  /**
+   * The sublevel `name` (a path of names nests: `['kv', 'schemas']`). Names use printable ASCII
+   * above `"` (abstract-level's rule); the same name always returns the same namespace.
+   */
+  sublevel<V = unknown>(name: string | string[], options?: { valueEncoding?: ValueEncoding }): Sublevel<V>
+  /**
+   * Apply writes to any sublevels atomically: after a crash either all of them or none are there.
+   * `sync: true` also waits for the OS to flush (survives power loss, not only a killed process).
+   */
+  batch(ops: BatchOp[], options?: { sync?: boolean }): Promise<void>
+  close(): Promise<void>
+}
+
+const SUBLEVEL_NAME = /^[#-~]+$/
+
+export async function openDatabase (dir: string, options: { createIfMissing?: boolean } = {}): Promise<HearthDatabase> {
+  const level: RootLevel = new ClassicLevel<string, string>(dir, { keyEncoding: 'utf8', valueEncoding: 'utf8' })
+  try {
+    await level.open({ createIfMissing: options.createIfMissing ?? true })
+  } catch (err) {
+    const locked = (err as { cause?: { code?: unknown } }).cause?.code === 'LEVEL_LOCKED'
+    throw new HearthError(locked ? 'DAEMON_LOCKED' : 'INTERNAL',
+      locked ? `the index database ${dir} is in use by another process` : `cannot open the index database ${dir}`,
+      { location: dir }, { cause: err })
+  }
+  return {
+    location: dir,
+    level,
+    sublevel<V> (name: string | string[], opts: { valueEncoding?: ValueEncoding } = {}): Sublevel<V> {
+      const names = Array.isArray(name) ? name : [name]
+      if (names.length === 0 || !names.every((n) => SUBLEVEL_NAME.test(n) && !n.includes('!'))) {
+        throw new HearthError('INVALID_ARGUMENT', `invalid sublevel name ${JSON.stringify(name)}`)
+      }
+      return level.sublevel<string, V>(names, { keyEncoding: 'utf8', valueEncoding: opts.valueEncoding ?? 'json' })
+    },
+    async batch (ops, batchOptions = {}) {
+      if (ops.length === 0) return
+      // Each op carries its sublevel, which encodes its own key and value; the root's string
+      // typing does not know that, hence the widening.
+      await level.batch<string, unknown>(ops as Parameters<typeof level.batch<string, unknown>>[0], { sync: batchOptions.sync ?? false })
+    },
+    async close () {
+      await level.close()
+    }
+  }
+}
+
+/** A small typed key-value namespace for components that only need get/put/del/list. */
+export interface Kv<T> {
+  get(key: string): Promise<T | undefined>
+  put(key: string, value: T): Promise<void>
+  del(key: string): Promise<void>
+  /** Entries in key order (byte order of the UTF-8 key), optionally only keys starting with `prefix`. */
+  entries(options?: { prefix?: string; limit?: number; reverse?: boolean }): AsyncIterable<[string, T]>
+}
+
+/** Past every UTF-8 continuation of a prefix: U+10FFFF is the largest code point. */
+export const PREFIX_END = '\u{10FFFF}'
+
+/** Key-value namespace `name`, stored as the sublevel ['kv', name] (JSON values). */
+export function openKv<T> (db: HearthDatabase, name: string): Kv<T> {
+  const sub = db.sublevel<T>(['kv', name])
+  return {
+    async get (key) { return await sub.get(key) },
+    async put (key, value) {
+      if (value === undefined) throw new HearthError('INVALID_ARGUMENT', 'cannot store undefined')
+      await sub.put(key, value)
+    },
+    async del (key) { await sub.del(key) },
+    entries (options = {}) {
+      const range = options.prefix === undefined || options.prefix === ''
+        ? {}
+        : { gte: options.prefix, lt: options.prefix + PREFIX_END }
+      return sub.iterator({ ...range, limit: options.limit ?? -1, reverse: options.reverse ?? false })
+    }
+  }
+}

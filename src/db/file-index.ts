@@ -1,0 +1,387 @@
+// The persistent index of data files (DESIGN 3.1 step 4). The primary namespace maps path → record;
+// secondary namespaces (scope+time, CID, state, fileId), per-scope summaries, per-state counters and
+// a change log are rewritten in the same LevelDB batch as the record, so a crash leaves either the
+// old or the new state of all of them. Queries stream keys; nothing per file is held in memory.
+import { isDeepStrictEqual } from 'node:util'
+import { HearthError } from '../errors.js'
+import { PREFIX_END, type BatchOp, type HearthDatabase } from './database.js'
+import { checkFileIndex, rebuildFileIndex, type FileIndexCheck } from './file-index-check.js'
+import {
+  FILE_STATES, checkRecord, isFileState, joinKey, lastPart, firstPart, padNumber, rangeOf,
+  secondaryKeys, sortableInstant, type SecondaryKeys
+} from './keys.js'
+import { Mutex } from './mutex.js'
+import { fileIndexStore, loadMeta, type FileIndexStore, type LogValue, type ScopeSummaryValue, type StoredRecord } from './file-index-store.js'
+import type { FileRecord, FileState } from './types.js'
+
+export type { FileIndexCheck } from './file-index-check.js'
+
+export interface ScopeSummary {
+  scope: string
+  /** Number of versions (records with a collectedAt) in the scope, in every state. */
+  count: number
+  latestCollectedAt: string
+}
+
+/** One entry of the change log: the current record of a path, or the tombstone of a deleted one. */
+export type ChangeEntry =
+  | { seq: number; path: string; deleted: false; record: FileRecord }
+  | { seq: number; path: string; deleted: true; record: null; cid: string | null; scope: string }
+
+export interface StateFilter {
+  /** Only records in one of these states (default: any state). */
+  states?: readonly FileState[]
+}
+
+const DEFAULT_PAGE = 100
+const READ_CHUNK = 64
+
+function pageLimit (limit: number | undefined, fallback = DEFAULT_PAGE): number {
+  if (limit === undefined) return fallback
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new HearthError('INVALID_ARGUMENT', `invalid limit ${String(limit)}`)
+  return limit
+}
+
+function pageOffset (offset: number | undefined): number {
+  if (offset === undefined) return 0
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new HearthError('INVALID_ARGUMENT', `invalid offset ${String(offset)}`)
+  return offset
+}
+
+export async function openFileIndex (deps: { db: HearthDatabase; name?: string }): Promise<FileIndex> {
+  const store = fileIndexStore(deps.db, deps.name ?? 'files')
+  const meta = await loadMeta(store)
+  return new FileIndex(store, meta.seq, meta.counts)
+}
+
+/**
+ * Use one FileIndex per database: it keeps the change sequence and the five state counters in
+ * memory (loaded on open) and serialises its own writes.
+ */
+export class FileIndex {
+  readonly #store: FileIndexStore
+  readonly #mutex = new Mutex()
+  #seq: number
+  #counts: Record<FileState, number>
+
+  constructor (store: FileIndexStore, seq: number, counts: Record<FileState, number>) {
+    this.#store = store
+    this.#seq = seq
+    this.#counts = counts
+  }
+
+  // ── writes ────────────────────────────────────────────────────────────────────────────────
+
+  /** Insert or replace the record of `record.path`. An identical record is a no-op (no new seq). */
+  async put (record: FileRecord): Promise<FileRecord> {
+    const clean = checkRecord(record)
+    await this.#apply([{ path: clean.path, record: clean }])
+    return (await this.get(clean.path)) ?? clean
+  }
+
+  /** Upsert many records in one atomic batch (later entries for the same path win). */
+  async putMany (records: readonly FileRecord[]): Promise<void> {
+    await this.#apply(records.map((r) => { const clean = checkRecord(r); return { path: clean.path, record: clean } }))
+  }
+
+  /** Remove a path; leaves a tombstone in the change log. False when it was not indexed. */
+  async delete (path: string): Promise<boolean> {
+    return (await this.#apply([{ path, record: null }])) > 0
+  }
+
+  /** Remove many paths atomically; returns how many were indexed. */
+  async deleteMany (paths: readonly string[]): Promise<number> {
+    return await this.#apply(paths.map((path) => ({ path, record: null })))
+  }
+
+  // ── point reads ───────────────────────────────────────────────────────────────────────────
+
+  async get (path: string): Promise<FileRecord | null> {
+    if (typeof path !== 'string' || path === '') return null
+    return (await this.#store.records.get(path)) ?? null
+  }
+
+  async byCid (cid: string): Promise<FileRecord[]> {
+    const paths = await this.#keys(this.#store.byCid, { ...rangeOf(cid) })
+    return await this.#records(paths.map(lastPart))
+  }
+
+  async byFileId (fileId: string): Promise<FileRecord | null> {
+    const [key] = await this.#keys(this.#store.byFileId, { ...rangeOf(fileId), limit: 1 })
+    return key === undefined ? null : await this.get(lastPart(key))
+  }
+
+  // ── by scope and time ─────────────────────────────────────────────────────────────────────
+
+  /** The version with the greatest collectedAt (ties: greatest path). */
+  async latest (scope: string, filter: StateFilter = {}): Promise<FileRecord | null> {
+    return await this.#firstInScope({ ...rangeOf(scope), reverse: true }, filter)
+  }
+
+  /** The version with the greatest collectedAt ≤ `iso` (any ISO 8601 instant). */
+  async atOrBefore (scope: string, iso: string, filter: StateFilter = {}): Promise<FileRecord | null> {
+    const bound = rangeOf(scope, sortableInstant(iso)).lt
+    return await this.#firstInScope({ gt: rangeOf(scope).gt, lt: bound, reverse: true }, filter)
+  }
+
+  /** A page of a scope's versions in collectedAt order (ties by path), every state included. */
+  async versions (scope: string, options: { limit?: number; offset?: number; order?: 'asc' | 'desc' } = {}): Promise<FileRecord[]> {
+    const limit = pageLimit(options.limit)
+    const offset = pageOffset(options.offset)
+    if (limit === 0) return []
+    const keys = await this.#keys(this.#store.byScope, {
+      ...rangeOf(scope), reverse: (options.order ?? 'desc') === 'desc', limit: offset + limit
+    })
+    return await this.#records(keys.slice(offset).map(lastPart))
+  }
+
+  async countVersions (scope: string): Promise<number> {
+    return (await this.#store.scopes.get(scope))?.count ?? 0
+  }
+
+  /** Scopes in name order with their version count, optionally those starting with `prefix`. */
+  async scopes (options: { prefix?: string; limit?: number; offset?: number } = {}): Promise<ScopeSummary[]> {
+    const limit = pageLimit(options.limit)
+    let skip = pageOffset(options.offset)
+    const prefix = options.prefix ?? ''
+    const out: ScopeSummary[] = []
+    if (limit === 0) return out
+    const range = prefix === '' ? {} : { gte: prefix, lt: prefix + PREFIX_END }
+    for await (const [scope, s] of this.#store.scopes.iterator({ ...range, limit: skip + limit })) {
+      if (skip > 0) { skip--; continue }
+      out.push({ scope, count: s.count, latestCollectedAt: s.latestCollectedAt })
+    }
+    return out
+  }
+
+  // ── by state, whole index, counters ───────────────────────────────────────────────────────
+
+  /** A page of records in `state`, by path; pass the last path as `after` for the next page. */
+  async byState (state: FileState, options: { limit?: number; after?: string } = {}): Promise<FileRecord[]> {
+    if (!isFileState(state)) throw new HearthError('INVALID_ARGUMENT', `unknown state ${JSON.stringify(state)}`)
+    const range = rangeOf(state)
+    const gt = options.after === undefined ? range.gt : joinKey(state, options.after)
+    const keys = await this.#keys(this.#store.byState, { gt, lt: range.lt, limit: pageLimit(options.limit) })
+    return await this.#records(keys.map(lastPart))
+  }
+
+  async countsByState (): Promise<Record<FileState, number>> {
+    return { ...this.#counts }
+  }
+
+  async count (): Promise<number> {
+    return FILE_STATES.reduce((sum, s) => sum + this.#counts[s], 0)
+  }
+
+  /** A page of all records by path (for rescans); pass the last path as `after`. */
+  async all (options: { after?: string; limit?: number } = {}): Promise<FileRecord[]> {
+    const range = options.after === undefined ? {} : { gt: options.after }
+    return await this.#store.records.values({ ...range, limit: pageLimit(options.limit, 1000) }).all()
+  }
+
+  // ── change log ────────────────────────────────────────────────────────────────────────────
+
+  /** The seq of the last change (0 for an empty index). */
+  async currentSeq (): Promise<number> {
+    return this.#seq
+  }
+
+  /**
+   * Changes with seq > `since`, oldest first. Each path appears once, at the seq of its last
+   * change, so a consumer that stores the last seq it saw as its cursor never misses a change.
+   */
+  async changesSince (since: number, limit = 1000): Promise<ChangeEntry[]> {
+    if (!Number.isSafeInteger(since) || since < 0) throw new HearthError('INVALID_ARGUMENT', `invalid seq ${String(since)}`)
+    const snapshot = this.#store.db.level.snapshot()
+    try {
+      const log = await this.#store.log.iterator({ gt: padNumber(since), limit: pageLimit(limit, 1000), snapshot }).all()
+      const live = log.filter(([, v]) => v.deleted !== true).map(([, v]) => v.path)
+      const records = live.length === 0 ? [] : await this.#store.records.getMany(live, { snapshot })
+      const byPath = new Map<string, StoredRecord>()
+      for (const r of records) if (r !== undefined) byPath.set(r.path, r)
+      const out: ChangeEntry[] = []
+      for (const [key, v] of log) {
+        const seq = Number(key)
+        if (v.deleted === true) {
+          out.push({ seq, path: v.path, deleted: true, record: null, cid: v.cid, scope: v.scope })
+        } else {
+          const record = byPath.get(v.path)
+          if (record !== undefined) out.push({ seq, path: v.path, deleted: false, record })
+        }
+      }
+      return out
+    } finally {
+      await snapshot.close()
+    }
+  }
+
+  // ── maintenance ───────────────────────────────────────────────────────────────────────────
+
+  /** Recount everything from the primary records and compare with indexes, counters and log. */
+  async verify (): Promise<FileIndexCheck> {
+    return await checkFileIndex(this.#store)
+  }
+
+  /** Rebuild secondary indexes, summaries and counters from the primary records. */
+  async rebuild (): Promise<FileIndexCheck> {
+    return await this.#mutex.run(async () => {
+      await rebuildFileIndex(this.#store)
+      const meta = await loadMeta(this.#store)
+      this.#seq = meta.seq
+      this.#counts = meta.counts
+      return await checkFileIndex(this.#store)
+    })
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────────────────────
+
+  async #keys (sub: FileIndexStore['byScope'], options: { gt?: string; lt?: string; limit?: number; reverse?: boolean }): Promise<string[]> {
+    return await sub.keys({ ...options, limit: options.limit ?? -1 }).all()
+  }
+
+  async #records (paths: string[]): Promise<FileRecord[]> {
+    if (paths.length === 0) return []
+    const found = await this.#store.records.getMany(paths)
+    return found.filter((r): r is StoredRecord => r !== undefined)
+  }
+
+  async #firstInScope (options: { gt: string; lt: string; reverse: boolean }, filter: StateFilter): Promise<FileRecord | null> {
+    const states = filter.states
+    const it = this.#store.byScope.keys({ ...options, limit: states === undefined ? 1 : -1 })
+    try {
+      for (;;) {
+        const keys = await it.nextv(states === undefined ? 1 : READ_CHUNK)
+        if (keys.length === 0) return null
+        for (const r of await this.#records(keys.map(lastPart))) {
+          if (states === undefined || states.includes(r.state)) return r
+        }
+      }
+    } finally {
+      await it.close()
+    }
+  }
+
+  /** Applies upserts (record) and deletions (null) in one batch; returns how many changed. */
+  async #apply (changes: Array<{ path: string; record: FileRecord | null }>): Promise<number> {
+    if (changes.length === 0) return 0
+    return await this.#mutex.run(async () => {
+      const s = this.#store
+      const paths = [...new Set(changes.map((c) => c.path))]
+      const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
+      const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
+      const tomb = new Map<string, number | null>(paths.map((p, i) => [p, tombs[i] ?? null]))
+      const scopeKeys = new Map<string, boolean>() // scope-index keys this batch adds (true) or removes (false)
+      const scopeDelta = new Map<string, number>()
+      const counts = { ...this.#counts }
+      const ops: BatchOp[] = []
+      let seq = this.#seq
+      let changed = 0
+
+      const moveKey = (sub: FileIndexStore['byScope'], from: string | null, to: string | null): void => {
+        if (from === to) return
+        if (from !== null) ops.push({ type: 'del', sublevel: sub, key: from })
+        if (to !== null) ops.push({ type: 'put', sublevel: sub, key: to, value: '' })
+        if (sub === s.byScope) {
+          if (from !== null) { scopeKeys.set(from, false); bump(scopeDelta, firstPart(from), -1) }
+          if (to !== null) { scopeKeys.set(to, true); bump(scopeDelta, firstPart(to), 1) }
+        }
+      }
+      const moveAll = (from: SecondaryKeys | null, to: SecondaryKeys | null): void => {
+        moveKey(s.byScope, from?.scope ?? null, to?.scope ?? null)
+        moveKey(s.byCid, from?.cid ?? null, to?.cid ?? null)
+        moveKey(s.byState, from?.state ?? null, to?.state ?? null)
+        moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
+      }
+
+      for (const { path, record } of changes) {
+        const old = current.get(path) ?? null
+        if (record === null && old === null) continue
+        if (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record)) continue
+        seq += 1
+        changed += 1
+        moveAll(old === null ? null : secondaryKeys(old), record === null ? null : secondaryKeys(record))
+        if (old !== null) {
+          counts[old.state] -= 1
+          ops.push({ type: 'del', sublevel: s.log, key: padNumber(old.seq) })
+        }
+        const oldTomb = tomb.get(path) ?? null
+        if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.log, key: padNumber(oldTomb) })
+        if (record === null) {
+          const value: LogValue = { path, deleted: true, cid: old?.cid ?? null, scope: old?.scope ?? '' }
+          ops.push({ type: 'del', sublevel: s.records, key: path })
+          ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
+          ops.push({ type: 'put', sublevel: s.tombstones, key: path, value: seq })
+          current.set(path, null)
+          tomb.set(path, seq)
+        } else {
+          const stored: StoredRecord = { ...record, seq }
+          counts[record.state] += 1
+          ops.push({ type: 'put', sublevel: s.records, key: path, value: stored })
+          ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value: { path } satisfies LogValue })
+          if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.tombstones, key: path })
+          current.set(path, stored)
+          tomb.set(path, null)
+        }
+      }
+      if (changed === 0) return 0
+
+      await this.#summaries(ops, scopeKeys, scopeDelta, current)
+      ops.push({ type: 'put', sublevel: s.meta, key: 'seq', value: seq })
+      for (const state of FILE_STATES) {
+        if (counts[state] !== this.#counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
+      }
+      await s.db.batch(ops)
+      this.#seq = seq
+      this.#counts = counts
+      return changed
+    })
+  }
+
+  /** Adds the new per-scope summaries of every scope the batch touched. */
+  async #summaries (ops: BatchOp[], scopeKeys: Map<string, boolean>, delta: Map<string, number>, current: Map<string, StoredRecord | null>): Promise<void> {
+    const s = this.#store
+    const scopes = [...delta.keys()]
+    const before = await s.scopes.getMany(scopes)
+    // Newest key each scope gains in this batch (still present at its end).
+    const added = new Map<string, string>()
+    for (const [key, present] of scopeKeys) {
+      const scope = firstPart(key)
+      if (present && key > (added.get(scope) ?? '')) added.set(scope, key)
+    }
+    for (const [i, scope] of scopes.entries()) {
+      const old = before[i]
+      const count = (old?.count ?? 0) + (delta.get(scope) ?? 0)
+      if (count <= 0) {
+        if (old !== undefined) ops.push({ type: 'del', sublevel: s.scopes, key: scope })
+        continue
+      }
+      let newest = old === undefined ? null : joinKey(scope, sortableInstant(old.latestCollectedAt), old.latestPath)
+      if (newest === null || scopeKeys.get(newest) === false) newest = await this.#newestStoredKey(scope, scopeKeys)
+      const gained = added.get(scope)
+      if (gained !== undefined && (newest === null || gained > newest)) newest = gained
+      if (newest === null) continue // unreachable while indexes are consistent; verify() reports it
+      const path = lastPart(newest)
+      const record = current.has(path) ? current.get(path) : await s.records.get(path)
+      if (record === null || record === undefined || record.collectedAt === null) continue
+      const value: ScopeSummaryValue = { count, latestCollectedAt: record.collectedAt, latestPath: path }
+      if (!isDeepStrictEqual(old, value)) ops.push({ type: 'put', sublevel: s.scopes, key: scope, value })
+    }
+  }
+
+  /** The newest scope-index key already stored that this batch does not remove. */
+  async #newestStoredKey (scope: string, scopeKeys: Map<string, boolean>): Promise<string | null> {
+    for await (const key of this.#store.byScope.keys({ ...rangeOf(scope), reverse: true })) {
+      if (scopeKeys.get(key) !== false) return key
+    }
+    return null
+  }
+}
+
+function bump (map: Map<string, number>, key: string, by: number): void {
+  map.set(key, (map.get(key) ?? 0) + by)
+}
+
+function withoutSeq (r: StoredRecord): FileRecord {
+  const { seq: _seq, ...rest } = r
+  return rest
+}

@@ -1,0 +1,104 @@
+// Key encodings of the file index (pure). LevelDB sorts keys by their UTF-8 bytes, so every key part
+// that must sort is made fixed-width or separated by NUL, which sorts below every other character:
+// `a.b` NUL ... sorts before `a.bc` NUL ..., so a scope's entries are one contiguous range.
+import { HearthError } from '../errors.js'
+import type { FileRecord, FileState } from './types.js'
+
+export const SEP = '\u0000'
+/** Upper bound of the range of composite keys whose first parts are `parts`. */
+const AFTER_SEP = '\u0001'
+
+export const FILE_STATES: readonly FileState[] = ['waiting-schema', 'rejected', 'stored', 'registered', 'deleted']
+
+export function isFileState (value: unknown): value is FileState {
+  return typeof value === 'string' && (FILE_STATES as readonly string[]).includes(value)
+}
+
+export function joinKey (...parts: string[]): string {
+  return parts.join(SEP)
+}
+
+/** The last part of a composite key (the path, in every secondary index). */
+export function lastPart (key: string): string {
+  return key.slice(key.lastIndexOf(SEP) + 1)
+}
+
+export function firstPart (key: string): string {
+  const i = key.indexOf(SEP)
+  return i === -1 ? key : key.slice(0, i)
+}
+
+/** `{ gt, lt }` covering every composite key that starts with `parts` as whole parts. */
+export function rangeOf (...parts: string[]): { gt: string; lt: string } {
+  const head = parts.join(SEP)
+  return { gt: head + SEP, lt: head + AFTER_SEP }
+}
+
+const ISO_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?Z$/
+
+/**
+ * A fixed-width, sortable form of an ISO 8601 instant: `YYYY-MM-DDTHH:MM:SS.fffffffffZ`.
+ * Envelopes may omit milliseconds or carry any number of fraction digits, and plain string order
+ * would put '10:00:00Z' after '10:00:00.500Z' ('Z' > '.'); padding the fraction fixes that.
+ * Nanoseconds keep sub-millisecond fractions distinct. Instants with an offset are converted to UTC.
+ */
+export function sortableInstant (iso: string): string {
+  const m = ISO_UTC.exec(iso)
+  if (m !== null && !Number.isNaN(Date.parse(`${m[1]}Z`))) {
+    return `${m[1]}.${(m[2] ?? '').slice(0, 9).padEnd(9, '0')}Z`
+  }
+  const ms = typeof iso === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(iso) ? Date.parse(iso) : Number.NaN
+  if (Number.isNaN(ms) || ms < Date.UTC(0, 0, 1) || ms >= Date.UTC(10000, 0, 1)) {
+    throw new HearthError('INVALID_ARGUMENT', `not an ISO 8601 instant: ${JSON.stringify(iso)}`)
+  }
+  return sortableInstant(new Date(ms).toISOString())
+}
+
+/** Fixed-width decimal, so numeric order is key order (up to Number.MAX_SAFE_INTEGER). */
+export function padNumber (n: number): string {
+  return String(n).padStart(16, '0')
+}
+
+export interface SecondaryKeys {
+  /** scope NUL sortableInstant NUL path; absent when collectedAt is null (not a version). */
+  scope: string | null
+  cid: string | null
+  state: string
+  fileId: string | null
+}
+
+export function secondaryKeys (r: FileRecord): SecondaryKeys {
+  return {
+    scope: r.collectedAt === null ? null : joinKey(r.scope, sortableInstant(r.collectedAt), r.path),
+    cid: r.cid === null || r.cid === '' ? null : joinKey(r.cid, r.path),
+    state: joinKey(r.state, r.path),
+    fileId: r.fileId === undefined || r.fileId === null || r.fileId === '' ? null : joinKey(r.fileId, r.path)
+  }
+}
+
+function badRecord (message: string, path?: unknown): HearthError {
+  return new HearthError('INVALID_ARGUMENT', `invalid file record: ${message}`, path === undefined ? undefined : { path })
+}
+
+function plainString (value: unknown): value is string {
+  return typeof value === 'string' && !value.includes(SEP)
+}
+
+/**
+ * Checks what the index relies on; throws INVALID_ARGUMENT. Returns the record as it will read back
+ * (a JSON copy, so undefined fields are gone) without `seq`, which the index assigns.
+ */
+export function checkRecord (input: FileRecord): FileRecord {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw badRecord('not an object')
+  const { seq: _ignored, ...r } = JSON.parse(JSON.stringify(input)) as FileRecord
+  if (!plainString(r.path) || r.path === '') throw badRecord('path must be a non-empty string without NUL', r.path)
+  if (!plainString(r.scope) || r.scope === '') throw badRecord('scope must be a non-empty string without NUL', r.path)
+  if (!isFileState(r.state)) throw badRecord(`unknown state ${JSON.stringify(r.state)}`, r.path)
+  if (r.collectedAt !== null) {
+    if (typeof r.collectedAt !== 'string') throw badRecord('collectedAt must be a string or null', r.path)
+    sortableInstant(r.collectedAt)
+  }
+  if (r.cid !== null && !plainString(r.cid)) throw badRecord('cid must be a string or null', r.path)
+  if (r.fileId !== undefined && r.fileId !== null && !plainString(r.fileId)) throw badRecord('fileId must be a string or null', r.path)
+  return r
+}
