@@ -1,0 +1,115 @@
+// Data commands: put, get, ls, versions, rm — thin clients of the daemon's /v1/data routes.
+import { readFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { EXIT, type Command, type CommandContext } from '../command.js'
+import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
+
+async function readAll (stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const c of stream) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string))
+  return Buffer.concat(chunks)
+}
+
+function enc (s: string): string { return encodeURIComponent(s) }
+
+const PUT_USAGE = 'usage: hearth put <scope> <file|-> [--collected-at ISO] [--json]\n  stores the JSON object in the file (or stdin) as the data of a new file of <scope>'
+export const putCommand: Command = {
+  name: 'put',
+  summary: 'store a JSON object as a new data file of a scope',
+  usage: PUT_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, PUT_USAGE, async () => {
+      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' }, 'collected-at': { type: 'string' } } })
+      if (positionals.length !== 2) throw new UsageError('put takes a scope and a file (or - for stdin)')
+      const [scope, source] = positionals as [string, string]
+      const body = source === '-' ? await readAll(ctx.stdin) : await readFile(source)
+      const query = values['collected-at'] !== undefined ? `?collectedAt=${enc(values['collected-at'])}` : ''
+      const result = await callDaemon(ctx, { method: 'POST', path: `/v1/data/${enc(scope)}${query}`, body, headers: { 'content-type': 'application/json' } })
+      if (values.json === true) writeJson(ctx, result)
+      else ctx.stdout.write(`${result.status} ${result.scope} ${result.collectedAt} ${result.url}\n  ${result.path}\n`)
+      return EXIT.OK
+    })
+  }
+}
+
+const GET_USAGE = 'usage: hearth get <scope> [--at ISO | --file-id N] [--json]\n  prints the latest (or the chosen) envelope of <scope>'
+export const getCommand: Command = {
+  name: 'get',
+  summary: 'print a stored envelope of a scope',
+  usage: GET_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, GET_USAGE, async () => {
+      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' }, at: { type: 'string' }, 'file-id': { type: 'string' } } })
+      if (positionals.length !== 1) throw new UsageError('get takes one scope')
+      const params = new URLSearchParams()
+      if (values.at !== undefined) params.set('at', values.at)
+      if (values['file-id'] !== undefined) params.set('fileId', values['file-id'])
+      const q = params.size > 0 ? `?${params.toString()}` : ''
+      const envelope = await callDaemon(ctx, { path: `/v1/data/${enc(positionals[0]!)}${q}` })
+      writeJson(ctx, envelope)
+      return EXIT.OK
+    })
+  }
+}
+
+const LS_USAGE = 'usage: hearth ls [scopePrefix] [--limit N] [--offset N] [--json]'
+export const lsCommand: Command = {
+  name: 'ls',
+  summary: 'list scopes with their number of versions',
+  usage: LS_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, LS_USAGE, async () => {
+      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' }, limit: { type: 'string' }, offset: { type: 'string' } } })
+      const params = new URLSearchParams()
+      if (positionals[0] !== undefined) params.set('scopePrefix', positionals[0])
+      if (values.limit !== undefined) params.set('limit', values.limit)
+      if (values.offset !== undefined) params.set('offset', values.offset)
+      const result = await callDaemon(ctx, { path: `/v1/data?${params.toString()}` })
+      if (values.json === true) { writeJson(ctx, result); return EXIT.OK }
+      for (const s of result.scopes as Array<{ scope: string, count: number, latestCollectedAt: string }>) {
+        ctx.stdout.write(`${s.scope.padEnd(40)} ${String(s.count).padStart(7)}  ${s.latestCollectedAt}\n`)
+      }
+      return EXIT.OK
+    })
+  }
+}
+
+const VERSIONS_USAGE = 'usage: hearth versions <scope> [--limit N] [--offset N] [--json]'
+export const versionsCommand: Command = {
+  name: 'versions',
+  summary: 'list the versions of a scope with their state, CID and on-chain file id',
+  usage: VERSIONS_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, VERSIONS_USAGE, async () => {
+      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' }, limit: { type: 'string' }, offset: { type: 'string' } } })
+      if (positionals.length !== 1) throw new UsageError('versions takes one scope')
+      const params = new URLSearchParams()
+      if (values.limit !== undefined) params.set('limit', values.limit)
+      if (values.offset !== undefined) params.set('offset', values.offset)
+      const result = await callDaemon(ctx, { path: `/v1/data/${enc(positionals[0]!)}/versions?${params.toString()}` })
+      if (values.json === true) { writeJson(ctx, result); return EXIT.OK }
+      for (const v of result.versions as Array<Record<string, unknown>>) {
+        ctx.stdout.write(`${String(v.collectedAt)}  ${String(v.state).padEnd(14)} schema ${String(v.schemaId)}  file ${String(v.fileId ?? '-')}  ${String(v.url ?? '-')}\n`)
+      }
+      ctx.stdout.write(`${String(result.total)} version(s)\n`)
+      return EXIT.OK
+    })
+  }
+}
+
+const RM_USAGE = 'usage: hearth rm <scope> [--json]\n  deletes the local files and index entries of <scope> and unpins their ciphertexts'
+export const rmCommand: Command = {
+  name: 'rm',
+  summary: 'delete the local data of a scope',
+  usage: RM_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, RM_USAGE, async () => {
+      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' } } })
+      if (positionals.length !== 1) throw new UsageError('rm takes one scope')
+      const result = await callDaemon(ctx, { method: 'DELETE', path: `/v1/data/${enc(positionals[0]!)}` })
+      if (values.json === true) writeJson(ctx, result)
+      else ctx.stdout.write(`deleted ${String(result.deleted)} file(s) of ${String(result.scope)}, unpinned ${String(result.unpinned)}\n`)
+      return EXIT.OK
+    })
+  }
+}

@@ -1,0 +1,57 @@
+// What every command shares: argument errors, error printing with the stable code, exit codes,
+// JSON output, and calls to the daemon that turn its error bodies back into HearthErrors.
+import { HearthError, ERROR_CODES, type ErrorCode } from '../errors.js'
+import { daemonRequest, type DaemonRequest, type DaemonResponse } from './client.js'
+import { EXIT, type CommandContext } from './command.js'
+
+export class UsageError extends Error {}
+
+function isParseArgsError (err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
+}
+
+export function exitCodeFor (err: HearthError): number {
+  if (err.code === 'DAEMON_NOT_RUNNING') return EXIT.NOT_RUNNING
+  if (err.status === 404) return EXIT.NOT_FOUND
+  return EXIT.FAILURE
+}
+
+/** Runs a command body; prints `error CODE: message` and maps the failure to an exit code. */
+export async function guarded (ctx: CommandContext, usage: string, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body()
+  } catch (err) {
+    if (err instanceof UsageError || isParseArgsError(err)) {
+      ctx.stderr.write(`error INVALID_ARGUMENT: ${(err as Error).message}\n${usage}\n`)
+      return EXIT.USAGE
+    }
+    if (err instanceof HearthError) {
+      ctx.stderr.write(`error ${err.code}: ${err.message}\n`)
+      const reasons = err.details?.reasons
+      if (Array.isArray(reasons)) for (const r of reasons.slice(0, 20)) ctx.stderr.write(`  - ${String(r)}\n`)
+      return exitCodeFor(err)
+    }
+    ctx.stderr.write(`error INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`)
+    return EXIT.FAILURE
+  }
+}
+
+export function writeJson (ctx: CommandContext, value: unknown): void {
+  ctx.stdout.write(JSON.stringify(value, null, 2) + '\n')
+}
+
+/** Rebuilds the daemon's error body (DESIGN 3.5) as a HearthError. */
+export function errorFromResponse (res: DaemonResponse): HearthError {
+  const e = res.json?.error
+  const code = typeof e?.errorCode === 'string' && e.errorCode in ERROR_CODES ? e.errorCode as ErrorCode : 'INTERNAL'
+  const message = typeof e?.message === 'string' ? e.message : `daemon answered ${res.status}`
+  return new HearthError(code, message, typeof e?.details === 'object' && e.details !== null ? e.details : undefined)
+}
+
+/** A daemon call that must succeed: returns the parsed body or throws the daemon's error. */
+export async function callDaemon (ctx: CommandContext, req: DaemonRequest): Promise<any> {
+  const res = await daemonRequest(ctx.home.socket, req)
+  if (res.status >= 400) throw errorFromResponse(res)
+  return res.json ?? res.body
+}
