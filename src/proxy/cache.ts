@@ -1,0 +1,82 @@
+// What the proxy keeps of the upstream's answers, so reading works offline (DESIGN 4): the last
+// good answer of each cacheable GET, and the chat exchanges seen through the proxy (merged into a
+// cached conversation when it is read offline). Stored in the daemon's persistent KV.
+import { randomBytes } from 'node:crypto'
+import type { ProxyKv } from './types.js'
+import type { Route } from './routes.js'
+import { withExchanges, withoutMessages, type ConversationExchange } from './conversation-shape.js'
+
+export interface CachedAnswer {
+  body: unknown
+  /** ms since epoch when the upstream gave this answer (or when the cache last changed it). */
+  fetchedAt: number
+}
+
+export interface ProxyCache {
+  remember (route: Route, body: unknown, now?: number): Promise<void>
+  /** The answer to give offline, with exchanges newer than a cached conversation merged in. */
+  recall (route: Route): Promise<CachedAnswer | undefined>
+  recordExchange (conversationId: string, exchange: ConversationExchange): Promise<void>
+  /** After a successful clear: no cached messages or exchanges remain for the conversation. */
+  forgetMessages (conversationId: string, now?: number): Promise<void>
+}
+
+const PREFIX = 'cache/'
+const EXCHANGES = 'exchange/'
+
+function answerKey (route: Route): string | null {
+  switch (route.kind) {
+    case 'conversations-list': return `${PREFIX}conversations`
+    case 'conversation-get': return `${PREFIX}conversation/${route.id ?? ''}`
+    case 'job': return `${PREFIX}job/${route.id ?? ''}`
+    case 'models': return `${PREFIX}models/${route.id ?? ''}`
+    default: return null
+  }
+}
+
+const exchangePrefix = (conversationId: string): string => `${EXCHANGES}${conversationId}/`
+
+export function createProxyCache (deps: { kv: ProxyKv }): ProxyCache {
+  const { kv } = deps
+
+  async function exchangesOf (conversationId: string): Promise<Array<[string, ConversationExchange]>> {
+    const out: Array<[string, ConversationExchange]> = []
+    for await (const [key, value] of kv.entries({ prefix: exchangePrefix(conversationId) })) out.push([key, value as ConversationExchange])
+    return out
+  }
+
+  return {
+    async remember (route, body, now = Date.now()) {
+      const key = answerKey(route)
+      if (key === null) return
+      await kv.put(key, { body, fetchedAt: now } satisfies CachedAnswer)
+      if (route.kind === 'conversation-get' && route.id !== undefined) {
+        // The fresh detail already holds every earlier exchange: keep only newer ones.
+        for (const [k, ex] of await exchangesOf(route.id)) if (ex.at <= now) await kv.del(k)
+      }
+    },
+
+    async recall (route) {
+      const key = answerKey(route)
+      if (key === null) return undefined
+      const cached = await kv.get(key) as CachedAnswer | undefined
+      if (cached === undefined || route.kind !== 'conversation-get' || route.id === undefined) return cached
+      const newer = (await exchangesOf(route.id)).map(([, ex]) => ex).filter((ex) => ex.at > cached.fetchedAt)
+      return { body: withExchanges(cached.body, newer), fetchedAt: cached.fetchedAt }
+    },
+
+    async recordExchange (conversationId, exchange) {
+      // Zero-padded time first so entries() returns them in order; random suffix for same-ms replies.
+      const key = `${exchangePrefix(conversationId)}${String(exchange.at).padStart(15, '0')}-${randomBytes(4).toString('hex')}`
+      await kv.put(key, exchange)
+    },
+
+    async forgetMessages (conversationId, now = Date.now()) {
+      for (const [key] of await exchangesOf(conversationId)) await kv.del(key)
+      const key = answerKey({ kind: 'conversation-get', id: conversationId })
+      if (key === null) return
+      const cached = await kv.get(key) as CachedAnswer | undefined
+      if (cached !== undefined) await kv.put(key, { body: withoutMessages(cached.body), fetchedAt: now })
+    }
+  }
+}

@@ -1,0 +1,18 @@
+// The storage the proxy needs from the daemon: a small persistent key-value namespace. The daemon
+// passes one from `openKv(db, 'proxy')` (src/db); anything with these four methods works.
+
+export interface ProxyKv {
+  get (key: string): Promise<unknown | undefined>
+  put (key: string, value: unknown): Promise<void>
+  del (key: string): Promise<void>
+  /** Entries whose key starts with `prefix`, in key order. */
+  entries (opts: { prefix: string }): AsyncIterable<[string, unknown]>
+}
+
+/** What the proxy remembers about the upstream's reachability (for `hearth status`). */
+export interface UpstreamHealth {
+  reachable: boolean | null
+  lastOkAt: number | null
+  lastFailureAt: number | null
+  lastError: string | null
+}
