@@ -1,0 +1,163 @@
+// `hearth init` and `hearth whoami`. Both work on the home folder directly (no daemon needed).
+// Secrets are read from stdin (`-`) or a file, never taken from argv, where they would land in
+// shell history and in `ps` output.
+import { parseArgs } from 'node:util'
+import { HearthError } from '../../errors.js'
+import { createIdentity, loadIdentity, type IdentityKind, type IdentitySource } from '../../identity/identity.js'
+import { loadTxKey } from '../../identity/tx-key.js'
+import { readSecret, type SecretSource } from '../../identity/wallet-input.js'
+import { EXIT, type Command, type CommandContext } from '../command.js'
+
+const INIT_USAGE = `usage: hearth init [source] [--force] [--json]
+  sources (at most one; none = generate a fresh wallet):
+    --private-key-file F | --private-key -     wallet private key (hex) from a file or stdin
+    --mnemonic-file F    | --mnemonic -        BIP-39 mnemonic (first account, m/44'/60'/0'/0/0)
+    --signature-file F   | --signature -       master signature of "vana-master-key-v1" (hex)
+  --force   replace an existing identity (files encrypted under it become unreadable to the new one)
+  --json    print the result as JSON`
+
+const WHOAMI_USAGE = `usage: hearth whoami [--json]
+  prints the owner address of the identity in HEARTH_HOME`
+
+const SECRET_KINDS = ['private-key', 'mnemonic', 'signature'] as const
+type SecretKind = typeof SECRET_KINDS[number]
+
+class UsageError extends Error {}
+
+export const initCommand: Command = {
+  name: 'init',
+  summary: 'create the owner identity (from a wallet key, mnemonic, master signature, or a fresh wallet)',
+  usage: INIT_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, INIT_USAGE, async () => {
+      const { values } = parseArgs({
+        args: ctx.args,
+        options: {
+          'private-key': { type: 'string' },
+          'private-key-file': { type: 'string' },
+          mnemonic: { type: 'string' },
+          'mnemonic-file': { type: 'string' },
+          signature: { type: 'string' },
+          'signature-file': { type: 'string' },
+          force: { type: 'boolean', default: false },
+          json: { type: 'boolean', default: false },
+          help: { type: 'boolean', short: 'h', default: false }
+        },
+        strict: true,
+        allowPositionals: false
+      })
+      if (values.help === true) { ctx.stdout.write(INIT_USAGE + '\n'); return EXIT.OK }
+
+      const given: Array<{ kind: SecretKind, from: SecretSource, label: string }> = []
+      for (const kind of SECRET_KINDS) {
+        const inline = values[kind]
+        const file = values[`${kind}-file`]
+        if (inline !== undefined) {
+          if (inline !== '-') {
+            throw new UsageError(`--${kind} takes only "-" (read stdin); secrets on the command line end up in shell history — use --${kind}-file F or --${kind} -`)
+          }
+          given.push({ kind, from: { stdin: ctx.stdin }, label: 'stdin' })
+        }
+        if (file !== undefined) given.push({ kind, from: { file }, label: file })
+      }
+      if (given.length > 1) throw new UsageError('give at most one identity source')
+
+      let source: IdentitySource = { fresh: true }
+      const chosen = given[0]
+      if (chosen !== undefined) {
+        const secret = await readSecret(chosen.from)
+        source = chosen.kind === 'private-key'
+          ? { privateKey: secret }
+          : chosen.kind === 'mnemonic' ? { mnemonic: secret } : { signature: secret }
+      }
+      const identity = await createIdentity(ctx.home, source, { force: values.force })
+      const hasOwnerPrivateKey = identity.ownerPrivateKey !== undefined
+      if (values.json === true) {
+        writeJson(ctx, { ownerAddress: identity.ownerAddress, kind: identity.kind, identityFile: identity.file, hasOwnerPrivateKey })
+        return EXIT.OK
+      }
+      const lines = [
+        `identity created for owner ${identity.ownerAddress}`,
+        `  from      ${describeKind(identity.kind)}${chosen !== undefined ? ` (${chosen.label})` : ''}`,
+        `  stored in ${identity.file} (mode 0600)`
+      ]
+      if (identity.kind === 'fresh') {
+        lines.push('a new wallet was generated; its private key is only in that file — back it up')
+      } else if (!hasOwnerPrivateKey) {
+        lines.push('only the master signature is stored; the wallet key stays with you')
+      }
+      ctx.stdout.write(lines.join('\n') + '\n')
+      return EXIT.OK
+    })
+  }
+}
+
+export const whoamiCommand: Command = {
+  name: 'whoami',
+  summary: 'print the owner address',
+  usage: WHOAMI_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, WHOAMI_USAGE, async () => {
+      const { values } = parseArgs({
+        args: ctx.args,
+        options: {
+          json: { type: 'boolean', default: false },
+          help: { type: 'boolean', short: 'h', default: false }
+        },
+        strict: true,
+        allowPositionals: false
+      })
+      if (values.help === true) { ctx.stdout.write(WHOAMI_USAGE + '\n'); return EXIT.OK }
+      const identity = await loadIdentity(ctx.home)
+      if (values.json === true) {
+        const txKey = await loadTxKey(ctx.home)
+        writeJson(ctx, {
+          ownerAddress: identity.ownerAddress,
+          kind: identity.kind,
+          identityFile: identity.file,
+          createdAt: identity.createdAt,
+          hasOwnerPrivateKey: identity.ownerPrivateKey !== undefined,
+          txAddress: txKey?.address ?? null
+        })
+      } else {
+        ctx.stdout.write(identity.ownerAddress + '\n')
+      }
+      return EXIT.OK
+    })
+  }
+}
+
+async function guarded (ctx: CommandContext, usage: string, body: () => Promise<number>): Promise<number> {
+  try {
+    return await body()
+  } catch (err) {
+    if (err instanceof UsageError || isParseArgsError(err)) {
+      ctx.stderr.write(`error INVALID_ARGUMENT: ${(err as Error).message}\n${usage}\n`)
+      return EXIT.USAGE
+    }
+    if (err instanceof HearthError) {
+      ctx.stderr.write(`error ${err.code}: ${err.message}\n`)
+      return EXIT.FAILURE
+    }
+    ctx.stderr.write(`error INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`)
+    return EXIT.FAILURE
+  }
+}
+
+function isParseArgsError (err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
+}
+
+function describeKind (kind: IdentityKind): string {
+  switch (kind) {
+    case 'private-key': return 'wallet private key'
+    case 'mnemonic': return 'mnemonic'
+    case 'signature': return 'master signature'
+    case 'fresh': return 'a freshly generated wallet'
+  }
+}
+
+function writeJson (ctx: CommandContext, value: unknown): void {
+  ctx.stdout.write(JSON.stringify(value, null, 2) + '\n')
+}

@@ -1,0 +1,155 @@
+// The data file envelope (DESIGN 2.3, version 1.0): its type, builder, validator, byte form and
+// the collectedAt ⇄ file name mapping. Pure: no I/O.
+import { HearthError } from '../errors.js'
+import { scopeProblem } from './scope.js'
+
+export const ENVELOPE_VERSION = '1.0'
+
+export interface Envelope {
+  /** The definitionUrl of the schema the file was validated against. */
+  $schema: string
+  version: typeof ENVELOPE_VERSION
+  scope: string
+  /** ISO 8601 UTC with Z, optionally with milliseconds: 2026-01-21T10:00:00Z, 2026-01-21T10:00:00.123Z */
+  collectedAt: string
+  data: Record<string, unknown>
+}
+
+const ENVELOPE_FIELDS = ['$schema', 'version', 'scope', 'collectedAt', 'data'] as const
+
+// Exactly three fraction digits when present: that is what "milliseconds" means and what
+// Date.prototype.toISOString writes, so one writer never produces two spellings of one millisecond.
+const COLLECTED_AT_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{3})?Z$/
+const FILE_NAME_PATTERN = /^(\d{4}-\d{2}-\d{2}T\d{2})-(\d{2})-(\d{2}(?:\.\d{3})?Z)\.json$/
+
+/** Why `s` is not a valid collectedAt, or null when it is. */
+export function collectedAtProblem (s: unknown): string | null {
+  if (typeof s !== 'string') return 'must be a string'
+  const m = COLLECTED_AT_PATTERN.exec(s)
+  if (m === null) return 'must be ISO 8601 UTC like 2026-01-21T10:00:00Z (optionally .123 milliseconds before the Z)'
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
+  // Date rolls over out-of-range fields (Feb 30 → Mar 2), so only a real date reads back unchanged.
+  // setUTCFullYear rather than Date.UTC, which maps years 0–99 to 1900–1999.
+  const t = new Date(0)
+  t.setUTCFullYear(year, month - 1, day)
+  t.setUTCHours(hour, minute, second, 0)
+  const real = t.getUTCFullYear() === year && t.getUTCMonth() === month - 1 && t.getUTCDate() === day &&
+    t.getUTCHours() === hour && t.getUTCMinutes() === minute && t.getUTCSeconds() === second
+  return real ? null : 'is not a real date and time'
+}
+
+/** Every broken rule of DESIGN 2.3, in field order; empty when `value` is a valid envelope. */
+export function envelopeProblems (value: unknown): string[] {
+  if (!isPlainObject(value)) return [`envelope must be a JSON object, got ${describeType(value)}`]
+  const reasons: string[] = []
+  const v = value as Record<string, unknown>
+  if (typeof v.$schema !== 'string' || v.$schema.length === 0) reasons.push('$schema must be a non-empty string (the schema definitionUrl)')
+  if (v.version !== ENVELOPE_VERSION) reasons.push(`version must be the string "${ENVELOPE_VERSION}"`)
+  const scopeReason = scopeProblem(v.scope)
+  if (scopeReason !== null) reasons.push(`scope ${scopeReason}`)
+  const timeReason = collectedAtProblem(v.collectedAt)
+  if (timeReason !== null) reasons.push(`collectedAt ${timeReason}`)
+  if (!isPlainObject(v.data)) reasons.push(`data must be a JSON object, got ${describeType(v.data)}`)
+  // Unknown fields are refused rather than dropped: the stored bytes are the whole envelope, and
+  // silently losing a field a writer thought it saved is worse than a clear rejection.
+  for (const key of Object.keys(v)) {
+    if (!(ENVELOPE_FIELDS as readonly string[]).includes(key)) {
+      reasons.push(`unknown field ${JSON.stringify(key)}; an envelope has exactly ${ENVELOPE_FIELDS.join(', ')}`)
+    }
+  }
+  return reasons
+}
+
+/** Returns `value` as an Envelope, or throws INVALID_ENVELOPE with `details.reasons`. */
+export function checkEnvelope (value: unknown): Envelope {
+  const reasons = envelopeProblems(value)
+  if (reasons.length > 0) {
+    throw new HearthError('INVALID_ENVELOPE', `invalid envelope: ${reasons.join('; ')}`, { reasons })
+  }
+  return value as Envelope
+}
+
+export interface BuildEnvelopeInput {
+  definitionUrl: string
+  scope: string
+  data: Record<string, unknown>
+  /** Defaults to now. A Date is written with milliseconds (toISOString). */
+  collectedAt?: Date | string
+}
+
+export function buildEnvelope (input: BuildEnvelopeInput): Envelope {
+  const at = input.collectedAt ?? new Date()
+  let collectedAt: unknown = at
+  if (at instanceof Date) {
+    if (Number.isNaN(at.getTime())) {
+      throw new HearthError('INVALID_ENVELOPE', 'invalid envelope: collectedAt is an invalid Date', { reasons: ['collectedAt is an invalid Date'] })
+    }
+    collectedAt = at.toISOString()
+  }
+  return checkEnvelope({
+    $schema: input.definitionUrl,
+    version: ENVELOPE_VERSION,
+    scope: input.scope,
+    collectedAt,
+    data: input.data
+  })
+}
+
+/** Parses the UTF-8 JSON bytes of a data file: INVALID_JSON when they are not JSON, else checkEnvelope. */
+export function parseEnvelopeBytes (bytes: Uint8Array): Envelope {
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch (err) {
+    throw new HearthError('INVALID_JSON', 'file is not valid UTF-8', { reason: 'invalid UTF-8' }, { cause: err })
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err)
+    throw new HearthError('INVALID_JSON', `file is not valid JSON: ${reason}`, { reason }, { cause: err })
+  }
+  return checkEnvelope(value)
+}
+
+/** UTF-8 JSON with the fields in a fixed order, so one envelope always gives the same bytes. */
+export function serializeEnvelope (env: Envelope): Uint8Array {
+  const ordered = {
+    $schema: env.$schema,
+    version: env.version,
+    scope: env.scope,
+    collectedAt: env.collectedAt,
+    data: env.data
+  }
+  return new TextEncoder().encode(JSON.stringify(ordered))
+}
+
+/** `2026-01-21T10:00:00.123Z` → `2026-01-21T10-00-00.123Z.json` (DESIGN 2.3: ':' becomes '-'). */
+export function collectedAtToFileName (iso: string): string {
+  const reason = collectedAtProblem(iso)
+  if (reason !== null) {
+    throw new HearthError('INVALID_ENVELOPE', `invalid collectedAt ${JSON.stringify(iso)}: ${reason}`, { reasons: [`collectedAt ${reason}`] })
+  }
+  return iso.replaceAll(':', '-') + '.json'
+}
+
+/** The inverse of collectedAtToFileName; null for any name that is not a data file name. */
+export function fileNameToCollectedAt (name: string): string | null {
+  const m = FILE_NAME_PATTERN.exec(name)
+  if (m === null) return null
+  const iso = `${m[1]}:${m[2]}:${m[3]}`
+  return collectedAtProblem(iso) === null ? iso : null
+}
+
+function isPlainObject (v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
+  const proto = Object.getPrototypeOf(v)
+  return proto === Object.prototype || proto === null
+}
+
+function describeType (v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'array'
+  return typeof v
+}
