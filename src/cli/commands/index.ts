@@ -1,0 +1,19 @@
+// The command table, in the order `hearth help` lists them.
+import type { Command } from '../command.js'
+import { initCommand, whoamiCommand } from './identity.js'
+import { daemonCommand } from './daemon.js'
+import { statusCommand, configCommand } from './status.js'
+import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
+
+export const COMMANDS: readonly Command[] = [
+  initCommand,
+  whoamiCommand,
+  daemonCommand,
+  statusCommand,
+  putCommand,
+  getCommand,
+  lsCommand,
+  versionsCommand,
+  rmCommand,
+  configCommand
+]

@@ -1,0 +1,53 @@
+// `hearth <command> [args]`: the table of commands and the global --home option.
+import { homeLayout, defaultHomeRoot } from '../home.js'
+import { EXIT, type Command, type CommandContext } from './command.js'
+import { COMMANDS } from './commands/index.js'
+
+export interface MainIO {
+  stdout?: NodeJS.WritableStream
+  stderr?: NodeJS.WritableStream
+  stdin?: NodeJS.ReadableStream
+  env?: NodeJS.ProcessEnv
+}
+
+function help (commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length))
+  return [
+    'usage: hearth [--home DIR] <command> [args]',
+    '',
+    'HEARTH_HOME (default ~/.hearth) or --home selects the home folder.',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'hearth <command> --help shows the usage of a command.',
+    'exit codes: 0 ok, 1 failed, 2 bad arguments, 3 daemon not running, 4 not found'
+  ].join('\n') + '\n'
+}
+
+export async function main (argv: string[], io: MainIO = {}): Promise<number> {
+  const env = io.env ?? process.env
+  const stdout = io.stdout ?? process.stdout
+  const stderr = io.stderr ?? process.stderr
+  const stdin = io.stdin ?? process.stdin
+  const args = [...argv]
+  let homeRoot = defaultHomeRoot(env)
+  while (args[0] === '--home') {
+    if (args[1] === undefined) { stderr.write('error INVALID_ARGUMENT: --home needs a folder\n'); return EXIT.USAGE }
+    homeRoot = defaultHomeRoot({ HEARTH_HOME: args[1] })
+    args.splice(0, 2)
+  }
+  const name = args.shift()
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    stdout.write(help(COMMANDS))
+    return name === undefined ? EXIT.USAGE : EXIT.OK
+  }
+  const command = COMMANDS.find((c) => c.name === name)
+  if (command === undefined) {
+    stderr.write(`error INVALID_ARGUMENT: unknown command ${JSON.stringify(name)}\n${help(COMMANDS)}`)
+    return EXIT.USAGE
+  }
+  if (args.includes('--help') || args.includes('-h')) { stdout.write(command.usage + '\n'); return EXIT.OK }
+  const ctx: CommandContext = { home: homeLayout(homeRoot), args, stdout, stderr, stdin, env: { ...env, HEARTH_HOME: homeRoot } }
+  return await command.run(ctx)
+}

@@ -1,0 +1,176 @@
+// The composition root: builds every component from the configuration and the home folder, wires
+// them together through plain dependency objects, and takes them down in reverse order.
+// Nothing below this file reaches for globals; this is the one place that knows them all.
+import { mkdir, chmod } from 'node:fs/promises'
+import type { HomeLayout } from '../home.js'
+import type { Logger } from '../log.js'
+import type { HearthConfig } from './config.js'
+import { acquireDaemonLock } from './lock.js'
+import { ensureIdentity } from './identity-setup.js'
+import { openDatabase, openKv } from '../db/database.js'
+import { openFileIndex } from '../db/file-index.js'
+import { createStorage } from '../storage/factory.js'
+import { buildSchemaRegistry } from './schemas-setup.js'
+import { createIngestPipeline } from '../ingest/pipeline.js'
+import { createWorkQueue } from '../ingest/work-queue.js'
+import { scanDataFolder, type ScanProgress } from '../ingest/scanner.js'
+import { watchDataFolder } from '../ingest/watcher.js'
+import { createApiServer, systemdListenFd, type RawMount } from '../api/server.js'
+import { Router } from '../api/router.js'
+import { addDataRoutes } from '../api/routes/data.js'
+import { addSchemaRoutes } from '../api/routes/schemas.js'
+import { addSystemRoutes, type StatusPart } from '../api/routes/system.js'
+import { loadOrCreateApiToken } from './api-token.js'
+
+export interface DaemonOptions {
+  home: HomeLayout
+  config: HearthConfig
+  logger: Logger
+  env?: NodeJS.ProcessEnv
+  /** Progress and readiness lines for the person who started the daemon. */
+  print?: (line: string) => void
+}
+
+export interface Daemon {
+  ownerAddress: string
+  socketPath: string | null
+  tcpPort: number | null
+  /** Resolves when the initial scan has reconciled the data folder with the index. */
+  scanned: Promise<ScanProgress>
+  stop (): Promise<void>
+}
+
+export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
+  const { home, config, logger } = opts
+  const print = opts.print ?? (() => {})
+  const env = opts.env ?? process.env
+  const stack: Array<() => Promise<void>> = []
+  const stopAll = async (): Promise<void> => {
+    while (stack.length > 0) {
+      const step = stack.pop()!
+      await step().catch((err) => logger.error({ err }, 'shutdown step failed'))
+    }
+  }
+
+  try {
+    for (const dir of [home.root, home.data, home.index, home.run, home.images]) await mkdir(dir, { recursive: true })
+    await chmod(home.root, 0o700)
+    const lock = await acquireDaemonLock(home.lock)
+    stack.push(async () => { await lock.release() })
+
+    const identity = await ensureIdentity(home, print)
+    const db = await openDatabase(home.index)
+    stack.push(async () => { await db.close() })
+    const index = await openFileIndex({ db })
+
+    const storage = await createStorage(config.storage, home, logger)
+    stack.push(async () => { await storage.stop() })
+
+    const schemas = await buildSchemaRegistry({ config, home, db, storage, logger })
+    const pipeline = createIngestPipeline({
+      dataDir: home.data,
+      index,
+      storage,
+      schemas: schemas.registry,
+      validate: schemas.validate,
+      masterKey: identity.masterKey,
+      logger
+    })
+
+    // ingest work: watcher events, the initial scan and retries share one bounded queue
+    const work = createWorkQueue({
+      concurrency: config.ingest.concurrency,
+      run: async (rel) => {
+        try {
+          await pipeline.ingestPath(rel)
+        } catch (err) {
+          logger.error({ path: rel, err }, 'ingest failed; the file will be retried on the next scan')
+        }
+      }
+    })
+    stack.push(async () => { await work.close() })
+
+    const statusParts: StatusPart[] = []
+    const scanState: ScanProgress = { seen: 0, queued: 0, done: false }
+    statusParts.push({ name: 'ingest', read: async () => ({ queued: work.size, running: work.running, scan: { ...scanState } }) })
+
+    const router = new Router()
+    addDataRoutes(router, { dataDir: home.data, index, storage, pipeline, masterKey: identity.masterKey, logger })
+    addSchemaRoutes(router, { registry: schemas.registry, cache: schemas.cache, storage, logger })
+    addSystemRoutes(router, {
+      ownerAddress: identity.ownerAddress,
+      index,
+      storage,
+      storageBackend: config.storage.backend,
+      config,
+      parts: statusParts
+    })
+    const mounts: RawMount[] = []
+    const api = createApiServer({ router, mounts, maxBodyBytes: config.api.maxBodyBytes, logger })
+    stack.push(async () => { await api.close() })
+    const inheritedFd = systemdListenFd(env)
+    let socketPath: string | null = null
+    if (inheritedFd !== null) {
+      await api.listenFd(inheritedFd)
+      print('listening on the socket passed by systemd')
+    } else {
+      await api.listenUnix(home.socket)
+      socketPath = home.socket
+    }
+    let tcpPort: number | null = null
+    if (config.api.tcp.enabled) {
+      const token = await loadOrCreateApiToken(home)
+      tcpPort = (await api.listenTcp(config.api.tcp.host, config.api.tcp.port, token)).port
+      print(`TCP listener on ${config.api.tcp.host}:${tcpPort} (bearer token in ${home.identity}/api-token)`)
+    }
+
+    const watcher = watchDataFolder({
+      dataDir: home.data,
+      stabilityMs: config.ingest.stabilityMs,
+      usePolling: config.ingest.usePolling,
+      onFile: (rel) => work.push(rel),
+      onError: (err) => logger.warn({ err }, 'watcher error')
+    })
+    stack.push(async () => { await watcher.close() })
+    await watcher.ready
+
+    const scanAbort = new AbortController()
+    stack.push(async () => { scanAbort.abort() })
+    const scanned = scanDataFolder({
+      dataDir: home.data,
+      queue: work,
+      signal: scanAbort.signal,
+      onProgress: (p) => {
+        Object.assign(scanState, p)
+        logger.info({ scan: p }, p.done ? 'initial scan finished' : 'initial scan progress')
+      }
+    })
+    scanned.catch((err) => logger.error({ err }, 'initial scan failed'))
+
+    // files waiting for their schema are retried when one may have become known
+    const retryTimer = setInterval(() => {
+      void (async () => {
+        for (const r of await index.byState('waiting-schema', { limit: 1000 })) work.push(r.path)
+      })().catch((err) => logger.warn({ err }, 'retry of waiting files failed'))
+    }, config.schemas.retryWaitingMs)
+    retryTimer.unref()
+    stack.push(async () => { clearInterval(retryTimer) })
+
+    print(`owner     ${identity.ownerAddress}`)
+    print(`data      ${home.data}  (drop files into data/<scope>/)`)
+    if (socketPath !== null) print(`socket    ${socketPath}`)
+    print('ready')
+    logger.info({ owner: identity.ownerAddress, socket: socketPath }, 'daemon ready')
+
+    return {
+      ownerAddress: identity.ownerAddress,
+      socketPath,
+      tcpPort,
+      scanned,
+      stop: stopAll
+    }
+  } catch (err) {
+    await stopAll()
+    throw err
+  }
+}
