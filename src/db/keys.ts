@@ -35,6 +35,7 @@ export function rangeOf (...parts: string[]): { gt: string; lt: string } {
 }
 
 const ISO_UTC = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?Z$/
+const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i
 
 /**
  * A fixed-width, sortable form of an ISO 8601 instant: `YYYY-MM-DDTHH:MM:SS.fffffffffZ`.
@@ -47,7 +48,8 @@ export function sortableInstant (iso: string): string {
   if (m !== null && !Number.isNaN(Date.parse(`${m[1]}Z`))) {
     return `${m[1]}.${(m[2] ?? '').slice(0, 9).padEnd(9, '0')}Z`
   }
-  const ms = typeof iso === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(iso) ? Date.parse(iso) : Number.NaN
+  // Without a zone designator Date.parse would read local time: not an instant, refuse it.
+  const ms = typeof iso === 'string' && ISO_WITH_ZONE.test(iso) ? Date.parse(iso) : Number.NaN
   if (Number.isNaN(ms) || ms < Date.UTC(0, 0, 1) || ms >= Date.UTC(10000, 0, 1)) {
     throw new HearthError('INVALID_ARGUMENT', `not an ISO 8601 instant: ${JSON.stringify(iso)}`)
   }

@@ -1,0 +1,75 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { openDatabase, openKv } from '../../src/db/database.js'
+import { isHearthError } from '../../src/errors.js'
+import { tempDir } from '../support/tmp.js'
+
+test('kv namespaces are separate, typed and persistent across reopen', async (t) => {
+  const dir = await tempDir(t)
+  let db = await openDatabase(dir)
+  const schemas = openKv<{ id: number }>(db, 'schemas')
+  const cursors = openKv<number>(db, 'cursors')
+  await schemas.put('a', { id: 1 })
+  await cursors.put('a', 42)
+  assert.deepEqual(await schemas.get('a'), { id: 1 })
+  assert.equal(await cursors.get('a'), 42)
+  assert.equal(await schemas.get('missing'), undefined)
+  await db.close()
+
+  db = await openDatabase(dir)
+  t.after(async () => { await db.close() })
+  assert.deepEqual(await openKv(db, 'schemas').get('a'), { id: 1 })
+  assert.equal(await openKv(db, 'cursors').get('a'), 42)
+  await openKv(db, 'cursors').del('a')
+  assert.equal(await openKv(db, 'cursors').get('a'), undefined)
+  await assert.rejects(openKv(db, 'x').put('k', undefined), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT'))
+})
+
+test('kv entries: prefix, limit, reverse, key order', async (t) => {
+  const db = await openDatabase(await tempDir(t))
+  t.after(async () => { await db.close() })
+  const kv = openKv<string>(db, 'peers')
+  for (const k of ['peer:b', 'peer:a', 'peer:c', 'peerx', 'other', 'peer:é']) await kv.put(k, k.toUpperCase())
+  const collect = async (o?: Parameters<typeof kv.entries>[0]): Promise<string[]> => {
+    const out: string[] = []
+    for await (const [k] of kv.entries(o)) out.push(k)
+    return out
+  }
+  assert.deepEqual(await collect(), ['other', 'peer:a', 'peer:b', 'peer:c', 'peer:é', 'peerx'])
+  assert.deepEqual(await collect({ prefix: 'peer:' }), ['peer:a', 'peer:b', 'peer:c', 'peer:é'])
+  assert.deepEqual(await collect({ prefix: 'peer:', limit: 2 }), ['peer:a', 'peer:b'])
+  assert.deepEqual(await collect({ prefix: 'peer:', reverse: true, limit: 2 }), ['peer:é', 'peer:c'])
+  for await (const [k, v] of kv.entries({ prefix: 'peer:a' })) assert.equal(v, k.toUpperCase())
+})
+
+test('sublevels: a batch across namespaces is atomic, and names are checked', async (t) => {
+  const db = await openDatabase(await tempDir(t))
+  t.after(async () => { await db.close() })
+  const a = db.sublevel<{ n: number }>('alpha')
+  const b = db.sublevel<string>(['beta', 'inner'], { valueEncoding: 'utf8' })
+  await db.batch([
+    { type: 'put', sublevel: a, key: 'k', value: { n: 1 } },
+    { type: 'put', sublevel: b, key: 'k', value: 'text' }
+  ])
+  assert.deepEqual(await a.get('k'), { n: 1 })
+  assert.equal(await b.get('k'), 'text')
+  assert.equal(await db.sublevel('beta').get('k'), undefined)
+  // A value the JSON encoding cannot take fails the whole batch, leaving both namespaces alone.
+  const cyclic: Record<string, unknown> = {}
+  cyclic.self = cyclic
+  await assert.rejects(db.batch([
+    { type: 'del', sublevel: b, key: 'k' },
+    { type: 'put', sublevel: a, key: 'k', value: cyclic }
+  ]))
+  assert.equal(await b.get('k'), 'text')
+  for (const bad of ['', 'has space', 'a!b', '\u00e9']) {
+    assert.throws(() => db.sublevel(bad), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT'), bad)
+  }
+})
+
+test('a second open of the same database is refused with DAEMON_LOCKED', async (t) => {
+  const dir = await tempDir(t)
+  const db = await openDatabase(dir)
+  t.after(async () => { await db.close() })
+  await assert.rejects(openDatabase(dir), (e: unknown) => isHearthError(e, 'DAEMON_LOCKED'))
+})
