@@ -1,0 +1,126 @@
+// The connector plugin contract (DESIGN 2.7, 3.6). A connector is a folder `plugins/<id>/` with
+// `connector.json` (ConnectorMetadata) and `index.js` whose default export is a ConnectorModule.
+// A connector only READS an export and yields items; runImport hands every item to the daemon,
+// which validates, encrypts and stores it like any other file. Connectors never touch storage.
+import type { Logger } from '../log.js'
+
+/** One scope a connector produces, with the words a consent screen shows for it. */
+export interface ConnectorScope {
+  scope: string
+  label: string
+  description: string
+}
+
+/** `connector.json` (DESIGN 2.7). */
+export interface ConnectorMetadata {
+  connectorId: string
+  displayName: string
+  version: string
+  scopes: ConnectorScope[]
+}
+
+/** A file inside an export, addressed by its '/'-separated path relative to the export's root. */
+export interface ExportEntry {
+  readonly path: string
+  /** Uncompressed size in bytes. */
+  readonly size: number
+  /** Modification time recorded for the entry (zip header or file system), null when unknown. */
+  readonly modifiedAt: Date | null
+}
+
+/**
+ * Uniform read access to a platform export, whether the user points at the downloaded zip, the
+ * folder it was unzipped into, or a single JSON file. Entries are read on demand: a zip's central
+ * directory is read once and only the entries a connector asks for are inflated, so the media in
+ * a multi-gigabyte export are never decompressed.
+ */
+export interface ExportSource {
+  readonly kind: 'zip' | 'folder' | 'file'
+  /** Absolute path of the zip, folder or file. */
+  readonly location: string
+  /**
+   * When the platform produced the export: the newest modification time among its entries,
+   * truncated to seconds (ISO 8601 UTC, `Z`). Deterministic for one archive, and the same for the
+   * folder unzipped from it (unzip restores entry times), so snapshots dated with it are not
+   * duplicated by a re-import. Falls back to the archive's own mtime when no entry has a time.
+   */
+  readonly exportedAt: string
+  /** Every file entry (no directories, no `__MACOSX/` or `.DS_Store` noise), sorted by path. */
+  entries (): readonly ExportEntry[]
+  /**
+   * Entries matching `pattern`: a string matches a path equal to it or ending in `/<pattern>`
+   * (so `conversations.json` finds it at the root or inside the export's top folder); a RegExp is
+   * tested against the whole path. Shallowest paths first, then by path.
+   */
+  find (pattern: string | RegExp): ExportEntry[]
+  /** Throws NOT_FOUND for a path that is not an entry, EXPORT_UNREADABLE when it cannot be read. */
+  readBytes (path: string): Promise<Uint8Array>
+  /** UTF-8 text, byte-order mark removed. */
+  readText (path: string): Promise<string>
+  /** Parsed JSON; EXPORT_UNREADABLE with the entry's path when it is not valid JSON. */
+  readJson (path: string): Promise<unknown>
+  close (): Promise<void>
+}
+
+/** One data file a connector wants stored: the envelope's scope, collectedAt and data (DESIGN 2.3). */
+export interface ConnectorItem {
+  scope: string
+  /**
+   * ISO 8601 UTC with `Z`. Must be derived from the export (a timestamp inside it, or
+   * `source.exportedAt`), never from the clock, so importing the same export twice produces the
+   * same files and the daemon answers `duplicate`.
+   */
+  collectedAt: string
+  /** The envelope's `data`: always a JSON object, valid against the scope's schema. */
+  data: Record<string, unknown>
+  /** Names the item in reports, e.g. a conversation's title. Optional. */
+  label?: string
+}
+
+export interface ReadOptions {
+  /** Something the user should know, e.g. "no YourLibrary.json in this export: nothing for spotify.savedTracks". */
+  note (message: string): void
+  logger: Logger
+}
+
+/** The default export of a plugin's `index.js`. */
+export interface ConnectorModule {
+  read (source: ExportSource, opts: ReadOptions): AsyncIterable<ConnectorItem>
+}
+
+/** A plugin that loaded and validated. */
+export interface Connector {
+  readonly id: string
+  readonly metadata: ConnectorMetadata
+  /** Absolute path of the plugin folder. */
+  readonly dir: string
+  readonly module: ConnectorModule
+}
+
+export interface PluginError {
+  /** The plugin folder's name. */
+  id: string
+  code: 'PLUGIN_INVALID'
+  message: string
+}
+
+export interface LoadedConnectors {
+  connectors: Connector[]
+  errors: PluginError[]
+}
+
+export type SubmitStatus = 'stored' | 'duplicate' | 'rejected' | 'waiting-schema'
+
+export interface SubmitResult {
+  status: SubmitStatus
+  /** Why the daemon rejected the item (schema validation failures, one line each). */
+  reasons?: string[]
+  /** Where the daemon keeps the data file (absolute path), when it says. */
+  path?: string
+}
+
+/**
+ * How runImport hands an item to the daemon. Resolves with the daemon's verdict; rejects only when
+ * the import cannot go on (daemon gone, daemon error), which stops the import.
+ */
+export type Submit = (item: ConnectorItem) => Promise<SubmitResult>

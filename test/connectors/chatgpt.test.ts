@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { isHearthError } from '../../src/errors.js'
+import { tempDir } from '../support/tmp.js'
+import { ConversationBuilder, chatgptExportFiles, simpleConversation } from './fixtures/chatgpt.js'
+import { EXPORT_TIME, writeBothExports, writeZipExport } from './fixtures/exports.js'
+import { assertItemsValid, readItems, shippedConnector } from './fixtures/run.js'
+
+const T0 = 1704067200 // 2024-01-01T00:00:00Z
+
+/** A conversation with a regenerated answer, an edited prompt, tools, an image and hidden nodes. */
+function branchyConversation (): Record<string, unknown> {
+  const b = new ConversationBuilder({ id: 'conv-branchy', title: 'Plotting sales', createTime: T0 + 0.25, updateTime: T0 + 3600.5, model: 'gpt-4o' })
+  const system = b.add(b.rootId, { role: 'system', text: '', hidden: true })
+  const instructions = b.add(system, {
+    role: 'user',
+    content: { content_type: 'user_editable_context', user_profile: 'I am a data analyst', user_instructions: 'Be brief' },
+    metadata: { is_visually_hidden_from_conversation: true, is_user_system_message: true }
+  })
+  const q1 = b.add(instructions, { role: 'user', text: 'Plot my sales', time: T0 + 10 })
+  b.add(q1, { role: 'assistant', text: 'First answer (regenerated away)', time: T0 + 11, model: 'gpt-4o' })
+  const a1 = b.add(q1, { role: 'assistant', text: 'Sure, send the CSV.', time: T0 + 12.123, model: 'gpt-4o' })
+  // the user edited their second prompt: the first version stays in the tree, off the active branch
+  b.chain(a1, [{ role: 'user', text: 'Here it is (old)', time: T0 + 20 }, { role: 'assistant', text: 'Old reply', time: T0 + 21 }])
+  const q2 = b.add(a1, {
+    role: 'user',
+    time: T0 + 30,
+    content: {
+      content_type: 'multimodal_text',
+      parts: [
+        { content_type: 'image_asset_pointer', asset_pointer: 'file-service://file-Abc123', size_bytes: 12345, width: 800, height: 600, fovea: null, metadata: null },
+        'Here is a screenshot of the CSV'
+      ]
+    }
+  })
+  const thinking = b.add(q2, { role: 'assistant', time: T0 + 31, content: { content_type: 'thoughts', thoughts: [{ summary: 'Reading', content: 'secret reasoning' }], source_analysis_msg_id: 'x' } })
+  const code = b.add(thinking, { role: 'assistant', time: T0 + 32, recipient: 'python', model: 'gpt-4o', content: { content_type: 'code', language: 'unknown', text: 'import pandas as pd\ndf = pd.read_csv("sales.csv")' } })
+  const output = b.add(code, { role: 'tool', name: 'python', time: T0 + 33, content: { content_type: 'execution_output', text: '   month  sales\n0  Jan    100' } })
+  const empty = b.add(output, { role: 'assistant', text: '   ', time: T0 + 34 })
+  const answer = b.add(empty, { role: 'assistant', text: 'Sales peaked in January.', time: T0 + 35, model: 'gpt-4o' })
+  return b.build(answer)
+}
+
+function unicodeConversation (): Record<string, unknown> {
+  return simpleConversation('conv-unicode', '東京旅行 🗼', T0 + 86400, [
+    ['Où est la gare? 🚉 ¿Dónde? Ünïcödé', '駅はあちらです。한국어도 됩니다. مرحبا 👋🏽 e\u0301'],
+    ['家族 👨‍👩‍👧‍👦 emoji ZWJ', '✅']
+  ])
+}
+
+function noCurrentNodeConversation (): Record<string, unknown> {
+  const b = new ConversationBuilder({ id: 'conv-nocurrent', title: '', createTime: T0 + 200000, updateTime: T0 + 200100 })
+  const q = b.add(b.rootId, { role: 'user', text: 'hello' })
+  b.add(q, { role: 'assistant', text: 'older regeneration' })
+  b.add(q, { role: 'assistant', text: 'newest regeneration' })
+  return b.build(null)
+}
+
+test('chatgpt: a realistic export, as zip and as folder, gives the active branch of every conversation', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+  const files = chatgptExportFiles([branchyConversation(), unicodeConversation(), noCurrentNodeConversation()])
+  const { zip, folder } = await writeBothExports(dir, 'chatgpt-export', files)
+
+  const fromZip = await readItems(connector, zip)
+  const fromFolder = await readItems(connector, folder)
+  assert.deepEqual(fromFolder.items, fromZip.items, 'the zip and the unzipped folder give the same items')
+  assert.equal(fromZip.exportedAt, fromFolder.exportedAt)
+  assert.equal(fromZip.exportedAt, '2024-05-04T10:20:30Z')
+  assert.deepEqual(fromZip.notes, [])
+  await assertItemsValid(fromZip.items)
+
+  const [branchy, unicode, nocurrent] = fromZip.items
+  assert.equal(fromZip.items.length, 3)
+  assert.equal(branchy!.scope, 'chatgpt.conversations')
+  assert.equal(branchy!.collectedAt, '2024-01-01T01:00:00.500Z', 'dated by the conversation update_time')
+  assert.equal(branchy!.label, 'Plotting sales')
+  const data = branchy!.data as { id: string; title: string; createdAt: string; updatedAt: string; model: string; archived: boolean; messages: Array<Record<string, unknown>> }
+  assert.equal(data.id, 'conv-branchy')
+  assert.equal(data.createdAt, '2024-01-01T00:00:00.250Z')
+  assert.equal(data.updatedAt, '2024-01-01T01:00:00.500Z')
+  assert.equal(data.model, 'gpt-4o')
+  assert.equal(data.archived, false)
+  assert.deepEqual(data.messages.map((m) => [m.role, m.contentType, m.text]), [
+    ['user', 'text', 'Plot my sales'],
+    ['assistant', 'text', 'Sure, send the CSV.'],
+    ['user', 'multimodal_text', 'Here is a screenshot of the CSV'],
+    ['assistant', 'code', 'import pandas as pd\ndf = pd.read_csv("sales.csv")'],
+    ['tool', 'execution_output', '   month  sales\n0  Jan    100'],
+    ['assistant', 'text', 'Sales peaked in January.']
+  ], 'system prompt, custom instructions, hidden reasoning, empty messages and side branches are left out')
+  assert.deepEqual(data.messages[1], {
+    id: 'conv-branchy-00005', role: 'assistant', text: 'Sure, send the CSV.', contentType: 'text', createdAt: '2024-01-01T00:00:12.123Z', model: 'gpt-4o'
+  })
+  assert.deepEqual(data.messages[2]!.attachments, [{ type: 'image', ref: 'file-service://file-Abc123', width: 800, height: 600 }])
+  assert.equal(data.messages[4]!.name, 'python')
+
+  const u = unicode!.data as { title: string; messages: Array<{ text: string }> }
+  assert.equal(u.title, '東京旅行 🗼')
+  assert.equal(u.messages[0]!.text, 'Où est la gare? 🚉 ¿Dónde? Ünïcödé')
+  assert.equal(u.messages[1]!.text, '駅はあちらです。한국어도 됩니다. مرحبا 👋🏽 e\u0301')
+  assert.equal(u.messages[2]!.text, '家族 👨‍👩‍👧‍👦 emoji ZWJ')
+
+  const n = nocurrent!.data as { title: string; messages: Array<{ text: string }> }
+  assert.equal(nocurrent!.label, 'conv-nocurrent', 'an untitled conversation is labelled by its id')
+  assert.deepEqual(n.messages.map((m) => m.text), ['hello', 'newest regeneration'], 'without current_node the newest branch is taken')
+})
+
+test('chatgpt: reading the same export twice gives identical items (no clock in collectedAt)', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+  const zip = await writeZipExport(dir, 'export.zip', chatgptExportFiles([branchyConversation(), unicodeConversation()]))
+  const first = await readItems(connector, zip)
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const second = await readItems(connector, zip)
+  assert.deepEqual(second.items, first.items)
+})
+
+test('chatgpt: an empty export and an export without conversations.json yield nothing, the latter with a note', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+
+  const empty = await writeBothExports(dir, 'empty', chatgptExportFiles([]))
+  for (const path of [empty.zip, empty.folder]) {
+    const r = await readItems(connector, path)
+    assert.deepEqual(r.items, [])
+    assert.deepEqual(r.notes, [])
+  }
+
+  const missing = await writeBothExports(dir, 'missing', { 'user.json': { id: 'user-abc' }, 'chat.html': '<html></html>' })
+  const r = await readItems(connector, missing.zip)
+  assert.deepEqual(r.items, [])
+  assert.deepEqual(r.notes, ['no conversations.json in this export: nothing for chatgpt.conversations'])
+
+  const nothing = await writeZipExport(dir, 'nothing.zip', {})
+  const n = await readItems(connector, nothing)
+  assert.deepEqual(n.items, [])
+  assert.equal(n.notes.length, 1)
+})
+
+test('chatgpt: a very large conversation (6,000 messages, several MB) comes through whole', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+  const b = new ConversationBuilder({ id: 'conv-huge', title: 'Long project log', createTime: T0, updateTime: T0 + 7 * 86400 })
+  let at = b.add(b.rootId, { role: 'system', text: '', hidden: true })
+  const paragraph = 'Lorem ipsum dolor sit amet — 日本語 — 🚀 '.repeat(25)
+  for (let i = 0; i < 3000; i++) {
+    at = b.add(at, { role: 'user', text: `question ${i}: ${paragraph}`, time: T0 + i * 10 })
+    at = b.add(at, { role: 'assistant', text: `answer ${i}: ${paragraph}`, time: T0 + i * 10 + 5, model: 'gpt-4o' })
+  }
+  const files = chatgptExportFiles([b.build(at)])
+  const size = Buffer.byteLength(JSON.stringify(files['conversations.json']))
+  assert.ok(size > 5_000_000, `fixture is ${size} bytes`)
+  const { zip, folder } = await writeBothExports(dir, 'huge', files)
+
+  for (const path of [zip, folder]) {
+    const { items } = await readItems(connector, path)
+    assert.equal(items.length, 1)
+    const messages = (items[0]!.data as { messages: Array<{ role: string; text: string; createdAt: string }> }).messages
+    assert.equal(messages.length, 6000)
+    assert.equal(messages[0]!.text, `question 0: ${paragraph}`)
+    assert.equal(messages[5999]!.text, `answer 2999: ${paragraph}`)
+    assert.equal(messages[5999]!.createdAt, new Date((T0 + 29995) * 1000).toISOString())
+    await assertItemsValid(items)
+  }
+})
+
+test('chatgpt: damaged conversations are skipped or cut short, never loop or crash', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+  const cyclic = simpleConversation('conv-cycle', 'cycle', T0, [['a', 'b']]) as { mapping: Record<string, { parent: string | null }>; current_node: string }
+  // the root points back at the leaf: walking parents would never end
+  cyclic.mapping['conv-cycle-root']!.parent = cyclic.current_node
+  const noId = { ...simpleConversation('x', 'no id', T0, [['a', 'b']]), id: undefined, conversation_id: undefined }
+  const noMapping = { id: 'conv-nomap', title: 'no mapping', create_time: T0, update_time: null, current_node: 'gone' }
+  const nullTimes = { ...simpleConversation('conv-notime', 'no times', T0, [['a', 'b']]), create_time: null, update_time: null }
+  const files = chatgptExportFiles([cyclic, noId, noMapping, 'not a conversation', nullTimes])
+  const zip = await writeZipExport(dir, 'damaged.zip', files)
+  const { items, notes, exportedAt } = await readItems(connector, zip)
+  await assertItemsValid(items)
+  assert.deepEqual(items.map((i) => (i.data as { id: string }).id), ['conv-cycle', 'conv-nomap', 'conv-notime'])
+  assert.deepEqual((items[0]!.data as { messages: Array<{ text: string }> }).messages.map((m) => m.text), ['a', 'b'])
+  assert.deepEqual((items[1]!.data as { messages: unknown[] }).messages, [])
+  assert.equal(items[1]!.collectedAt, '2024-01-01T00:00:00.000Z', 'no update_time: dated by create_time')
+  assert.equal(items[2]!.collectedAt, exportedAt, 'no times at all: dated by the export')
+  assert.equal(exportedAt, EXPORT_TIME.toISOString().replace('.000Z', 'Z'))
+  assert.deepEqual(notes, ['2 conversation(s) without an id skipped'])
+})
+
+test('chatgpt: conversations.json that is not JSON fails with EXPORT_UNREADABLE naming the file', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+  const zip = await writeZipExport(dir, 'broken.zip', { 'conversations.json': '[{"id": "conv-1", "mapping": {' })
+  await assert.rejects(readItems(connector, zip), (err) => isHearthError(err, 'EXPORT_UNREADABLE') && /conversations\.json/.test(err.message))
+})
