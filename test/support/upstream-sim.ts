@@ -26,6 +26,8 @@ export interface RecordedRequest { method: string, path: string, headers: Record
 
 export interface UpstreamSim {
   baseUrl: string
+  /** Where output files and audio are served from: another origin, like a CDN with signed URLs. */
+  cdnUrl: string
   state: SimState
   options: SimOptions
   /** Every request received, in order. */
@@ -71,6 +73,7 @@ export async function startUpstreamSim (opts: Partial<SimOptions> = {}): Promise
   let holds: Array<() => void> = []
   let port = 0
   let baseUrl = ''
+  let cdnUrl = ''
 
   function takeFault (path: string): SimFault | null {
     if (fault === null || fault.kind === 'down') return null
@@ -110,7 +113,7 @@ export async function startUpstreamSim (opts: Partial<SimOptions> = {}): Promise
       const audio = audioBytes(text)
       reply = options.audioAs === 'base64'
         ? { data: audio.toString('base64'), mimeType: 'audio/mpeg' }
-        : { data: `${baseUrl}/files/audio/${encodeURIComponent(text)}.mp3`, mimeType: 'audio/mpeg' }
+        : { data: `${cdnUrl}/files/audio/${encodeURIComponent(text)}.mp3`, mimeType: 'audio/mpeg' }
     }
     const request = { data, mimeType }
     state.addExchange(c, request, reply)
@@ -156,7 +159,7 @@ export async function startUpstreamSim (opts: Partial<SimOptions> = {}): Promise
     return Array.from({ length: samples }, (_, i) => {
       const name = `image-${i}.png`
       const path = `/files/${job.id}/${name}`
-      return { name, path: `outputs/${job.id}/${name}`, created: state.jobDoneAt(job), size: SimState.imageBytes(job.id, i).length + options.misreportFileSize, url: `${baseUrl}${path}?expires=${expires}&sig=${state.fileSignature(path, expires)}` }
+      return { name, path: `outputs/${job.id}/${name}`, created: state.jobDoneAt(job), size: SimState.imageBytes(job.id, i).length + options.misreportFileSize, url: `${cdnUrl}${path}?expires=${expires}&sig=${state.fileSignature(path, expires)}` }
     })
   }
 
@@ -337,13 +340,17 @@ export async function startUpstreamSim (opts: Partial<SimOptions> = {}): Promise
     else send(res, reply, f)
   }
 
-  const server: Server = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     onRequest(req, res).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 500, name: 'Error', message: String(err) }))
       else res.destroy()
     })
-  })
+  }
+  const server: Server = createServer(handler)
   server.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)) })
+  const cdn: Server = createServer(handler)
+  await new Promise<void>((resolve) => cdn.listen(0, '127.0.0.1', resolve))
+  cdnUrl = `http://127.0.0.1:${(cdn.address() as { port: number }).port}`
 
   const listen = async (): Promise<void> => {
     await new Promise<void>((resolve, reject) => {
@@ -364,6 +371,7 @@ export async function startUpstreamSim (opts: Partial<SimOptions> = {}): Promise
 
   return {
     baseUrl,
+    cdnUrl,
     state,
     options,
     requests,
@@ -382,6 +390,8 @@ export async function startUpstreamSim (opts: Partial<SimOptions> = {}): Promise
     },
     async stop () {
       if (fault?.kind !== 'down') await close()
+      cdn.closeAllConnections()
+      await new Promise<void>((resolve) => cdn.close(() => resolve()))
     }
   }
 }
