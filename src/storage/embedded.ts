@@ -1,0 +1,219 @@
+// The embedded backend (DESIGN 3.3, the default): an in-process Helia node whose blocks live in
+// `blocksDir` (one file per block, written atomically by blockstore-fs) and whose pins live in a
+// LevelDB datastore in `datastoreDir`.
+//
+// It starts NO networking at all: `createHeliaLight` builds a node without libp2p, without block
+// brokers (bitswap, trustless gateways) and without routers, and every read is made with
+// `offline: true`, so a missing block is an immediate STORAGE_NOT_FOUND instead of a network
+// search. Getting content onto this node is the sync layer's job (DESIGN 3.4), not this module's.
+//
+// The LevelDB datastore takes an exclusive lock on its folder, so a second process opening the same
+// home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins.
+import { createHeliaLight } from 'helia'
+import { unixfs, type UnixFS } from '@helia/unixfs'
+import { FsBlockstore } from 'blockstore-fs'
+import { LevelDatastore } from 'datastore-level'
+import { ClassicLevel } from 'classic-level'
+import { mkdir } from 'node:fs/promises'
+import type { CID } from 'multiformats/cid'
+import { HearthError, isHearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
+import type { StorageBackend } from './types.js'
+
+export interface EmbeddedStorageOptions {
+  blocksDir: string
+  datastoreDir: string
+  logger?: Logger
+}
+
+type HeliaNode = ReturnType<typeof createHeliaLight>
+
+export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Promise<StorageBackend> {
+  const blockstore = new FsBlockstore(opts.blocksDir)
+  // The LevelDB handle is opened here rather than by LevelDatastore, whose open() flattens the
+  // error to a string and so hides the one failure worth explaining: the folder is locked.
+  const db = new ClassicLevel<string, Uint8Array>(opts.datastoreDir, { keyEncoding: 'utf8', valueEncoding: 'view' })
+  try {
+    await mkdir(opts.datastoreDir, { recursive: true })
+    await blockstore.open()
+    await db.open({ createIfMissing: true, compression: false })
+  } catch (err) {
+    await db.close().catch(() => {})
+    throw new HearthError('STORAGE_UNAVAILABLE', openFailureMessage(err, opts.datastoreDir), {
+      backend: 'embedded', blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir
+    }, { cause: err })
+  }
+  // Same classic-level module datastore-level itself builds on; only the declared types differ.
+  const datastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
+  await datastore.open()
+  const helia = createHeliaLight({ blockstore, datastore })
+  try {
+    await helia.start()
+  } catch (err) {
+    await datastore.close().catch(() => {})
+    throw new HearthError('STORAGE_UNAVAILABLE', `embedded IPFS node failed to start: ${errorMessage(err)}`,
+      { backend: 'embedded', datastoreDir: opts.datastoreDir }, { cause: err })
+  }
+  opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
+  return new EmbeddedStorage(helia, blockstore, datastore, opts)
+}
+
+class EmbeddedStorage implements StorageBackend {
+  readonly kind = 'embedded' as const
+  readonly #fs: UnixFS
+  #stopped = false
+  // Helia's pin bookkeeping is a read-modify-write of per-block counters in the datastore with no
+  // lock of its own; running pin changes one at a time keeps those counters exact.
+  #pinQueue: Promise<unknown> = Promise.resolve()
+
+  constructor (
+    private readonly helia: HeliaNode,
+    private readonly blockstore: FsBlockstore,
+    private readonly datastore: LevelDatastore,
+    private readonly opts: EmbeddedStorageOptions
+  ) {
+    this.#fs = unixfs(helia)
+  }
+
+  async add (bytes: Uint8Array, opts: { signal?: AbortSignal } = {}): Promise<string> {
+    this.#assertRunning()
+    if (!(bytes instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'storage add expects bytes')
+    let cid: CID
+    try {
+      cid = await this.#fs.addBytes(bytes, { ...unixfsAddOptions(), signal: opts.signal })
+    } catch (err) {
+      throw this.#wrap(err, 'add')
+    }
+    // Blocks are written before the pin, so a crash in between leaves unpinned blocks that the next
+    // add of the same bytes finds and pins: add is idempotent and resumable.
+    await this.#pinRecursively(cid, opts.signal)
+    return canonicalCid(cid)
+  }
+
+  async pin (cid: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+    this.#assertRunning()
+    await this.#pinRecursively(parseCid(cid), opts.signal)
+  }
+
+  async get (cid: string, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+    this.#assertRunning()
+    const parsed = parseCid(cid)
+    const chunks: Uint8Array[] = []
+    let length = 0
+    try {
+      for await (const chunk of this.#fs.cat(parsed, { offline: true, signal: opts.signal })) {
+        chunks.push(chunk)
+        length += chunk.length
+      }
+    } catch (err) {
+      throw this.#wrap(err, 'get', parsed)
+    }
+    if (chunks.length === 1) return chunks[0]
+    const out = new Uint8Array(length)
+    let offset = 0
+    for (const c of chunks) { out.set(c, offset); offset += c.length }
+    return out
+  }
+
+  async has (cid: string): Promise<boolean> {
+    if (this.#stopped) return false
+    let parsed: CID
+    try { parsed = parseCid(cid) } catch { return false }
+    try {
+      if (!(await this.blockstore.has(parsed))) return false
+      // A recursive pin was only recorded after every block of the DAG was read, so it proves the
+      // whole file is here without reading it again.
+      if (await this.#isPinnedRoot(parsed)) return true
+      const stat = await this.#fs.stat(parsed, { extended: true, offline: true })
+      return stat.type === 'raw' || (stat.type === 'file' && stat.localSize === stat.size)
+    } catch {
+      return false
+    }
+  }
+
+  async unpin (cid: string): Promise<void> {
+    this.#assertRunning()
+    const parsed = parseCid(cid)
+    await this.#serialPin(async () => {
+      if (!(await this.#isPinnedRoot(parsed))) return
+      for await (const _ of this.helia.pins.rm(parsed, { offline: true } as object)) { /* drain */ }
+    }).catch((err: unknown) => { throw this.#wrap(err, 'unpin', parsed) })
+  }
+
+  async health (): Promise<{ ok: boolean; detail?: string }> {
+    if (this.#stopped || this.helia.status !== 'started') return { ok: false, detail: 'embedded IPFS node is stopped' }
+    return { ok: true, detail: `embedded IPFS node, blocks in ${this.opts.blocksDir}` }
+  }
+
+  async stop (): Promise<void> {
+    if (this.#stopped) return
+    this.#stopped = true
+    await this.#pinQueue.catch(() => {})
+    try {
+      await this.helia.stop()
+    } finally {
+      await this.blockstore.close()
+      await this.datastore.close()
+      this.opts.logger?.debug({ blocksDir: this.opts.blocksDir }, 'embedded storage stopped')
+    }
+  }
+
+  async #pinRecursively (cid: CID, signal?: AbortSignal): Promise<void> {
+    await this.#serialPin(async () => {
+      if (await this.#isPinnedRoot(cid)) return
+      try {
+        for await (const _ of this.helia.pins.add(cid, { signal, offline: true } as object)) { /* drain */ }
+      } catch (err) {
+        if ((err as Error)?.name !== 'AlreadyPinnedError') throw err
+      }
+    }).catch((err: unknown) => { throw this.#wrap(err, 'pin', cid) })
+  }
+
+  async #isPinnedRoot (cid: CID): Promise<boolean> {
+    try {
+      await this.helia.pins.get(cid)
+      return true
+    } catch (err) {
+      if ((err as Error)?.name === 'NotFoundError') return false
+      throw err
+    }
+  }
+
+  #serialPin<T> (fn: () => Promise<T>): Promise<T> {
+    const run = this.#pinQueue.then(fn, fn)
+    this.#pinQueue = run.catch(() => {})
+    return run
+  }
+
+  #assertRunning (): void {
+    if (this.#stopped) throw new HearthError('STORAGE_UNAVAILABLE', 'embedded storage is stopped', { backend: 'embedded' })
+  }
+
+  #wrap (err: unknown, op: string, cid?: CID): Error {
+    if (isHearthError(err)) return err
+    const name = (err as Error)?.name
+    if (name === 'AbortError' || name === 'TimeoutError') return err as Error
+    const details = { backend: 'embedded', op, ...(cid !== undefined ? { cid: canonicalCid(cid) } : {}) }
+    if (name === 'BlockNotFoundWhileOfflineError' || name === 'NotFoundError' || name === 'LoadBlockFailedError') {
+      return new HearthError('STORAGE_NOT_FOUND', `content not found locally${cid !== undefined ? `: ${canonicalCid(cid)}` : ''}`, details)
+    }
+    if (name === 'NotAFileError' || name === 'NoContentError' || name === 'NotUnixFSError') {
+      return new HearthError('INVALID_ARGUMENT', 'CID does not name a file', details)
+    }
+    this.opts.logger?.warn({ err, ...details }, 'embedded storage operation failed')
+    return new HearthError('STORAGE_UNAVAILABLE', `embedded storage ${op} failed: ${errorMessage(err)}`, details, { cause: err })
+  }
+}
+
+function openFailureMessage (err: unknown, datastoreDir: string): string {
+  const cause = (err as { cause?: { code?: string } })?.cause
+  if (cause?.code === 'LEVEL_LOCKED') {
+    return `embedded IPFS store ${datastoreDir} is in use by another process (is the daemon running?)`
+  }
+  return `cannot open embedded IPFS store ${datastoreDir}: ${errorMessage(cause ?? err)}`
+}
+
+function errorMessage (err: unknown): string {
+  return err instanceof Error ? err.message : String(err ?? '')
+}

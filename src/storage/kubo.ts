@@ -1,0 +1,218 @@
+// The kubo backend (DESIGN 3.3): ciphertext lives on the user's own IPFS node (Kubo, an IPFS
+// cluster's Kubo peer, or any node that speaks the Kubo RPC API) reached with kubo-rpc-client.
+//
+// Decisions:
+// - Adds use the shared parameters of cid.ts and `pin=true`, so the node pins what it stored in the
+//   same request and the CID equals the embedded backend's for the same bytes.
+// - Every request carries our own deadline (an AbortSignal): kubo-rpc-client's `timeout` option is
+//   only forwarded to the server as a query parameter and does not bound the client side. A node
+//   that refuses, resets or does not answer in time is STORAGE_UNAVAILABLE, with the URL (never its
+//   credentials) in the message and never a stack.
+// - `get` lets the node use its own routing to find content it lacks (that is what a Kubo node is
+//   for, e.g. when restoring on a new device); the node is told to give up a little before our
+//   deadline, so "not found in time" (STORAGE_NOT_FOUND) is told apart from "node unresponsive"
+//   (STORAGE_UNAVAILABLE).
+// - `has` is "recursively pinned on the node" (`pin/ls --type=recursive`): a recursive pin is the
+//   node's guarantee that every block is local, it is answered from the pin index without any
+//   network fetch on Kubo and js-ipfs alike, and everything Hearth stores is pinned.
+import { create, type KuboRPCClient } from 'kubo-rpc-client'
+import { HearthError, isHearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+import { KUBO_ADD_OPTIONS, canonicalCid, parseCid } from './cid.js'
+import type { StorageBackend } from './types.js'
+
+export interface KuboStorageOptions {
+  /** RPC API address: `http://127.0.0.1:5001` (the `/api/v0` path is implied) or a multiaddr. */
+  url: string
+  /** Extra request headers, e.g. `{ authorization: 'Basic …' }` for a node behind an auth proxy. */
+  headers?: Record<string, string>
+  /** Deadline of one RPC request, in milliseconds. */
+  timeoutMs?: number
+  logger?: Logger
+}
+
+export const DEFAULT_KUBO_TIMEOUT_MS = 10_000
+/** How much earlier than our own deadline the node is asked to give up on a content search. */
+const SERVER_DEADLINE_MARGIN_MS = 1_000
+const HEALTH_TIMEOUT_MS = 5_000
+
+export function createKuboStorage (opts: KuboStorageOptions): StorageBackend {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_KUBO_TIMEOUT_MS
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 100) {
+    throw new HearthError('CONFIG_INVALID', 'storage.kubo.timeoutMs must be a number of milliseconds >= 100', { timeoutMs })
+  }
+  const url = validateUrl(opts.url)
+  const client = create({ url, headers: opts.headers ?? {} })
+  return new KuboStorage(client, displayUrl(url), timeoutMs, opts.logger)
+}
+
+class KuboStorage implements StorageBackend {
+  readonly kind = 'kubo' as const
+  #stopped = false
+
+  constructor (
+    private readonly client: KuboRPCClient,
+    private readonly url: string,
+    private readonly timeoutMs: number,
+    private readonly logger?: Logger
+  ) {}
+
+  async add (bytes: Uint8Array, opts: { signal?: AbortSignal } = {}): Promise<string> {
+    if (!(bytes instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'storage add expects bytes')
+    return await this.#call('add', opts.signal, this.timeoutMs, undefined, async (signal) => {
+      const result = await this.client.add(bytes, { ...KUBO_ADD_OPTIONS, pin: true, signal })
+      return canonicalCid(result.cid)
+    })
+  }
+
+  async pin (cid: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+    const parsed = parseCid(cid)
+    await this.#call('pin', opts.signal, this.timeoutMs, parsed.toString(), async (signal) => {
+      await this.client.pin.add(parsed, { recursive: true, signal, timeout: this.#serverDeadline() })
+    })
+  }
+
+  async get (cid: string, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
+    const parsed = parseCid(cid)
+    return await this.#call('get', opts.signal, this.timeoutMs, parsed.toString(), async (signal) => {
+      const chunks: Uint8Array[] = []
+      let length = 0
+      for await (const chunk of this.client.cat(parsed, { signal, timeout: this.#serverDeadline() })) {
+        chunks.push(chunk)
+        length += chunk.length
+      }
+      const out = new Uint8Array(length)
+      let offset = 0
+      for (const c of chunks) { out.set(c, offset); offset += c.length }
+      return out
+    })
+  }
+
+  async has (cid: string): Promise<boolean> {
+    let parsed
+    try { parsed = parseCid(cid) } catch { return false }
+    return await this.#call('has', undefined, this.timeoutMs, parsed.toString(), async (signal) => {
+      try {
+        for await (const pin of this.client.pin.ls({ paths: [parsed], type: 'recursive', signal })) {
+          if (pin.cid.equals(parsed) || canonicalCid(pin.cid) === canonicalCid(parsed)) return true
+        }
+        return false
+      } catch (err) {
+        if (/not pinned/i.test(errorMessage(err))) return false
+        throw err
+      }
+    })
+  }
+
+  async unpin (cid: string): Promise<void> {
+    const parsed = parseCid(cid)
+    await this.#call('unpin', undefined, this.timeoutMs, parsed.toString(), async (signal) => {
+      try {
+        await this.client.pin.rm(parsed, { recursive: true, signal })
+      } catch (err) {
+        // Unknown or only indirectly pinned (part of another pinned DAG): nothing of ours to drop.
+        if (/not pinned|pinned indirectly/i.test(errorMessage(err))) return
+        throw err
+      }
+    })
+  }
+
+  async health (): Promise<{ ok: boolean; detail?: string }> {
+    try {
+      const v = await this.#call('health', undefined, Math.min(this.timeoutMs, HEALTH_TIMEOUT_MS), undefined,
+        async (signal) => await this.client.version({ signal }))
+      return { ok: true, detail: `Kubo RPC at ${this.url} (version ${String(v.version ?? 'unknown')})` }
+    } catch (err) {
+      return { ok: false, detail: err instanceof Error ? err.message : `Kubo RPC at ${this.url} is unreachable` }
+    }
+  }
+
+  async stop (): Promise<void> {
+    // The client holds no resources of its own (requests go through the global fetch dispatcher).
+    this.#stopped = true
+  }
+
+  /** The node's own deadline for a content search, a little inside ours (kubo-rpc-client sends `timeout=<n>ms`). */
+  #serverDeadline (): number {
+    return Math.max(this.timeoutMs - SERVER_DEADLINE_MARGIN_MS, Math.ceil(this.timeoutMs / 2))
+  }
+
+  async #call<T> (op: string, callerSignal: AbortSignal | undefined, timeoutMs: number, cid: string | undefined,
+    fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    if (this.#stopped) throw new HearthError('STORAGE_UNAVAILABLE', 'kubo storage is stopped', { backend: 'kubo' })
+    callerSignal?.throwIfAborted()
+    const deadline = AbortSignal.timeout(timeoutMs)
+    const signal = callerSignal === undefined ? deadline : AbortSignal.any([callerSignal, deadline])
+    try {
+      return await fn(signal)
+    } catch (err) {
+      if (callerSignal?.aborted === true) throw callerSignal.reason
+      throw this.#translate(err, op, cid, deadline.aborted, timeoutMs)
+    }
+  }
+
+  #translate (err: unknown, op: string, cid: string | undefined, deadlinePassed: boolean, timeoutMs: number): HearthError {
+    if (isHearthError(err)) return err
+    const details = { backend: 'kubo', url: this.url, op, ...(cid !== undefined ? { cid } : {}) }
+    if (deadlinePassed) {
+      return new HearthError('STORAGE_UNAVAILABLE', `Kubo RPC at ${this.url} did not answer ${op} within ${timeoutMs} ms`, details)
+    }
+    const message = errorMessage(err)
+    const status = (err as { response?: { status?: number } })?.response?.status
+    if (status === 401 || status === 403) {
+      return new HearthError('STORAGE_UNAVAILABLE', `Kubo RPC at ${this.url} refused the request (HTTP ${status}): check storage.kubo.headers`, details)
+    }
+    // The node answered but could not find the content: Kubo says "not found"/"could not find",
+    // js-ipfs runs into the server-side deadline we gave it ("request timed out").
+    if (cid !== undefined && (op === 'get' || op === 'pin') &&
+      ((err as Error)?.name === 'TimeoutError' || /not found|could not find|no link named|request timed out/i.test(message))) {
+      return new HearthError('STORAGE_NOT_FOUND', `content not found on the Kubo node at ${this.url}: ${cid}`, details)
+    }
+    const netCode = networkErrorCode(err)
+    if (netCode !== undefined || status === undefined) {
+      this.logger?.debug({ op, url: this.url, code: netCode }, 'kubo RPC unreachable')
+      return new HearthError('STORAGE_UNAVAILABLE',
+        `Kubo RPC at ${this.url} is unreachable${netCode !== undefined ? ` (${netCode})` : ''}`, { ...details, ...(netCode !== undefined ? { reason: netCode } : {}) })
+    }
+    this.logger?.warn({ op, url: this.url, status, message: message.slice(0, 300) }, 'kubo RPC request failed')
+    return new HearthError('STORAGE_UNAVAILABLE', `Kubo RPC at ${this.url} failed ${op} (HTTP ${status}): ${message.slice(0, 200)}`, details)
+  }
+}
+
+function validateUrl (url: string): string {
+  if (typeof url !== 'string' || url.length === 0) throw new HearthError('CONFIG_INVALID', 'storage.kubo.url is required')
+  if (url.startsWith('/')) return url // a multiaddr such as /ip4/127.0.0.1/tcp/5001
+  let parsed: URL
+  try { parsed = new URL(url) } catch { throw new HearthError('CONFIG_INVALID', 'storage.kubo.url is not a URL', { url: displayUrl(url) }) }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new HearthError('CONFIG_INVALID', 'storage.kubo.url must be http:// or https://', { url: displayUrl(url) })
+  }
+  return url
+}
+
+/** The URL as shown in messages and logs: without user:password. */
+function displayUrl (url: string): string {
+  try {
+    const u = new URL(url)
+    u.username = ''
+    u.password = ''
+    return u.toString().replace(/\/$/, '')
+  } catch {
+    return url
+  }
+}
+
+/** The socket-level reason a request never reached the node (ECONNREFUSED, ECONNRESET, ...). */
+function networkErrorCode (err: unknown): string | undefined {
+  let e: unknown = err
+  for (let depth = 0; depth < 4 && e != null; depth++) {
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) return code
+    e = (e as { cause?: unknown }).cause
+  }
+  return (err as Error)?.name === 'TypeError' && /fetch failed/i.test(errorMessage(err)) ? 'fetch failed' : undefined
+}
+
+function errorMessage (err: unknown): string {
+  return err instanceof Error ? err.message : String(err ?? '')
+}
