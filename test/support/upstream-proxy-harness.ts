@@ -1,7 +1,7 @@
 // A proxy mounted on a real node:http server on a per-test unix socket (as the daemon mounts it),
 // in front of the upstream simulator, with the real database, KV and durable queue.
 import { createServer, request as httpRequest, type Server, type IncomingHttpHeaders } from 'node:http'
-import { join } from 'node:path'
+import { mkdir } from 'node:fs/promises'
 import type { TestContext } from 'node:test'
 import { homeLayout, type HomeLayout } from '../../src/home.js'
 import { openDatabase, openKv, createDurableQueue, type HearthDatabase } from '../../src/db/index.js'
@@ -59,7 +59,7 @@ export async function startHarness (t: TestContext, opts: HarnessOptions = {}): 
   t.after(async () => { await sim.stop() })
   const root = await tempDir(t, 'hearth-proxy-')
   const home = homeLayout(root)
-  const socket = join(root, 'hearth.sock')
+  const socket = home.socket
   let db: HearthDatabase
   let proxy: Proxy
 
@@ -84,6 +84,7 @@ export async function startHarness (t: TestContext, opts: HarnessOptions = {}): 
     if (proxy.owns(url.pathname)) { void proxy.handle(req, res); return }
     sendError(res, new HearthError('NOT_FOUND', 'not a proxy path'))
   })
+  await mkdir(home.run, { recursive: true })
   await new Promise<void>((resolve) => server.listen(socket, resolve))
   t.after(async () => {
     server.closeAllConnections()
