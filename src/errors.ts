@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   // remote services
   STORAGE_UNAVAILABLE: 503,
   STORAGE_NOT_FOUND: 404,
+  STORAGE_VERIFY_FAILED: 502,   // a backend returned other bytes or another CID than it was given
   DPRPC_UNAVAILABLE: 503,
   DEFINITION_UNAVAILABLE: 503,
   CHAIN_UNAVAILABLE: 503,
