@@ -1,0 +1,420 @@
+// The sync engine (DESIGN 3.4): keeps this device's file set converging with every connected
+// device of the same owner. Each device pulls; nobody pushes. A pull lists the peer's change log
+// since a persisted per-peer cursor, fetches the ciphertext it lacks, verifies the CID and hands
+// it to the daemon's receive hook, which decrypts, validates, writes and indexes it.
+//
+// Why this terminates (no loops, A-B-C converges): a device creates a change in its own log only
+// when (a) its receive hook writes a CID it did not hold, (b) a tombstone deletes a CID it held
+// live, or (c) it learns a fileId for a CID that had none. Each of these moves one CID one step
+// along a one-way path (absent → held → deleted; fileId unknown → known), and an entry for a CID
+// already held, settled or parked is handled without any write. With finitely many CIDs there are
+// finitely many changes, every change is listed to each peer once (cursors only move forward), so
+// the exchange stops. Relaying is what makes A-B-C converge: a file B receives from A gets a new
+// seq in B's log, and C pulls it from B; when A later lists B's entry for that file, A already
+// holds the CID and does nothing.
+//
+// Triggers: a peer connects; a local change (`notifyLocalChange`, debounced, pokes every connected
+// peer, which pulls at once); a periodic round; `syncNow`. A device that wrote or deleted anything
+// while pulling pokes its own peers, so a file crosses a chain of devices without waiting.
+import { peerIdFromString } from '@libp2p/peer-id'
+import type { Connection, PeerId, Stream } from '@libp2p/interface'
+import type { Kv } from '../db/database.js'
+import type { FileIndex } from '../db/file-index.js'
+import { HearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { StorageBackend } from '../storage/types.js'
+import type { SyncNode } from './node.js'
+import { SYNC_PROTOCOL_ID, type HelloMessage } from './protocol.js'
+import {
+  pokeSession, pullSession, settleOutcome, zeroTotals,
+  type FileIdHook, type PullContext, type PullTotals, type ReceiveHook, type TombstoneHook
+} from './pull.js'
+import { serveSession, type ServeContext, type ServeStats } from './serve.js'
+import { syncState, type SyncState } from './state.js'
+import { newCounters, type WireCounters } from './wire.js'
+
+export type { ReceiveOutcome, ReceiveHook, TombstoneHook, FileIdHook, PullTotals } from './pull.js'
+export type { LiveEntry, TombstoneEntry, WireEntry } from './protocol.js'
+
+export interface SyncEngineOptions {
+  node: SyncNode
+  /** The owner address of this identity; peers greeting with another one are refused. */
+  ownerAddress: string
+  index: FileIndex
+  storage: StorageBackend
+  /** The engine's own key-value namespace (e.g. `openKv(db, 'sync')`). */
+  state: Kv<unknown>
+  receive: ReceiveHook
+  applyTombstone: TombstoneHook
+  learnFileId?: FileIdHook
+  logger: Logger
+  onProgress?: (progress: SyncProgress) => void
+  /** Periodic round (ms); 0 turns it off. Default 60 s. */
+  intervalMs?: number
+  /** Entries asked for per changes-request. Default 500. */
+  pageSize?: number
+  /** Fetches in flight per pull: count and announced bytes. Default 64 and 32 MiB. */
+  window?: { requests?: number; bytes?: number }
+  /** Longest silence tolerated on a sync stream. Default 60 s. */
+  readTimeoutMs?: number
+  /** Local changes within this window make one poke. Default 100 ms. */
+  pokeDebounceMs?: number
+}
+
+export interface SyncProgress extends PullTotals {
+  peerId: string
+  cursor: number
+  /** Changes listed or known to be ahead on the peer and not yet handled here. */
+  pendingIn: number
+  done: boolean
+}
+
+export interface PeerStatus {
+  peerId: string
+  /** Addresses this device dials (configured or added) and the address of any open connection. */
+  addrs: string[]
+  connected: boolean
+  syncing: boolean
+  /** ms since epoch of the last pull that reached the end of the peer's log. */
+  lastSyncAt: number | null
+  /** How far this device has handled the peer's change log. */
+  cursor: number
+  /** The peer's latest seq as of the last greeting or poke; null before any. */
+  remoteHead: number | null
+  /**
+   * Entries to pull: during a pull, the entries listed but not handled plus the peer's changes
+   * beyond the page; otherwise remoteHead − cursor. Seqs of rewritten records are reused, so
+   * outside a pull this is an upper bound; 0 means in sync.
+   */
+  pendingIn: number | null
+  /** Our head minus the peer's cursor for us (upper bound, as above); null before any greeting. */
+  pendingOut: number | null
+  lastError: string | null
+}
+
+export interface SyncRoundResult {
+  peerId: string
+  ok: boolean
+  error?: string
+  totals: PullTotals
+}
+
+export interface SyncStats extends WireCounters, ServeStats, PullTotals {
+  pulls: number
+  pokesSent: number
+  pokesReceived: number
+}
+
+export interface SyncEngine {
+  /** Register the protocol handler and the triggers. Call before `node.start()`. */
+  start (): Promise<void>
+  /** Stop triggers, abort running pulls, unregister. Call before `node.stop()`. */
+  stop (): Promise<void>
+  /** The local file set changed (ingest, delete): poke connected peers so they pull. */
+  notifyLocalChange (): void
+  /** Pull from every connected peer (or one) and resolve when the round is finished. */
+  syncNow (opts?: { peerId?: string }): Promise<SyncRoundResult[]>
+  /** Hand parked (waiting-schema) entries to receive again, e.g. after new schemas are known. */
+  retryWaiting (): Promise<{ retried: number; written: number; stillWaiting: number }>
+  /** Persist a peer address and keep it connected from now on and after every restart. */
+  addPeer (multiaddr: string): Promise<void>
+  peers (): Promise<PeerStatus[]>
+  stats (): SyncStats
+}
+
+interface LivePeer {
+  remoteHead: number | null
+  theirCursor: number | null
+  pendingIn: number | null
+  lastSyncAt: number | null
+  lastError: string | null
+}
+
+export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
+  const { node, index, storage, logger } = opts
+  const libp2p = node.libp2p
+  const state: SyncState = syncState(opts.state)
+  const counters = newCounters()
+  const serveStats: ServeStats = { fetchesServed: 0, blobBytesServed: 0 }
+  const totals = zeroTotals()
+  const extra = { pulls: 0, pokesSent: 0, pokesReceived: 0 }
+  const readTimeoutMs = opts.readTimeoutMs ?? 60_000
+  const live = new Map<string, LivePeer>()
+  const pulls = new Map<string, { again: boolean; done: Promise<SyncRoundResult> }>()
+  let running = false
+  let stopping = new AbortController()
+  let intervalTimer: NodeJS.Timeout | null = null
+  let pokeTimer: NodeJS.Timeout | null = null
+  let localScan: Promise<void> = Promise.resolve()
+  let retrying: Promise<{ retried: number; written: number; stillWaiting: number }> | null = null
+  const lastProgressAt = new Map<string, number>()
+
+  function peer (peerId: string): LivePeer {
+    let p = live.get(peerId)
+    if (p === undefined) {
+      p = { remoteHead: null, theirCursor: null, pendingIn: null, lastSyncAt: null, lastError: null }
+      live.set(peerId, p)
+    }
+    return p
+  }
+
+  function onHello (peerId: string, hello: HelloMessage): void {
+    const p = peer(peerId)
+    p.remoteHead = hello.head
+    p.theirCursor = hello.cursor
+  }
+
+  const serveContext: ServeContext = {
+    ownerAddress: opts.ownerAddress,
+    index,
+    storage,
+    logger,
+    counters,
+    stats: serveStats,
+    readTimeoutMs,
+    cursorFor: async (peerId) => await state.cursor(peerId),
+    onHello,
+    onPeerCursor (peerId, cursor) {
+      peer(peerId).theirCursor = cursor
+    },
+    onPoke (peerId, head) {
+      extra.pokesReceived++
+      peer(peerId).remoteHead = head
+      void requestPull(peerId)
+    }
+  }
+
+  function emitProgress (peerId: string, round: PullTotals, cursor: number, done: boolean): void {
+    if (opts.onProgress === undefined) return
+    const now = Date.now()
+    if (!done && now - (lastProgressAt.get(peerId) ?? 0) < 200) return
+    lastProgressAt.set(peerId, now)
+    try {
+      opts.onProgress({ ...round, peerId, cursor, pendingIn: peer(peerId).pendingIn ?? 0, done })
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'sync progress listener threw')
+    }
+  }
+
+  const pullContext: PullContext = {
+    ownerAddress: opts.ownerAddress,
+    index,
+    storage,
+    state,
+    logger,
+    counters,
+    readTimeoutMs,
+    pageSize: opts.pageSize ?? 500,
+    window: { requests: opts.window?.requests ?? 64, bytes: opts.window?.bytes ?? 32 * 1024 * 1024 },
+    receive: opts.receive,
+    applyTombstone: opts.applyTombstone,
+    ...(opts.learnFileId !== undefined ? { learnFileId: opts.learnFileId } : {}),
+    onHello,
+    onPending (peerId, pendingIn) { peer(peerId).pendingIn = pendingIn },
+    onProgress (peerId, round, cursor) { emitProgress(peerId, round, cursor, false) }
+  }
+
+  /** Remember CIDs deleted on this device, so no peer that missed the deletion can bring them back. */
+  function scanLocalDeletions (): Promise<void> {
+    localScan = localScan.then(async () => {
+      let since = await state.localScan()
+      for (;;) {
+        const changes = await index.changesSince(since, 1000)
+        for (const c of changes) {
+          const cid = c.deleted ? c.cid : (c.record.state === 'deleted' ? c.record.cid : null)
+          if (cid !== null && await state.settled(cid) === null) await state.settle(cid, 'deleted')
+        }
+        if (changes.length === 0) return
+        since = changes[changes.length - 1]!.seq
+        await state.setLocalScan(since)
+        if (changes.length < 1000) return
+      }
+    }).catch((err: Error) => { logger.warn({ err: err.message }, 'scanning local deletions failed') })
+    return localScan
+  }
+
+  async function openStream (peerId: string): Promise<Stream> {
+    return await libp2p.dialProtocol(peerIdFromString(peerId), SYNC_PROTOCOL_ID, { signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(15_000)]) })
+  }
+
+  async function pullOnce (peerId: string): Promise<SyncRoundResult> {
+    const p = peer(peerId)
+    const round = zeroTotals()
+    extra.pulls++
+    try {
+      await scanLocalDeletions()
+      const stream = await openStream(peerId)
+      const result = await pullSession(stream, peerId, pullContext, stopping.signal)
+      Object.assign(round, result)
+      p.lastSyncAt = Date.now()
+      p.lastError = null
+      p.pendingIn = Math.max(0, (p.remoteHead ?? 0) - await state.cursor(peerId))
+      await state.setPeerInfo(peerId, { lastSyncAt: p.lastSyncAt })
+      for (const k of Object.keys(totals) as Array<keyof PullTotals>) totals[k] += round[k]
+      emitProgress(peerId, round, await state.cursor(peerId), true)
+      if (round.written > 0 || round.tombstones > 0) notifyLocalChange()
+      if (round.fetched > 0) logger.info({ peer: peerId, ...round }, 'sync pull finished')
+      return { peerId, ok: true, totals: round }
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err)
+      p.lastError = message
+      if (!stopping.signal.aborted) logger.warn({ peer: peerId, err: message }, 'sync pull failed')
+      return { peerId, ok: false, error: message, totals: round }
+    }
+  }
+
+  /** One pull per peer at a time; a request during a pull makes exactly one more round after it. */
+  function requestPull (peerId: string): Promise<SyncRoundResult> {
+    const current = pulls.get(peerId)
+    if (current !== undefined) {
+      current.again = true
+      return current.done
+    }
+    const entry = { again: false, done: Promise.resolve(null as unknown as SyncRoundResult) }
+    entry.done = (async () => {
+      let result: SyncRoundResult
+      do {
+        entry.again = false
+        result = await pullOnce(peerId)
+      } while (entry.again && running)
+      pulls.delete(peerId)
+      return result
+    })()
+    pulls.set(peerId, entry)
+    return entry.done
+  }
+
+  async function pokeAll (): Promise<void> {
+    await scanLocalDeletions()
+    await Promise.all(node.connectedPeers().map(async (peerId) => {
+      try {
+        await pokeSession(await openStream(peerId), peerId, pullContext)
+        extra.pokesSent++
+      } catch (err) {
+        if (!stopping.signal.aborted) logger.debug({ peer: peerId, err: (err as Error).message }, 'sync poke failed')
+      }
+    }))
+  }
+
+  function notifyLocalChange (): void {
+    if (!running || pokeTimer !== null) return
+    pokeTimer = setTimeout(() => { pokeTimer = null; void pokeAll() }, opts.pokeDebounceMs ?? 100)
+  }
+
+  async function retryWaiting (): Promise<{ retried: number; written: number; stillWaiting: number }> {
+    if (retrying !== null) return await retrying
+    retrying = (async () => {
+      const out = { retried: 0, written: 0, stillWaiting: 0 }
+      for await (const parked of state.allParked()) {
+        if (!running) break
+        const { entry } = parked
+        if ((await index.byCid(entry.cid)).length > 0) { await state.unpark(entry.cid); continue }
+        let bytes: Uint8Array
+        try {
+          bytes = await storage.get(entry.cid)
+        } catch (err) {
+          logger.warn({ cid: entry.cid, err: (err as Error).message }, 'parked ciphertext is gone from storage; dropping it')
+          await state.unpark(entry.cid)
+          continue
+        }
+        out.retried++
+        const outcome = await opts.receive(entry, bytes, { peerId: parked.peerId })
+        await settleOutcome(entry, outcome, { peerId: parked.peerId }, { index, state, storage })
+        if (outcome === 'written') out.written++
+        if (outcome === 'waiting-schema') out.stillWaiting++
+      }
+      if (out.written > 0) notifyLocalChange()
+      return out
+    })().finally(() => { retrying = null })
+    return await retrying
+  }
+
+  async function syncNow (o: { peerId?: string } = {}): Promise<SyncRoundResult[]> {
+    if (!running) throw new HearthError('INVALID_ARGUMENT', 'the sync engine is not running')
+    const targets = o.peerId !== undefined ? [o.peerId] : node.connectedPeers()
+    return await Promise.all(targets.map(requestPull))
+  }
+
+  const onConnect = (evt: CustomEvent<PeerId>): void => {
+    if (running) void requestPull(evt.detail.toString())
+  }
+
+  function addressesOf (peerId: string, conns: Connection[]): string[] {
+    const kept = node.keptAddresses().filter((a) => a.endsWith(`/p2p/${peerId}`))
+    const open = conns.filter((c) => c.remotePeer.toString() === peerId && c.status === 'open').map((c) => c.remoteAddr.toString())
+    return [...new Set([...kept, ...open])]
+  }
+
+  return {
+    async start () {
+      if (running) return
+      running = true
+      stopping = new AbortController()
+      await libp2p.handle(SYNC_PROTOCOL_ID, async (stream, connection) => {
+        await serveSession(stream, connection.remotePeer.toString(), serveContext)
+      }, { maxInboundStreams: 16, maxOutboundStreams: 16 })
+      libp2p.addEventListener('peer:connect', onConnect)
+      for (const address of await state.addresses()) {
+        try { node.keepConnected(address) } catch (err) { logger.warn({ address, err: (err as Error).message }, 'ignoring a stored peer address') }
+      }
+      const intervalMs = opts.intervalMs ?? 60_000
+      if (intervalMs > 0) {
+        intervalTimer = setInterval(() => {
+          for (const peerId of node.connectedPeers()) void requestPull(peerId)
+          void retryWaiting()
+        }, intervalMs)
+        intervalTimer.unref()
+      }
+      for (const peerId of node.connectedPeers()) void requestPull(peerId)
+    },
+    async stop () {
+      if (!running) return
+      running = false
+      stopping.abort()
+      if (intervalTimer !== null) clearInterval(intervalTimer)
+      if (pokeTimer !== null) clearTimeout(pokeTimer)
+      intervalTimer = null
+      pokeTimer = null
+      libp2p.removeEventListener('peer:connect', onConnect)
+      await Promise.allSettled([...pulls.values()].map(async (p) => await p.done))
+      await Promise.allSettled([localScan, retrying])
+      await libp2p.unhandle(SYNC_PROTOCOL_ID)
+    },
+    notifyLocalChange,
+    syncNow,
+    retryWaiting,
+    async addPeer (address) {
+      node.keepConnected(address) // validates the multiaddr before anything is stored
+      await state.addAddress(address)
+    },
+    async peers () {
+      const conns = libp2p.getConnections()
+      const connected = new Set(node.connectedPeers())
+      const keptIds = node.keptAddresses().map((a) => /\/p2p\/([^/]+)$/.exec(a)?.[1]).filter((x): x is string => x !== undefined)
+      const ids = [...new Set([...await state.knownPeers(), ...connected, ...live.keys(), ...keptIds])].sort()
+      const ourHead = await index.currentSeq()
+      return await Promise.all(ids.map(async (peerId): Promise<PeerStatus> => {
+        const p = live.get(peerId)
+        const cursor = await state.cursor(peerId)
+        const lastSyncAt = p?.lastSyncAt ?? (await state.peerInfo(peerId))?.lastSyncAt ?? null
+        const syncing = pulls.has(peerId)
+        const remoteHead = p?.remoteHead ?? null
+        return {
+          peerId,
+          addrs: addressesOf(peerId, conns),
+          connected: connected.has(peerId),
+          syncing,
+          lastSyncAt,
+          cursor,
+          remoteHead,
+          pendingIn: syncing ? (p?.pendingIn ?? null) : (remoteHead === null ? null : Math.max(0, remoteHead - cursor)),
+          pendingOut: p?.theirCursor === null || p?.theirCursor === undefined ? null : Math.max(0, ourHead - p.theirCursor),
+          lastError: p?.lastError ?? null
+        }
+      }))
+    },
+    stats () {
+      return { ...counters, ...serveStats, ...totals, ...extra }
+    }
+  }
+}

@@ -1,0 +1,197 @@
+// The libp2p node that carries device-to-device sync (DESIGN 3.4): TCP + pnet + Noise + Yamux +
+// identify, optional mDNS, and nothing that reaches the public network (no bootstrap list, no DHT,
+// no relay, no autonat/upnp). The private-network key is derived from the owner's master key
+// material, so only devices of the same owner complete a connection handshake; a device of
+// another owner fails in the pnet layer before any libp2p protocol runs.
+//
+// The peer id is per DEVICE (a random Ed25519 key persisted in the home folder), not derived from
+// the master key: several devices share one identity and each needs its own peer id.
+import { mkdir, readFile, rename, writeFile, chmod } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { tcp } from '@libp2p/tcp'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { identify } from '@libp2p/identify'
+import { mdns } from '@libp2p/mdns'
+import { preSharedKey } from '@libp2p/pnet'
+import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import type { PrivateKey } from '@libp2p/interface'
+import { HearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+
+export const DEFAULT_SYNC_LISTEN = ['/ip4/0.0.0.0/tcp/4011']
+/** mDNS service name: Hearth devices answer only each other's queries, never IPFS nodes'. */
+export const MDNS_SERVICE_TAG = '_hearth-sync._udp.local'
+
+export interface SyncNodeOptions {
+  /** 32 bytes from `privateNetworkKey(masterKey)`; the node never sees the master key itself. */
+  networkKey: Uint8Array
+  /** Where this device's libp2p private key lives (created on first start, mode 0600). */
+  peerKeyFile: string
+  listen?: string[]
+  mdns?: boolean
+  /** Configured peer multiaddrs, dialled on start and redialled with backoff while down. */
+  bootstrapPeers?: string[]
+  logger: Logger
+  /** Redial backoff bounds (ms). */
+  redial?: { minMs?: number; maxMs?: number }
+  /** mDNS query interval (ms); the library default (10 s) suits a LAN. */
+  mdnsIntervalMs?: number
+}
+
+export interface SyncNode {
+  readonly libp2p: Libp2p
+  /** This device's peer id (base58btc string). */
+  readonly peerId: string
+  start (): Promise<void>
+  stop (): Promise<void>
+  /** The addresses this node listens on, each ending in /p2p/<peerId>. */
+  multiaddrs (): string[]
+  /** Dial now and keep redialling with backoff while the node runs. Idempotent per address. */
+  keepConnected (address: string): void
+  /** Addresses being kept connected (configured, added, and learned over mDNS are not included). */
+  keptAddresses (): string[]
+  /** Peer ids with at least one open connection. */
+  connectedPeers (): string[]
+}
+
+/** The pnet swarm-key file content libp2p expects, built from the derived 32-byte key. */
+export function swarmKeyFile (networkKey: Uint8Array): Uint8Array {
+  if (!(networkKey instanceof Uint8Array) || networkKey.length !== 32) {
+    throw new HearthError('INVALID_ARGUMENT', 'the private-network key must be 32 bytes')
+  }
+  return new TextEncoder().encode(`/key/swarm/psk/1.0.0/\n/base16/\n${Buffer.from(networkKey).toString('hex')}`)
+}
+
+/** Load this device's libp2p key, or create and persist one (0600, written atomically). */
+export async function loadOrCreatePeerKey (file: string): Promise<PrivateKey> {
+  try {
+    return privateKeyFromProtobuf(await readFile(file))
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new HearthError('INVALID_IDENTITY', `cannot read the peer key ${file}: ${(err as Error).message}`)
+    }
+  }
+  const key = await generateKeyPair('Ed25519')
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+  const tmp = `${file}.${process.pid}.tmp`
+  await writeFile(tmp, privateKeyToProtobuf(key), { mode: 0o600 })
+  await chmod(tmp, 0o600)
+  await rename(tmp, file)
+  return key
+}
+
+function parseAddress (address: string): Multiaddr {
+  try {
+    return multiaddr(address)
+  } catch (err) {
+    throw new HearthError('INVALID_ARGUMENT', `not a multiaddr: ${JSON.stringify(address)}`, { reason: (err as Error).message })
+  }
+}
+
+export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> {
+  const { logger } = opts
+  const privateKey = await loadOrCreatePeerKey(opts.peerKeyFile)
+  const listen = opts.listen ?? DEFAULT_SYNC_LISTEN
+  const libp2p = await createLibp2p({
+    start: false,
+    privateKey,
+    addresses: { listen },
+    transports: [tcp()],
+    connectionProtector: preSharedKey({ psk: swarmKeyFile(opts.networkKey) }),
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    peerDiscovery: opts.mdns === true
+      ? [mdns({ serviceTag: MDNS_SERVICE_TAG, ...(opts.mdnsIntervalMs !== undefined ? { interval: opts.mdnsIntervalMs } : {}) })]
+      : [],
+    services: { identify: identify() },
+    connectionManager: { dialTimeout: 10_000 }
+  })
+  const selfId = libp2p.peerId.toString()
+  const minMs = opts.redial?.minMs ?? 1_000
+  const maxMs = opts.redial?.maxMs ?? 60_000
+
+  // One redial loop per kept address. A loop sleeps while its peer is connected and wakes on
+  // that peer's disconnect; failures back off exponentially up to maxMs, forever.
+  interface Kept { address: Multiaddr; peerId: string | null; delay: number; timer: NodeJS.Timeout | null; dialing: boolean }
+  const kept = new Map<string, Kept>()
+  let running = false
+
+  const isConnected = (peerId: string | null): boolean =>
+    peerId !== null && libp2p.getConnections().some((c) => c.remotePeer.toString() === peerId && c.status === 'open')
+
+  function schedule (k: Kept, delay: number): void {
+    if (!running) return
+    if (k.timer !== null) clearTimeout(k.timer)
+    k.timer = setTimeout(() => { k.timer = null; void dialKept(k) }, delay)
+    k.timer.unref()
+  }
+
+  async function dialKept (k: Kept): Promise<void> {
+    if (!running || k.dialing || isConnected(k.peerId)) return
+    k.dialing = true
+    try {
+      const conn = await libp2p.dial(k.address)
+      k.peerId = conn.remotePeer.toString()
+      k.delay = minMs
+      logger.debug({ peer: k.peerId, address: k.address.toString() }, 'sync peer connected')
+    } catch (err) {
+      logger.debug({ address: k.address.toString(), err: (err as Error).message, retryInMs: k.delay }, 'sync peer dial failed')
+      schedule(k, k.delay)
+      k.delay = Math.min(k.delay * 2, maxMs)
+    } finally {
+      k.dialing = false
+    }
+  }
+
+  libp2p.addEventListener('peer:disconnect', (evt) => {
+    const id = evt.detail.toString()
+    for (const k of kept.values()) if (k.peerId === id) schedule(k, minMs)
+  })
+
+  // mDNS only finds candidates; we dial them once per announcement. pnet decides who may stay.
+  libp2p.addEventListener('peer:discovery', (evt) => {
+    const id = evt.detail.id.toString()
+    if (!running || id === selfId || isConnected(id)) return
+    libp2p.dial(evt.detail.id).then(
+      () => logger.debug({ peer: id }, 'sync peer discovered and connected'),
+      (err: Error) => logger.debug({ peer: id, err: err.message }, 'discovered peer did not connect')
+    )
+  })
+
+  function keepConnected (address: string): void {
+    const ma = parseAddress(address)
+    const key = ma.toString()
+    if (kept.has(key)) return
+    const declared = ma.getComponents().findLast((c) => c.name === 'p2p')?.value ?? null
+    if (declared === selfId) return
+    const k: Kept = { address: ma, peerId: declared, delay: minMs, timer: null, dialing: false }
+    kept.set(key, k)
+    if (running) void dialKept(k)
+  }
+
+  for (const a of opts.bootstrapPeers ?? []) keepConnected(a)
+
+  return {
+    libp2p,
+    peerId: selfId,
+    async start () {
+      if (running) return
+      await libp2p.start()
+      running = true
+      logger.info({ peerId: selfId, addrs: libp2p.getMultiaddrs().map(String) }, 'sync node listening')
+      for (const k of kept.values()) void dialKept(k)
+    },
+    async stop () {
+      running = false
+      for (const k of kept.values()) { if (k.timer !== null) clearTimeout(k.timer); k.timer = null }
+      await libp2p.stop()
+    },
+    multiaddrs: () => libp2p.getMultiaddrs().map(String),
+    keepConnected,
+    keptAddresses: () => [...kept.keys()],
+    connectedPeers: () => [...new Set(libp2p.getConnections().filter((c) => c.status === 'open').map((c) => c.remotePeer.toString()))]
+  }
+}

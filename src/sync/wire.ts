@@ -1,0 +1,123 @@
+// Length-prefixed framing of sync messages over one libp2p stream (the I/O half of protocol.ts).
+// Every read has a deadline and every frame a size cap, so a silent or hostile peer costs at most
+// one stream, never the daemon.
+import * as lp from 'it-length-prefixed'
+import type { Stream } from '@libp2p/interface'
+import { HearthError, isHearthError } from '../errors.js'
+import {
+  BLOB_CHUNK_BYTES, MAX_FRAME_BYTES, decodeMessage, encodeMessage, type SyncMessage
+} from './protocol.js'
+
+/** Traffic counters, shared by every channel of one engine (bench and tests read them). */
+export interface WireCounters {
+  messagesSent: number
+  messagesReceived: number
+  bytesSent: number
+  bytesReceived: number
+}
+
+export function newCounters (): WireCounters {
+  return { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0 }
+}
+
+export interface Channel {
+  send (message: SyncMessage): Promise<void>
+  /** Send ciphertext as the raw frames that follow a `blob` header. */
+  sendBlob (bytes: Uint8Array): Promise<void>
+  /** The next control message, or null when the remote closed its side cleanly. */
+  read (): Promise<SyncMessage | null>
+  /** Read exactly `size` bytes of raw frames (after a `blob` header). */
+  readBlob (size: number): Promise<Uint8Array>
+  /** Finish writing (flushes); the stream ends once the remote closes its side too. */
+  close (): Promise<void>
+  abort (err: Error): void
+}
+
+export interface ChannelOptions {
+  /** Longest wait for one frame before the stream is aborted. */
+  readTimeoutMs: number
+  counters: WireCounters
+}
+
+export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
+  const frames = lp.decode(stream, { maxDataLength: MAX_FRAME_BYTES })
+  const { counters } = opts
+
+  async function nextFrame (): Promise<Uint8Array | null> {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new HearthError('TIMEOUT', `no sync frame from the peer within ${opts.readTimeoutMs} ms`)), opts.readTimeoutMs)
+    })
+    try {
+      const next = await Promise.race([frames.next(), deadline])
+      if (next.done === true) return null
+      const bytes = next.value.subarray()
+      counters.bytesReceived += bytes.byteLength
+      return bytes
+    } catch (err) {
+      if (isHearthError(err)) { stream.abort(err); throw err }
+      // it-length-prefixed rejects oversized or malformed length prefixes
+      const name = (err as Error)?.name ?? ''
+      if (/InvalidDataLength|InvalidMessageLength|InvalidLengthLength|UnexpectedEOF/i.test(name)) {
+        const violation = new HearthError('SYNC_PROTOCOL_ERROR', `malformed sync frame: ${(err as Error).message}`)
+        stream.abort(violation)
+        throw violation
+      }
+      throw err
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  async function write (frame: Uint8Array): Promise<void> {
+    const framed = lp.encode.single(frame)
+    counters.bytesSent += frame.byteLength
+    if (!stream.send(framed)) await stream.onDrain()
+  }
+
+  return {
+    async send (message) {
+      await write(encodeMessage(message))
+      counters.messagesSent++
+    },
+    async sendBlob (bytes) {
+      for (let off = 0; off < bytes.byteLength; off += BLOB_CHUNK_BYTES) {
+        await write(bytes.subarray(off, Math.min(off + BLOB_CHUNK_BYTES, bytes.byteLength)))
+      }
+    },
+    async read () {
+      const frame = await nextFrame()
+      if (frame === null) return null
+      let message: SyncMessage
+      try {
+        message = decodeMessage(frame)
+      } catch (err) {
+        stream.abort(err as Error)
+        throw err
+      }
+      counters.messagesReceived++
+      return message
+    },
+    async readBlob (size) {
+      const out = new Uint8Array(size)
+      let filled = 0
+      while (filled < size) {
+        const frame = await nextFrame()
+        if (frame === null || frame.byteLength === 0 || frame.byteLength > size - filled) {
+          const violation = new HearthError('SYNC_PROTOCOL_ERROR', 'blob frames do not add up to the announced size')
+          stream.abort(violation)
+          throw violation
+        }
+        out.set(frame, filled)
+        filled += frame.byteLength
+      }
+      return out
+    },
+    async close () {
+      await stream.close()
+    },
+    abort (err) {
+      stream.abort(err)
+    }
+  }
+}
