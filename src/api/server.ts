@@ -70,7 +70,9 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
         return
       }
       const method = (req.method ?? 'GET').toUpperCase()
-      const { handler, params } = deps.router.match(method, url.pathname)
+      // match on the raw path: URL parsing would resolve `/v1/data/..` into another route
+      const rawPath = (req.url ?? '/').split(/[?#]/)[0]!
+      const { handler, params } = deps.router.match(method, rawPath)
       const apiReq: ApiRequest = {
         method,
         url,

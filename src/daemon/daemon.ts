@@ -96,7 +96,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
 
     const router = new Router()
     addDataRoutes(router, { dataDir: home.data, index, storage, pipeline, masterKey: identity.masterKey, logger })
-    addSchemaRoutes(router, { registry: schemas.registry, cache: schemas.cache, storage, logger })
+    addSchemaRoutes(router, { registry: schemas.registry, serving: schemas.serving, storage, logger })
     addSystemRoutes(router, {
       ownerAddress: identity.ownerAddress,
       index,

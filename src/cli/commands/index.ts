@@ -3,6 +3,7 @@ import type { Command } from '../command.js'
 import { initCommand, whoamiCommand } from './identity.js'
 import { daemonCommand } from './daemon.js'
 import { statusCommand, configCommand } from './status.js'
+import { schemaCommand } from './schema.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -15,5 +16,6 @@ export const COMMANDS: readonly Command[] = [
   lsCommand,
   versionsCommand,
   rmCommand,
+  schemaCommand,
   configCommand
 ]

@@ -1,0 +1,56 @@
+// Wires schema knowledge: the persistent cache, the configured sources (a DP RPC service, the
+// chain), the validator cache, and the shipped definitions that make a fresh install work offline.
+import type { HomeLayout } from '../home.js'
+import type { Logger } from '../log.js'
+import type { HearthConfig } from './config.js'
+import { openKv, type HearthDatabase } from '../db/database.js'
+import type { StorageBackend } from '../storage/types.js'
+import type { ResolvedSchema, SchemaResolver } from '../registry/types.js'
+import { createSchemaCache, type SchemaCache } from '../registry/cache.js'
+import { createSchemaRegistry, type SchemaRegistry } from '../registry/resolver.js'
+import { createDpRpcResolver } from '../registry/dp-rpc-client.js'
+import { createDefinitionFetcher, type DefinitionFetcher } from '../registry/fetch-definition.js'
+import { createSchemaValidators } from '../registry/validators.js'
+import { installShippedSchemas } from '../registry/shipped.js'
+import type { Validate } from '../ingest/pipeline.js'
+
+export interface SchemaSetup {
+  cache: SchemaCache
+  registry: SchemaRegistry
+  /** Answers the daemon's own lookup endpoints: cache and chain, never a DP RPC service. */
+  serving: SchemaRegistry
+  validate: Validate
+  fetchDefinition: DefinitionFetcher
+}
+
+export async function buildSchemaRegistry (deps: {
+  config: HearthConfig
+  home: HomeLayout
+  db: HearthDatabase
+  storage: StorageBackend
+  logger: Logger
+  /** Sources known only after the chain is up (the chain resolver). */
+  extraSources?: SchemaResolver[]
+}): Promise<SchemaSetup> {
+  const cache = createSchemaCache(openKv(deps.db, 'schemas'))
+  const fetchDefinition = createDefinitionFetcher({ storage: deps.storage, timeoutMs: deps.config.schemas.timeoutMs })
+  const sources: SchemaResolver[] = [...(deps.extraSources ?? [])]
+  if (deps.config.schemas.dpRpcUrl !== null) {
+    sources.unshift(createDpRpcResolver({ baseUrl: deps.config.schemas.dpRpcUrl, timeoutMs: deps.config.schemas.timeoutMs, fetchDefinition }))
+  }
+  const registry = createSchemaRegistry({ cache, sources, logger: deps.logger })
+  const serving = createSchemaRegistry({ cache, sources: deps.extraSources ?? [], logger: deps.logger })
+  const validators = createSchemaValidators({ logger: deps.logger })
+  const validate: Validate = (schema: ResolvedSchema, data: unknown) => {
+    try {
+      return validators.validateData(schema, data)
+    } catch (err) {
+      // a definition whose JSON Schema does not compile rejects every file, with the reason
+      return { ok: false, reasons: [`schema ${schema.id} cannot be used: ${(err as Error).message}`] }
+    }
+  }
+  const installed = await installShippedSchemas(registry, deps.storage)
+  const added = installed.filter((r) => r.added).length
+  if (added > 0) deps.logger.info({ added }, 'shipped schemas installed')
+  return { cache, registry, serving, validate, fetchDefinition }
+}
