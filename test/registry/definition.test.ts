@@ -16,7 +16,7 @@ function reasonsOf (input: unknown): string[] {
 }
 
 test('a valid definition parses from an object, JSON text and UTF-8 bytes, keeping only the DESIGN fields', () => {
-  const doc = { ...definitionDoc('instagram.profile'), extra: 'dropped' }
+  const doc: Record<string, unknown> = { ...definitionDoc('instagram.profile'), extra: 'dropped' }
   const fromObject = parseSchemaDefinition(doc)
   assert.deepEqual(fromObject, {
     name: 'instagram.profile test schema',

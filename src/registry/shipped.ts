@@ -1,0 +1,76 @@
+// The schema definitions shipped in <repo>/schemas, installed as local schemas so a fresh install
+// validates the common scopes offline. Installing is idempotent: a definition's canonical bytes
+// give one CID, so every later start finds each one already known and changes nothing.
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { HearthError, isHearthError } from '../errors.js'
+import type { StorageBackend } from '../storage/types.js'
+import { parseSchemaDefinition } from './definition.js'
+import type { AddLocalResult, SchemaRegistry } from './resolver.js'
+import type { SchemaDefinition } from './types.js'
+
+/** `<repo>/schemas/`, the same from src/registry (tsx) and dist/registry (built). */
+export function shippedSchemasDir (): string {
+  return fileURLToPath(new URL('../../schemas/', import.meta.url))
+}
+
+export interface ShippedSchema {
+  file: string
+  definition: SchemaDefinition
+}
+
+/**
+ * Every `*.json` in `dir`, parsed, in file name order. A broken file is a packaging bug, so it
+ * fails loudly, naming the file; two files for one scope and version are refused too.
+ */
+export async function loadShippedSchemaFiles (dir = shippedSchemasDir()): Promise<ShippedSchema[]> {
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort()
+  } catch (err) {
+    throw new HearthError('FILE_UNREADABLE', `cannot read the shipped schemas folder ${dir}: ${(err as Error).message}`, { dir }, { cause: err })
+  }
+  const out: ShippedSchema[] = []
+  const seen = new Map<string, string>()
+  for (const name of names) {
+    const file = join(dir, name)
+    let definition: SchemaDefinition
+    try {
+      definition = parseSchemaDefinition(await readFile(file))
+    } catch (err) {
+      if (isHearthError(err)) {
+        throw new HearthError(err.code, `shipped schema ${name}: ${err.message}`, { ...err.details, file }, { cause: err })
+      }
+      throw new HearthError('FILE_UNREADABLE', `shipped schema ${name}: ${(err as Error).message}`, { file }, { cause: err })
+    }
+    const key = `${definition.scope}@${definition.version}`
+    const clash = seen.get(key)
+    if (clash !== undefined) {
+      throw new HearthError('INVALID_SCHEMA_DEFINITION', `shipped schemas ${clash} and ${name} both define ${key}`,
+        { file, reasons: [`duplicate of ${clash}`] })
+    }
+    seen.set(key, name)
+    out.push({ file, definition })
+  }
+  return out
+}
+
+export async function loadShippedSchemas (dir = shippedSchemasDir()): Promise<SchemaDefinition[]> {
+  return (await loadShippedSchemaFiles(dir)).map((s) => s.definition)
+}
+
+/**
+ * Add every shipped definition as a non-sticky local schema: it becomes its scope's latest only
+ * where the scope has none yet (or only an older shipped one), never over a chain schema or the
+ * owner's own choice.
+ */
+export async function installShippedSchemas (
+  registry: Pick<SchemaRegistry, 'addLocalSchema'>, storage: Pick<StorageBackend, 'add'>, opts: { dir?: string } = {}
+): Promise<Array<AddLocalResult & { file: string }>> {
+  const results: Array<AddLocalResult & { file: string }> = []
+  for (const { file, definition } of await loadShippedSchemaFiles(opts.dir)) {
+    results.push({ file, ...await registry.addLocalSchema(definition, { storage, sticky: false }) })
+  }
+  return results
+}

@@ -1,0 +1,81 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { parseSchemaDefinition } from '../../src/registry/definition.js'
+import { isHearthError } from '../../src/errors.js'
+import type { ResolvedSchema } from '../../src/registry/types.js'
+import { definitionDoc, openCache } from '../support/registry-fixtures.js'
+
+function resolved (id: string, scope: string, definitionUrl: string, version = '1.0.0'): ResolvedSchema {
+  return {
+    id, ownerAddress: null, name: `${scope} v${version}`, dialect: 'json', definitionUrl, scope, addedAt: '2025-01-01T00:00:00.000Z',
+    definition: parseSchemaDefinition(definitionDoc(scope, { version }))
+  }
+}
+
+test('schemas and latest pointers survive closing and reopening the database', async (t) => {
+  const first = await openCache(t)
+  const a = resolved('1', 'instagram.profile', 'ipfs://a')
+  const b = resolved('2', 'instagram.profile', 'ipfs://b', '2.0.0')
+  await first.cache.remember(a)
+  await first.cache.remember(b)
+  await first.cache.setLatest('instagram.profile', '2', { sticky: true, setAt: '2025-02-02T00:00:00.000Z' })
+  await first.close()
+
+  const again = await openCache(t, first.dir)
+  assert.deepEqual(await again.cache.byId('1'), a)
+  assert.deepEqual(await again.cache.byScope('instagram.profile'), b)
+  assert.deepEqual(await again.cache.latest('instagram.profile'), { id: '2', sticky: true, setAt: '2025-02-02T00:00:00.000Z' })
+  assert.deepEqual(await again.cache.byDefinitionUrl('ipfs://a'), a)
+  assert.equal(await again.cache.byScope('spotify.savedTracks'), null)
+  assert.equal(await again.cache.byId('3'), null)
+  assert.deepEqual((await again.cache.list()).map((s) => [s.id, s.latest]), [['1', false], ['2', true]])
+})
+
+test('inconsistent input is refused: scope mismatches, unknown ids, wrong-scope pointers', async (t) => {
+  const { cache } = await openCache(t)
+  const lying = { ...resolved('5', 'instagram.profile', 'ipfs://x'), scope: 'spotify.savedTracks' }
+  await assert.rejects(cache.remember(lying), (err: unknown) => isHearthError(err, 'SCHEMA_SCOPE_MISMATCH'))
+  await assert.rejects(cache.setLatest('instagram.profile', '404'), (err: unknown) => isHearthError(err, 'SCHEMA_NOT_FOUND'))
+  await cache.remember(resolved('6', 'instagram.profile', 'ipfs://y'))
+  await assert.rejects(cache.setLatest('spotify.savedTracks', '6'), (err: unknown) => isHearthError(err, 'SCHEMA_SCOPE_MISMATCH'))
+  await assert.rejects(cache.alias('0x6', 'nope'), (err: unknown) => isHearthError(err, 'SCHEMA_NOT_FOUND'))
+  await cache.alias('0x6', '6')
+  assert.equal((await cache.byId('0x6'))?.id, '6')
+  assert.deepEqual((await cache.list()).map((s) => s.id), ['6'], 'aliases are not listed as schemas')
+})
+
+test('the url index prefers a chain id over a local id of the same definition', async (t) => {
+  const { cache } = await openCache(t)
+  await cache.remember(resolved('9', 'github.profile', 'ipfs://same'))
+  await cache.remember(resolved('local:same', 'github.profile', 'ipfs://same'))
+  assert.equal((await cache.byDefinitionUrl('ipfs://same'))?.id, '9')
+})
+
+test('replacing a local id with a chain id moves the record, the pointer and the index, and is repeatable', async (t) => {
+  const opened = await openCache(t)
+  const { cache } = opened
+  const local = resolved('local:bafyabc', 'github.profile', 'ipfs://bafyabc')
+  await cache.remember(local)
+  await cache.setLatest('github.profile', 'local:bafyabc', { sticky: true })
+  const pointer = await cache.latest('github.profile')
+
+  const chain = await cache.replaceSchemaId('local:bafyabc', '12', { ownerAddress: '0xabc', addedAt: '2025-03-03T00:00:00.000Z' })
+  assert.deepEqual(chain, { ...local, id: '12', ownerAddress: '0xabc', addedAt: '2025-03-03T00:00:00.000Z' })
+  assert.equal((await cache.byScope('github.profile'))?.id, '12')
+  assert.deepEqual(await cache.latest('github.profile'), { ...pointer, id: '12' })
+  assert.equal((await cache.byId('local:bafyabc'))?.id, '12', 'the old id maps to the new record')
+  assert.equal((await cache.byDefinitionUrl('ipfs://bafyabc'))?.id, '12')
+  assert.deepEqual((await cache.list()).map((s) => s.id), ['12'])
+
+  // Again (e.g. after a crash, or from another component that saw the registration): same result.
+  assert.deepEqual(await cache.replaceSchemaId('local:bafyabc', '12'), chain)
+  await opened.close()
+  const again = await openCache(t, opened.dir)
+  assert.equal((await again.cache.byId('local:bafyabc'))?.id, '12')
+  assert.equal((await again.cache.byScope('github.profile'))?.id, '12')
+
+  await assert.rejects(again.cache.replaceSchemaId('12', '13'), (err: unknown) => isHearthError(err, 'INVALID_ARGUMENT'))
+  await assert.rejects(again.cache.replaceSchemaId('local:unknown', '13'), (err: unknown) => isHearthError(err, 'SCHEMA_NOT_FOUND'))
+  await again.cache.remember(resolved('local:other', 'github.profile', 'ipfs://other'))
+  await assert.rejects(again.cache.replaceSchemaId('local:other', '12'), (err: unknown) => isHearthError(err, 'CONFLICT'))
+})
