@@ -8,7 +8,7 @@
 // (which @helia/unixfs uses with 1 MiB / 1024-link defaults): the parameters then live in our code,
 // and the tests can check them against the importer's own implementation independently.
 import { CID } from 'multiformats/cid'
-import type { AddOptions } from '@helia/unixfs'
+import { unixfs, type AddOptions, type UnixFSComponents } from '@helia/unixfs'
 import { HearthError } from '../errors.js'
 
 export const CHUNK_SIZE = 262_144
@@ -103,4 +103,17 @@ export function parseCid (cid: string): CID {
 export function canonicalCid (cid: CID | string): string {
   const parsed = typeof cid === 'string' ? parseCid(cid) : cid
   return parsed.toV1().toString()
+}
+
+/**
+ * The CID `add` gives these bytes, computed without storing anything (blocks are hashed and
+ * dropped). Used to check that bytes read back from a backend really are the content of a CID.
+ */
+export async function cidOfBytes (bytes: Uint8Array): Promise<string> {
+  const discard = {
+    put: async (cid: CID) => cid,
+    has: async () => false,
+    get: async function * (): AsyncGenerator<Uint8Array> { throw new Error('nothing is stored') }
+  } as unknown as UnixFSComponents['blockstore']
+  return canonicalCid(await unixfs({ blockstore: discard }).addBytes(bytes, unixfsAddOptions()))
 }
