@@ -59,7 +59,8 @@ export interface ChainClient {
   readonly txAddress: Address
   /** Address of the owner's wallet when its key is configured (files are then sent from it). */
   readonly ownerAddress: Address | null
-  addSchema (name: string, dialect: string, definitionUrl: string): Promise<{ schemaId: bigint; txHash: Hex; blockNumber: bigint }>
+  /** Registers a schema from the tx key; `onSent` learns the hash before the transaction is mined. */
+  addSchema (name: string, dialect: string, definitionUrl: string, opts?: { onSent?: (txHash: Hex) => void | Promise<void> }): Promise<{ schemaId: bigint; txHash: Hex; blockNumber: bigint }>
   /** The schema, or null when the id is unknown (InvalidSchemaId). */
   getSchema (schemaId: bigint): Promise<ChainSchema | null>
   schemasCount (): Promise<bigint>
@@ -162,11 +163,11 @@ export function createChainClient (opts: ChainClientOptions): ChainClient {
     txAddress: txAccount.address,
     ownerAddress: ownerAccount?.address ?? null,
 
-    async addSchema (name, dialect, definitionUrl) {
+    async addSchema (name, dialect, definitionUrl, addOpts = {}) {
       return await attempt('addSchema', async () => {
         const data = encodeFunctionData({ abi: dataRefinerRegistryAbi, functionName: 'addSchema', args: [name, dialect, definitionUrl] })
         const gas = await publicClient.estimateGas({ account: txAccount.address, to: config.dataRefinerRegistry, data })
-        const [txHash] = await txSender.sendAll([{ to: config.dataRefinerRegistry, data, gas }]) as [Hex]
+        const [txHash] = await txSender.sendAll([{ to: config.dataRefinerRegistry, data, gas }], async (hash) => { await addOpts.onSent?.(hash) }) as [Hex]
         const [receipt] = await txSender.waitReceipts([txHash])
         if (receipt === undefined || receipt.status !== 'success') throw new HearthError('CHAIN_REVERTED', 'addSchema transaction reverted', { txHash })
         const [event] = parseEventLogs({ abi: dataRefinerRegistryAbi, eventName: 'SchemaAdded', logs: receipt.logs })

@@ -4,7 +4,7 @@
 // this to make the RPC really unreachable in between).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { mkdtemp, rm, mkdir, stat } from 'node:fs/promises'
+import { mkdtemp, rm, mkdir } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -48,6 +48,8 @@ export interface DevChain {
   restart (): Promise<void>
   /** Mines `blocks` empty blocks (for confirmation tests; the chain automines transactions). */
   mine (blocks?: number): Promise<void>
+  /** A raw JSON-RPC call (anvil_* / evm_* test methods such as evm_setAutomine). */
+  rpc (method: string, params?: unknown[]): Promise<unknown>
   /** Stops anvil for good and removes its state unless it lives in a caller-given stateDir. */
   stop (): Promise<void>
 }
@@ -101,7 +103,8 @@ export async function startDevChain (opts: StartDevChainOptions = {}): Promise<D
   }
   logger.info({ rpcUrl, ...contracts }, 'dev chain ready')
 
-  const rpc = async (method: string, params: unknown[]): Promise<unknown> => {
+  const rpc = async (method: string, params: unknown[] = []): Promise<unknown> => {
+    if (child === undefined) throw new HearthError('CHAIN_UNAVAILABLE', 'dev chain is not running')
     const res = await fetch(rpcUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -132,9 +135,9 @@ export async function startDevChain (opts: StartDevChainOptions = {}): Promise<D
       logger.info({ rpcUrl }, 'dev chain restarted')
     },
     async mine (blocks = 1) {
-      if (child === undefined) throw new HearthError('CHAIN_UNAVAILABLE', 'dev chain is not running')
       await rpc('anvil_mine', [toHex(blocks)])
     },
+    rpc,
     async stop () {
       const c = child
       child = undefined
@@ -255,9 +258,4 @@ async function deployContracts (rpcUrl: string, deployerKey: Hex): Promise<DevCh
     }
   }
   return contracts
-}
-
-/** True when `path` holds a saved dev-chain state (used by callers deciding whether to reset). */
-export async function hasDevChainState (stateDir: string): Promise<boolean> {
-  return await stat(join(stateDir, 'anvil-state.json')).then(() => true, () => false)
 }

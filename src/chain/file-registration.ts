@@ -1,9 +1,10 @@
 // Registering data files in DataRegistry without ever registering a URL twice and without a
 // round trip per file:
 //   1. one batched read of fileIdByUrl: URLs already on chain are done (their existing id);
-//   2. a dry run (eth_call) of every registration, so a call that would revert is reported with
-//      its decoded error instead of being sent (FileUrlAlreadyUsed there = someone was faster:
-//      read the existing id);
+//   2. a dry run (eth_call on the pending state, so transactions still in the pool count) of
+//      every registration: a call that would revert is reported with its decoded error instead
+//      of being sent (FileUrlAlreadyUsed there = someone was faster: read the existing id, or
+//      retry later while their transaction is not mined yet);
 //   3. the rest go out as Multicall3 `aggregate3` transactions of up to maxBatchSize
 //      registrations (tx key, owner named explicitly), or as one transaction per file when the
 //      network has no multicall or the owner's own key signs (msg.sender must be the owner);
@@ -89,7 +90,7 @@ export function createFileRegistrar (deps: FileRegistrarDeps): (files: FileToReg
     const prepared = await mapLimit(items, PREPARE_CONCURRENCY, async (f) => {
       const data = registrationCall(f, ownerSigns)
       try {
-        return { url: f.url, request: { to: registry, data, gas: await publicClient.estimateGas({ account: sender.address, to: registry, data }) } }
+        return { url: f.url, request: { to: registry, data, gas: await publicClient.estimateGas({ account: sender.address, to: registry, data, blockTag: 'pending' }) } }
       } catch (err) {
         const revert = findRevert(err)
         if (revert === null) throw toChainError(err, 'preparing file registration')
@@ -110,7 +111,7 @@ export function createFileRegistrar (deps: FileRegistrarDeps): (files: FileToReg
       const chunk = items.slice(i, i + deps.maxBatchSize)
       const calls = chunk.map((f) => ({ target: registry, allowFailure: true, callData: registrationCall(f, false) }))
       const dryRun = await attemptRead('dry-running file registrations', async () => (await publicClient.simulateContract({
-        address: multicall, abi: multicall3Abi, functionName: 'aggregate3', args: [calls], account: txSender.address
+        address: multicall, abi: multicall3Abi, functionName: 'aggregate3', args: [calls], account: txSender.address, blockTag: 'pending'
       })).result)
       const rejected: Array<{ url: string; revert: DecodedRevert }> = []
       const accepted: Array<{ url: string; call: typeof calls[number] }> = []
@@ -124,7 +125,7 @@ export function createFileRegistrar (deps: FileRegistrarDeps): (files: FileToReg
       // Estimated with allowFailure=false: with failures allowed, the estimate could be a gas
       // limit at which some registrations run out of gas while the transaction "succeeds".
       const strict = encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [accepted.map((a) => ({ ...a.call, allowFailure: false }))] })
-      const gas = await attemptRead('estimating batch gas', async () => await publicClient.estimateGas({ account: txSender.address, to: multicall, data: strict }), true)
+      const gas = await attemptRead('estimating batch gas', async () => await publicClient.estimateGas({ account: txSender.address, to: multicall, data: strict, blockTag: 'pending' }), true)
       requests.push({ to: multicall, data: encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [accepted.map((a) => a.call)] }), gas })
       urlsPerRequest.push(accepted.map((a) => a.url))
     }

@@ -1,0 +1,164 @@
+// Schema knowledge from the chain (DESIGN 3.2). The DataRefinerRegistry stores no scope, so the
+// scope of a schema is the one its definition document declares:
+//   byId:    schemas(id) → fetch the definition → parse → the record with the definition's scope;
+//   byScope: SchemaAdded events are indexed incrementally (last scanned block and scope → ids are
+//            kept in the kv), and the newest id whose definition names the scope wins.
+// Resolved schemas are cached forever (definitions are content-addressed and ids immutable).
+import { HearthError, isHearthError } from '../errors.js'
+import type { Kv } from '../db/database.js'
+import { silentLogger, type Logger } from '../log.js'
+import type { ResolvedSchema, SchemaDefinition, SchemaResolver } from '../registry/types.js'
+import type { ChainClient, SchemaAddedEvent } from './client.js'
+import { mapLimit } from './transactions.js'
+
+export interface ChainSchemaResolverOptions {
+  chain: ChainClient
+  /** The definition document at a definitionUrl (ipfs:// through storage, https:// with limits). */
+  fetchDefinition: (url: string, opts?: { signal?: AbortSignal }) => Promise<Uint8Array>
+  /** Throws INVALID_SCHEMA_DEFINITION for a document that is not a schema definition. */
+  parseDefinition: (bytes: Uint8Array) => SchemaDefinition
+  kv: Kv<unknown>
+  logger?: Logger
+  /** First block to scan for SchemaAdded (the registry's deployment block; default 0). */
+  startBlock?: bigint
+  /** byScope rescans the chain for new schemas at most this often (default 30 s). */
+  refreshIntervalMs?: number
+}
+
+export interface ChainSchemaResolver extends SchemaResolver {
+  /** byId, throwing SCHEMA_SCOPE_MISMATCH when the definition declares another scope than expected. */
+  byIdForScope (id: string, scope: string, opts?: { signal?: AbortSignal }): Promise<ResolvedSchema | null>
+  /** Scans new SchemaAdded events into the scope index now; returns the last scanned block. */
+  sync (opts?: { signal?: AbortSignal }): Promise<bigint>
+}
+
+const KEY_LAST_BLOCK = 'meta:lastBlock'
+const schemaKey = (id: bigint): string => `schema:${id.toString()}`
+const scopeKey = (scope: string, id: bigint): string => `scope:${scope}:${id.toString().padStart(78, '0')}`
+/** Definitions that could not be fetched while indexing; retried on the next sync. */
+const retryKey = (id: bigint): string => `retry:${id.toString().padStart(78, '0')}`
+const INDEX_CONCURRENCY = 4
+
+export function createChainSchemaResolver (opts: ChainSchemaResolverOptions): ChainSchemaResolver {
+  const { chain, kv } = opts
+  const logger = opts.logger ?? silentLogger()
+  const refreshMs = opts.refreshIntervalMs ?? 30_000
+  let lastSyncAt = 0
+  let syncing: Promise<bigint> | null = null
+
+  async function resolve (schemaId: bigint, signal?: AbortSignal): Promise<ResolvedSchema | null> {
+    const cached = await kv.get(schemaKey(schemaId)) as ResolvedSchema | undefined
+    if (cached !== undefined) return cached
+    const record = await chain.getSchema(schemaId)
+    if (record === null) return null
+    const bytes = await opts.fetchDefinition(record.definitionUrl, signal !== undefined ? { signal } : {})
+    const definition = opts.parseDefinition(bytes)
+    const resolved: ResolvedSchema = {
+      id: schemaId.toString(),
+      ownerAddress: null,
+      name: record.name,
+      dialect: record.dialect,
+      definitionUrl: record.definitionUrl,
+      scope: definition.scope,
+      addedAt: null,
+      definition
+    }
+    await kv.put(schemaKey(schemaId), resolved)
+    return resolved
+  }
+
+  /** Indexes one SchemaAdded event by the scope its definition declares. */
+  async function index (event: SchemaAddedEvent): Promise<void> {
+    try {
+      const resolved = await resolve(event.schemaId)
+      if (resolved !== null) await kv.put(scopeKey(resolved.scope, event.schemaId), event.schemaId.toString())
+      await kv.del(retryKey(event.schemaId))
+    } catch (err) {
+      if (isHearthError(err, 'INVALID_SCHEMA_DEFINITION')) {
+        logger.warn({ schemaId: event.schemaId.toString(), url: event.definitionUrl }, 'schema on chain has an invalid definition; not indexed')
+        await kv.del(retryKey(event.schemaId))
+        return
+      }
+      if (isHearthError(err, 'CHAIN_UNAVAILABLE')) throw err
+      // The definition's storage is unreachable: index the others now, this one next time.
+      await kv.put(retryKey(event.schemaId), event.schemaId.toString())
+      logger.warn({ schemaId: event.schemaId.toString(), err: err instanceof Error ? err.message : String(err) }, 'schema definition not fetched; will retry')
+    }
+  }
+
+  async function syncNow (): Promise<bigint> {
+    const stored = await kv.get(KEY_LAST_BLOCK) as string | undefined
+    const from = stored !== undefined ? BigInt(stored) + 1n : (opts.startBlock ?? 0n)
+    const head = await chain.blockNumber()
+    const retries: SchemaAddedEvent[] = []
+    for await (const [, id] of kv.entries({ prefix: 'retry:' })) {
+      const schemaId = BigInt(id as string)
+      retries.push({ schemaId, name: '', dialect: '', definitionUrl: '', blockNumber: 0n, txHash: '0x' })
+    }
+    await mapLimit(retries, INDEX_CONCURRENCY, index)
+    if (from <= head) {
+      const events = await chain.schemaAddedEvents(from, head)
+      await mapLimit(events, INDEX_CONCURRENCY, index)
+      await kv.put(KEY_LAST_BLOCK, head.toString())
+    }
+    lastSyncAt = Date.now()
+    return head
+  }
+
+  async function sync (): Promise<bigint> {
+    syncing ??= syncNow().finally(() => { syncing = null })
+    return await syncing
+  }
+
+  async function newestForScope (scope: string): Promise<bigint | null> {
+    for await (const [, id] of kv.entries({ prefix: `scope:${scope}:`, reverse: true, limit: 1 })) return BigInt(id as string)
+    return null
+  }
+
+  const resolver: ChainSchemaResolver = {
+    name: 'chain',
+
+    async byId (id, o = {}) {
+      const schemaId = parseSchemaId(id)
+      return schemaId === null ? null : await resolve(schemaId, o.signal)
+    },
+
+    async byIdForScope (id, scope, o = {}) {
+      const resolved = await resolver.byId(id, o)
+      if (resolved !== null && resolved.scope !== scope) {
+        throw new HearthError('SCHEMA_SCOPE_MISMATCH', `schema ${id} is for scope ${resolved.scope}, not ${scope}`, {
+          schemaId: resolved.id, expectedScope: scope, definitionScope: resolved.scope
+        })
+      }
+      return resolved
+    },
+
+    async byScope (scope) {
+      if (Date.now() - lastSyncAt >= refreshMs) {
+        try {
+          await sync()
+        } catch (err) {
+          // Offline: answer from what is indexed; with nothing indexed the caller must know the
+          // chain was not asked (hold the file as waiting), not that the scope has no schema.
+          const known = await newestForScope(scope)
+          if (known === null) throw err
+          logger.debug({ scope, err: err instanceof Error ? err.message : String(err) }, 'schema index not refreshed; answering from cache')
+          return await resolve(known)
+        }
+      }
+      const newest = await newestForScope(scope)
+      return newest === null ? null : await resolve(newest)
+    },
+
+    async sync () { return await sync() }
+  }
+  return resolver
+}
+
+/** A chain schema id from its decimal or 0x-hex form; null for anything else (e.g. `local:` ids). */
+export function parseSchemaId (id: string): bigint | null {
+  if (typeof id !== 'string') return null
+  if (/^[0-9]{1,78}$/.test(id)) return BigInt(id)
+  if (/^0x[0-9a-fA-F]{1,64}$/.test(id)) return BigInt(id)
+  return null
+}
