@@ -14,7 +14,7 @@ import type { ResolvedSchema } from '../registry/types.js'
 import { assertScope } from '../protocol/scope.js'
 import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
 import { scopeKeyHex } from '../protocol/keys.js'
-import { encryptEnvelopeBytes, decryptEnvelopeBytes } from '../protocol/encryption.js'
+import { encryptEnvelopeBytes, decryptEnvelopeBytes, type EncryptOptions } from '../protocol/encryption.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { PathLocks } from './path-locks.js'
 import { writeNewFile } from './atomic-write.js'
@@ -45,6 +45,8 @@ export interface IngestDeps {
   onStored?: (record: FileRecord) => void
   /** Any new version was indexed (local or received): wake sync. */
   onIndexed?: (record: FileRecord) => void
+  /** Encryption settings; the default is Hearth's S2K choice (bench/ingest compares OpenPGP's). */
+  encryption?: EncryptOptions
 }
 
 export type IngestOutcome = 'ingested' | 'unchanged' | 'rejected' | 'waiting-schema' | 'ignored' | 'missing'
@@ -120,7 +122,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   }
 
   async function encryptAndStore (env: Envelope, bytes: Uint8Array): Promise<{ cid: string; encryptedSize: number }> {
-    const ciphertext = await encryptEnvelopeBytes(bytes, scopeKeyHex(deps.masterKey, env.scope))
+    const ciphertext = await encryptEnvelopeBytes(bytes, scopeKeyHex(deps.masterKey, env.scope), deps.encryption)
     const cid = await deps.storage.add(ciphertext)
     return { cid, encryptedSize: ciphertext.byteLength }
   }
