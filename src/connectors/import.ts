@@ -15,7 +15,7 @@ export interface ScopeCounts {
   duplicate: number
   rejected: number
   waiting: number
-  /** Where the daemon put the files of this scope (stored and duplicate items), in submit order. */
+  /** Where the daemon keeps the files of this scope (stored and duplicate items), relative to its data folder, in the order it answered. */
   paths: string[]
 }
 
@@ -116,10 +116,15 @@ export async function runImport (opts: ImportOptions): Promise<ImportSummary> {
     done++
     progress({ type: 'item', scope, status, done, ...(typeof item?.label === 'string' ? { label: item.label } : {}), ...(path !== undefined ? { path } : {}) })
   }
-  const fail = (err: unknown, during: string): void => {
+  // A HearthError keeps its code; anything else thrown by the connector is its bug (PLUGIN_INVALID).
+  const fail = (err: unknown, during: 'reading' | 'submitting'): void => {
     if (summary.failure !== undefined) return
-    const code = isHearthError(err) ? err.code : 'PLUGIN_INVALID'
-    const message = isHearthError(err) ? err.message : `connector ${connector.id} failed ${during}: ${(err as Error)?.message ?? String(err)}`
+    const code = isHearthError(err) ? err.code : during === 'reading' ? 'PLUGIN_INVALID' : 'INTERNAL'
+    const message = isHearthError(err)
+      ? err.message
+      : during === 'reading'
+        ? `connector ${connector.id} failed while reading the export: ${(err as Error)?.message ?? String(err)}`
+        : `submitting an item failed: ${(err as Error)?.message ?? String(err)}`
     logger.warn({ connector: connector.id, code, err: message }, 'import stopped')
     summary.failure = { code, message }
   }
@@ -131,7 +136,7 @@ export async function runImport (opts: ImportOptions): Promise<ImportSummary> {
       const result = await submit(item)
       record(item, result.status, result.reasons, result.path)
     } catch (err) {
-      fail(err, 'while submitting')
+      fail(err, 'submitting')
     }
   }
 
@@ -149,7 +154,7 @@ export async function runImport (opts: ImportOptions): Promise<ImportSummary> {
       if (summary.failure !== undefined) break
     }
   } catch (err) {
-    fail(err, 'while reading the export')
+    fail(err, 'reading')
   } finally {
     await Promise.all(inFlight)
     await source.close()

@@ -15,7 +15,7 @@ const ENTRY_FILES = ['index.js', 'index.mjs', 'index.ts']
 
 /** The connectors shipped with Hearth: `<install>/plugins` (same depth from src/ and dist/). */
 export function shippedPluginsDir (): string {
-  return fileURLToPath(new URL('../../plugins/', import.meta.url))
+  return fileURLToPath(new URL('../../plugins', import.meta.url))
 }
 
 /** Where connectors are looked for: the shipped ones, then the owner's own in `<home>/plugins`. */

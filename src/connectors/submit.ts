@@ -8,14 +8,26 @@ export function dataPath (scope: string, collectedAt: string): string {
   return `/v1/data/${encodeURIComponent(scope)}?collectedAt=${encodeURIComponent(collectedAt)}`
 }
 
+// A kept-alive connection to a daemon that stopped fails with these instead of ENOENT.
+const CONNECTION_LOST = new Set(['EPIPE', 'ECONNRESET'])
+
 export function daemonSubmit (opts: { socketPath: string; timeoutMs?: number }): Submit {
   return async (item) => {
-    const res = await daemonRequest(opts.socketPath, {
-      method: 'POST',
-      path: dataPath(item.scope, item.collectedAt),
-      body: item.data,
-      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {})
-    })
+    let res: DaemonResponse
+    try {
+      res = await daemonRequest(opts.socketPath, {
+        method: 'POST',
+        path: dataPath(item.scope, item.collectedAt),
+        body: item.data,
+        ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {})
+      })
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== undefined && CONNECTION_LOST.has(code)) {
+        throw new HearthError('DAEMON_NOT_RUNNING', `lost the connection to the Hearth daemon (${code}); is it still running?`)
+      }
+      throw err
+    }
     return interpretDataResponse(res)
   }
 }
