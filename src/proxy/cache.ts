@@ -1,7 +1,7 @@
 // What the proxy keeps of the upstream's answers, so reading works offline (DESIGN 4): the last
 // good answer of each cacheable GET, and the chat exchanges seen through the proxy (merged into a
 // cached conversation when it is read offline). Stored in the daemon's persistent KV.
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import type { ProxyKv } from './types.js'
 import type { Route } from './routes.js'
 import { withExchanges, withoutMessages, type ConversationExchange } from './conversation-shape.js'
@@ -13,7 +13,8 @@ export interface CachedAnswer {
 }
 
 export interface ProxyCache {
-  remember (route: Route, body: unknown, now?: number): Promise<void>
+  /** Keep a good answer; `raw` (its bytes) lets an unchanged answer skip the write. */
+  remember (route: Route, body: unknown, now?: number, raw?: Buffer): Promise<void>
   /** The answer to give offline, with exchanges newer than a cached conversation merged in. */
   recall (route: Route): Promise<CachedAnswer | undefined>
   recordExchange (conversationId: string, exchange: ConversationExchange): Promise<void>
@@ -36,8 +37,15 @@ function answerKey (route: Route): string | null {
 
 const exchangePrefix = (conversationId: string): string => `${EXCHANGES}${conversationId}/`
 
+/** An unchanged answer is written again only this long after the last write (keeps cached-at honest enough). */
+const REFRESH_UNCHANGED_MS = 60_000
+const MAX_REMEMBERED_DIGESTS = 10_000
+
 export function createProxyCache (deps: { kv: ProxyKv }): ProxyCache {
   const { kv } = deps
+  // key → digest and time of the last write: polling apps re-read the same answers, and a database
+  // write per read would be most of the proxy's cost.
+  const written = new Map<string, { digest: string, at: number }>()
 
   async function exchangesOf (conversationId: string): Promise<Array<[string, ConversationExchange]>> {
     const out: Array<[string, ConversationExchange]> = []
@@ -46,10 +54,15 @@ export function createProxyCache (deps: { kv: ProxyKv }): ProxyCache {
   }
 
   return {
-    async remember (route, body, now = Date.now()) {
+    async remember (route, body, now = Date.now(), raw) {
       const key = answerKey(route)
       if (key === null) return
+      const digest = raw !== undefined ? createHash('sha1').update(raw).digest('base64') : null
+      const last = written.get(key)
+      if (digest !== null && last !== undefined && last.digest === digest && now - last.at < REFRESH_UNCHANGED_MS) return
       await kv.put(key, { body, fetchedAt: now } satisfies CachedAnswer)
+      if (written.size >= MAX_REMEMBERED_DIGESTS) written.clear()
+      if (digest !== null) written.set(key, { digest, at: now })
       if (route.kind === 'conversation-get' && route.id !== undefined) {
         // The fresh detail already holds every earlier exchange: keep only newer ones.
         for (const [k, ex] of await exchangesOf(route.id)) if (ex.at <= now) await kv.del(k)
@@ -72,6 +85,7 @@ export function createProxyCache (deps: { kv: ProxyKv }): ProxyCache {
     },
 
     async forgetMessages (conversationId, now = Date.now()) {
+      written.delete(answerKey({ kind: 'conversation-get', id: conversationId }) ?? '')
       for (const [key] of await exchangesOf(conversationId)) await kv.del(key)
       const key = answerKey({ kind: 'conversation-get', id: conversationId })
       if (key === null) return

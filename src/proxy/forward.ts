@@ -53,9 +53,9 @@ function tryJson (body: Buffer): Record<string, unknown> | null {
 export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> } {
   const { config, transport, credentials, cache, models, jobs, imageQueue, health, logger } = deps
 
-  async function afterSuccess (call: Call, json: unknown): Promise<void> {
+  async function afterSuccess (call: Call, json: unknown, raw: Buffer): Promise<void> {
     const { route } = call
-    if (isCacheableRoute(route.kind)) await cache.remember(route, json, call.startedAt)
+    if (isCacheableRoute(route.kind)) await cache.remember(route, json, call.startedAt, raw)
     if (route.kind === 'models' && route.id !== undefined) {
       const changes = await models.observe(route.id, json)
       for (const c of changes) logger.info(c, 'character model status changed')
@@ -99,7 +99,7 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
     const bytes = await readBody(upstream, { limitBytes: config.maxBodyBytes, timeoutMs: config.timeoutMs })
     const json = parseJsonBody(bytes, upstream.status)
     if (upstream.status >= 200 && upstream.status < 300) {
-      try { await afterSuccess(call, json) } catch (err) {
+      try { await afterSuccess(call, json, bytes) } catch (err) {
         // The app still gets its answer; only the local bookkeeping missed this one.
         logger.warn({ route: call.route.kind, err: (err as Error).message }, 'proxy bookkeeping failed')
       }

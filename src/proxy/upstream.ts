@@ -37,36 +37,51 @@ export function isOfflineError (err: unknown): boolean {
   return isHearthError(err, 'UPSTREAM_UNAVAILABLE') || isHearthError(err, 'TIMEOUT')
 }
 
+class StaleConnectionError extends Error {}
+
 export function createHttpTransport (): HttpTransport {
   const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 })
   const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 })
+
+  async function sendOnce (req: UpstreamRequest): Promise<UpstreamResponse> {
+    if (req.signal?.aborted === true) throw new HearthError('UPSTREAM_UNAVAILABLE', 'request cancelled')
+    return await new Promise<UpstreamResponse>((resolve, reject) => {
+      const isHttps = req.url.protocol === 'https:'
+      const headers: OutgoingHttpHeaders = { ...req.headers }
+      if (req.body !== undefined) headers['content-length'] = req.body.length
+      const fn = isHttps ? httpsRequest : httpRequest
+      let settled = false
+      const cr: ClientRequest = fn(req.url, { method: req.method, headers, agent: isHttps ? httpsAgent : httpAgent }, (message) => {
+        settled = true
+        clearTimeout(timer)
+        resolve({ status: message.statusCode ?? 502, message, abort: () => { cr.destroy() } })
+      })
+      const timer = setTimeout(() => {
+        cr.destroy(new HearthError('TIMEOUT', `the conversation service did not answer within ${req.timeoutMs} ms`))
+      }, req.timeoutMs)
+      const onAbort = (): void => { cr.destroy(new HearthError('UPSTREAM_UNAVAILABLE', 'request cancelled')) }
+      req.signal?.addEventListener('abort', onAbort, { once: true })
+      cr.on('close', () => { req.signal?.removeEventListener('abort', onAbort) })
+      cr.on('error', (err: NodeJS.ErrnoException) => {
+        clearTimeout(timer)
+        if (settled) return // errors after the response started surface on the message stream
+        if (cr.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) reject(new StaleConnectionError(err.message))
+        else reject(networkError(err))
+      })
+      cr.end(req.body)
+    })
+  }
+
   return {
     async send (req) {
-      if (req.signal?.aborted === true) throw new HearthError('UPSTREAM_UNAVAILABLE', 'request cancelled')
-      return await new Promise<UpstreamResponse>((resolve, reject) => {
-        const isHttps = req.url.protocol === 'https:'
-        const headers: OutgoingHttpHeaders = { ...req.headers }
-        if (req.body !== undefined) headers['content-length'] = req.body.length
-        const fn = isHttps ? httpsRequest : httpRequest
-        let settled = false
-        const cr: ClientRequest = fn(req.url, { method: req.method, headers, agent: isHttps ? httpsAgent : httpAgent }, (message) => {
-          settled = true
-          clearTimeout(timer)
-          resolve({ status: message.statusCode ?? 502, message, abort: () => { cr.destroy() } })
-        })
-        const timer = setTimeout(() => {
-          cr.destroy(new HearthError('TIMEOUT', `the conversation service did not answer within ${req.timeoutMs} ms`))
-        }, req.timeoutMs)
-        const onAbort = (): void => { cr.destroy(new HearthError('UPSTREAM_UNAVAILABLE', 'request cancelled')) }
-        req.signal?.addEventListener('abort', onAbort, { once: true })
-        cr.on('close', () => { req.signal?.removeEventListener('abort', onAbort) })
-        cr.on('error', (err) => {
-          clearTimeout(timer)
-          if (settled) return // errors after the response started surface on the message stream
-          reject(networkError(err))
-        })
-        cr.end(req.body)
-      })
+      try {
+        return await sendOnce(req)
+      } catch (err) {
+        // A kept-alive connection the upstream had already closed while idle fails at once with a
+        // reset before any answer; browsers and Node's own docs retry once on a fresh connection.
+        if (!(err instanceof StaleConnectionError)) throw err
+        return await sendOnce(req)
+      }
     },
     close () {
       httpAgent.destroy()

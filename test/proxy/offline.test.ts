@@ -166,10 +166,10 @@ test('broken upstream answers become 502 UPSTREAM_BAD_RESPONSE', async (t) => {
 })
 
 test('a slow upstream times out with TIMEOUT, and a GET falls back to the cache', async (t) => {
-  const h = await startHarness(t, { config: { timeoutMs: 100 } })
+  const h = await startHarness(t, { config: { timeoutMs: 1000 } })
   h.sim.state.addCharacter('Ada')
   await h.request('GET', `${API}/conversations`)
-  await h.sim.setFault({ kind: 'slow', delayMs: 400, times: 2 })
+  await h.sim.setFault({ kind: 'slow', delayMs: 3000, times: 2 })
   const cached = await h.request('GET', `${API}/conversations`)
   assert.equal(cached.headers['x-hearth-cache'], 'hit')
   const slowWrite = await h.request('POST', `${API}/conversations`, { characterId: 'x' })

@@ -67,6 +67,8 @@ export class SimState {
   readonly conversations = new Map<string, SimConversation>()
   readonly characters = new Map<string, SimCharacter>()
   readonly jobs = new Map<string, SimJob>()
+  /** When set, every signed file URL answers 403 "URL expired" (as they all do, eventually). */
+  filesExpired = false
 
   constructor (readonly options: SimOptions) {}
 

@@ -186,7 +186,7 @@ export async function startUpstreamSim (opts: Partial<SimOptions> = {}): Promise
     const m = /^\/files\/([^/]+)\/image-(\d+)\.png$/.exec(path)
     const expires = Number(url.searchParams.get('expires'))
     if (m === null || url.searchParams.get('sig') !== state.fileSignature(path, expires)) throw new ApiError(403, 'ForbiddenException', 'Invalid signature')
-    if (Date.now() > expires) throw new ApiError(403, 'ForbiddenException', 'URL expired')
+    if (Date.now() > expires || state.filesExpired) throw new ApiError(403, 'ForbiddenException', 'URL expired')
     return { status: 200, raw: SimState.imageBytes(m[1]!, Number(m[2])), contentType: 'image/png' }
   }
 
