@@ -68,6 +68,12 @@ export interface SchemaRegistry extends SchemaResolver {
   /** Called whenever a schema is learned or becomes its scope's latest. Returns an unsubscribe. */
   onResolved (listener: ResolvedListener): () => void
   sourceStatus (): SourceStatus[]
+  /**
+   * A registry over the same cache, write lock and listeners with other sources, e.g. the view
+   * that answers the daemon's own lookup endpoints from cache + chain without asking a DP RPC.
+   * Two separate registries over one cache would interleave their read-modify-writes.
+   */
+  withSources (sources: SchemaResolver[]): SchemaRegistry
 }
 
 export interface SchemaRegistryOptions {
@@ -87,14 +93,24 @@ export interface SchemaRegistryOptions {
 const MAX_CHECK_ENTRIES = 10_000
 
 export function createSchemaRegistry (opts: SchemaRegistryOptions): SchemaRegistry {
+  const listeners = new Set<ResolvedListener>()
+  if (opts.onResolved !== undefined) listeners.add(opts.onResolved)
+  return buildRegistry(opts, { writes: new Mutex(), listeners })
+}
+
+/** What every view of one registry shares. */
+interface SharedState {
+  writes: Mutex
+  listeners: Set<ResolvedListener>
+}
+
+function buildRegistry (opts: SchemaRegistryOptions, shared: SharedState): SchemaRegistry {
   const { cache, sources } = opts
+  const { writes, listeners } = shared
   const logger = opts.logger ?? silentLogger()
   const refreshMs = opts.refreshMs ?? 10 * 60_000
   const retryMs = opts.retryMs ?? 60_000
   const now = opts.now ?? Date.now
-  const listeners = new Set<ResolvedListener>()
-  if (opts.onResolved !== undefined) listeners.add(opts.onResolved)
-  const writes = new Mutex()
   const nextCheck = new Map<string, number>()
   const inflight = new Map<string, Promise<ResolvedSchema | null>>()
   const status = new Map<string, SourceStatus>(sources.map((s) => [s.name, { name: s.name, ok: null, at: null }]))
@@ -221,7 +237,7 @@ export function createSchemaRegistry (opts: SchemaRegistryOptions): SchemaRegist
     return await cache.byId(id)
   }
 
-  function shared (key: string, work: () => Promise<ResolvedSchema | null>, signal?: AbortSignal): Promise<ResolvedSchema | null> {
+  function sharedLookup (key: string, work: () => Promise<ResolvedSchema | null>, signal?: AbortSignal): Promise<ResolvedSchema | null> {
     let pending = inflight.get(key)
     if (pending === undefined) {
       pending = work().finally(() => inflight.delete(key))
@@ -240,7 +256,7 @@ export function createSchemaRegistry (opts: SchemaRegistryOptions): SchemaRegist
       const mode = callOpts.refresh ?? 'auto'
       if (sources.length === 0 || mode === 'never') return await cache.byScope(scope)
       if (mode === 'auto' && now() < (nextCheck.get(`scope:${scope}`) ?? 0)) return await cache.byScope(scope)
-      return await shared(`scope:${scope}`, async () => await refreshScope(scope), callOpts.signal)
+      return await sharedLookup(`scope:${scope}`, async () => await refreshScope(scope), callOpts.signal)
     },
 
     async byId (id, callOpts = {}) {
@@ -248,7 +264,7 @@ export function createSchemaRegistry (opts: SchemaRegistryOptions): SchemaRegist
       const cached = await cache.byId(id)
       if (cached !== null || isLocalSchemaId(id) || sources.length === 0) return cached
       if (now() < (nextCheck.get(`id:${id}`) ?? 0)) return null
-      return await shared(`id:${id}`, async () => await fetchById(id), callOpts.signal)
+      return await sharedLookup(`id:${id}`, async () => await fetchById(id), callOpts.signal)
     },
 
     async byDefinitionUrl (definitionUrl) { return await cache.byDefinitionUrl(definitionUrl) },
@@ -314,7 +330,9 @@ export function createSchemaRegistry (opts: SchemaRegistryOptions): SchemaRegist
       return () => { listeners.delete(listener) }
     },
 
-    sourceStatus () { return sources.map((s) => ({ ...status.get(s.name)! })) }
+    sourceStatus () { return sources.map((s) => ({ ...status.get(s.name)! })) },
+
+    withSources (other) { return buildRegistry({ ...opts, sources: other }, shared) }
   }
 }
 

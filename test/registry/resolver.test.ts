@@ -264,3 +264,17 @@ test('remember() records what other components learn; a throwing listener does n
   assert.equal((await w.registry.byScope('chatgpt.conversations'))?.id, '3')
   assert.deepEqual(w.events.map((e) => [e.schema.id, e.origin, e.latest]), [['3', 'remember', true]])
 })
+
+test('withSources gives a view over the same cache and listeners that never asks the main sources', async (t) => {
+  const w = await world(t)
+  const url = await w.pin('instagram.profile')
+  w.publish('0x1', 'instagram.profile', url)
+  const serving = w.registry.withSources([])
+  assert.equal(await serving.byScope('instagram.profile'), null)
+  assert.equal(w.service.requests.length, 0)
+  assert.equal((await w.registry.byScope('instagram.profile'))?.id, '0x1')
+  assert.equal((await serving.byScope('instagram.profile'))?.id, '0x1', 'shares the cache')
+  await serving.addLocalSchema(definitionDoc('github.profile'), { storage: w.storage })
+  assert.deepEqual(w.events.map((e) => [e.schema.scope, e.origin]), [['instagram.profile', 'dp-rpc'], ['github.profile', 'local']])
+  assert.equal(w.service.requests.length, 1)
+})
