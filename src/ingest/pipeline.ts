@@ -213,6 +213,15 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     return await locks.run(cls.rel, async () => await ingestLocked(cls.rel, cls.scopeFolder, cls.scopeProblem, opts.origin ?? 'local'))
   }
 
+  // The last "now" handed out per scope: concurrent requests get distinct milliseconds up front
+  // instead of colliding on one file name and retrying one by one. One entry per scope.
+  const lastStamp = new Map<string, number>()
+  function stampNow (scope: string): string {
+    const ms = Math.max(Date.now(), (lastStamp.get(scope) ?? 0) + 1)
+    lastStamp.set(scope, ms)
+    return new Date(ms).toISOString()
+  }
+
   async function submit (scope: string, data: unknown, opts: { collectedAt?: string } = {}): Promise<SubmitResult> {
     assertScope(scope)
     if (!isPlainObject(data)) throw new HearthError('INVALID_BODY', 'the body must be a JSON object: the data of the file')
@@ -222,7 +231,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     if (!verdict.ok) {
       throw new HearthError('SCHEMA_VALIDATION_FAILED', `data does not match schema ${schema.id} of ${scope}: ${verdict.reasons.slice(0, 5).join('; ')}`, { reasons: verdict.reasons, schemaId: schema.id })
     }
-    let collectedAt = opts.collectedAt ?? new Date().toISOString()
+    let collectedAt = opts.collectedAt ?? stampNow(scope)
     for (let attempt = 0; attempt < 1000; attempt++) {
       const env = buildEnvelope({ definitionUrl: schema.definitionUrl, scope, data, collectedAt })
       const bytes = serializeEnvelope(env)
@@ -230,6 +239,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       const abs = absoluteDataPath(deps.dataDir, rel)
       const outcome = await locks.run(rel, async () => {
         if (await writeNewFile(abs, bytes)) return 'written'
+        // Only a caller-given collectedAt makes identical bytes a re-delivery (connector
+        // re-imports); two requests stamped "now" are two collections even with equal data.
+        if (opts.collectedAt === undefined) return 'taken'
         const current = await readFile(abs).catch(() => null)
         return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
       })
