@@ -72,7 +72,8 @@ export async function pipeStream (upstream: UpstreamResponse, res: ServerRespons
           text += chunkText(parsed.chunk)
           if (chunkFinished(parsed.chunk)) finished = true
         } else if (parsed.kind === 'done') finished = true
-        if (!res.write(frame)) {
+        if (!res.write(frame) && !message.isPaused()) {
+          // The app reads slower than the upstream sends: hold the upstream, not a growing buffer.
           message.pause()
           res.once('drain', () => message.resume())
         }

@@ -1,8 +1,17 @@
 // Every DESIGN-4 endpoint through the proxy on a real unix socket, against the simulator.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { startHarness } from '../support/upstream-proxy-harness.js'
+import { createServer } from 'node:http'
+import { mkdir } from 'node:fs/promises'
+import type { DestinationStream } from 'pino'
+import { startHarness, socketRequest } from '../support/upstream-proxy-harness.js'
 import { audioBytes } from '../support/upstream-sim-state.js'
+import { eventually } from '../support/upstream-stream-client.js'
+import { tempDir } from '../support/tmp.js'
+import { createLogger } from '../../src/log.js'
+import { homeLayout } from '../../src/home.js'
+import { openDatabase, openKv, createDurableQueue } from '../../src/db/index.js'
+import { createProxy, type QueuedImageRequest } from '../../src/proxy/index.js'
 
 const API = '/api/v0'
 
@@ -213,4 +222,56 @@ test('character image models pass through; a status change is recorded for heart
   const offline = await h.request('GET', `${API}/characters/${ada.id}/images/models`)
   assert.equal(offline.headers['x-hearth-cache'], 'hit')
   assert.equal(offline.json.models[0].status, 'SUCCESS')
+})
+
+test('nothing the proxy logs holds the token, even at trace level', async (t) => {
+  const lines: string[] = []
+  const logger = createLogger({ level: 'trace', destination: { write: (s: string) => { lines.push(s) } } as unknown as DestinationStream })
+  const h = await startHarness(t, { token: 'none', logger })
+  await h.request('POST', '/v1/upstream/login/start', { email: 'me@example.org' })
+  await h.request('POST', '/v1/upstream/login/finish', { email: 'me@example.org', code: h.sim.state.loginCodes.get('me@example.org') })
+  const ada = h.sim.state.addCharacter('Ada', { modelStatus: 'IN_PROGRESS' })
+  await h.request('GET', `${API}/characters/${ada.id}/images/models`)
+  h.sim.state.setModelStatus(ada.id, 'SUCCESS')
+  await h.request('GET', `${API}/characters/${ada.id}/images/models`)
+  const jobId = (await h.request('POST', `${API}/images`, { prompt: 'p', synchronous: true })).json.jobId as string
+  await eventually('downloaded', async () => (await h.request('GET', `/v1/images/${jobId}`)).json.state === 'done')
+  await h.sim.setFault({ kind: 'down' })
+  await h.request('POST', `${API}/images`, { prompt: 'queued' })
+  const token = h.sim.requests.find((r) => r.headers.authorization !== undefined)!.headers.authorization!.toString().slice('Bearer '.length)
+  assert.ok(lines.length > 5, 'the proxy logged')
+  assert.ok(lines.some((l) => l.includes('character model status changed')))
+  for (const l of lines) assert.ok(!l.includes(token), `token in log line ${l}`)
+  assert.ok(!lines.join('').includes(token.split('.')[2]!))
+})
+
+test('without a configured upstream, /api/v0 answers 503 and the local endpoints still work', async (t) => {
+  const root = await tempDir(t)
+  const home = homeLayout(root)
+  const db = await openDatabase(home.index)
+  const proxy = createProxy({ config: { baseUrl: null }, home, kv: openKv(db, 'proxy'), queue: createDurableQueue<QueuedImageRequest>(db, 'q') })
+  await proxy.start()
+  await mkdir(home.run, { recursive: true })
+  const server = createServer((req, res) => { void proxy.handle(req, res) })
+  await new Promise<void>((resolve) => server.listen(home.socket, resolve))
+  t.after(async () => { await new Promise((resolve) => server.close(resolve)); await proxy.stop(); await db.close() })
+  const api = await socketRequest(home.socket, 'GET', `${API}/conversations`)
+  assert.equal(api.status, 503)
+  assert.equal(api.json.error.errorCode, 'UPSTREAM_UNAVAILABLE')
+  assert.match(api.json.error.message, /upstream\.baseUrl/)
+  assert.deepEqual((await socketRequest(home.socket, 'GET', '/v1/images')).json, { images: [] })
+  const status = (await socketRequest(home.socket, 'GET', '/v1/upstream/status')).json
+  assert.equal(status.configured, false)
+  assert.equal(status.baseUrl, null)
+  assert.equal((await socketRequest(home.socket, 'GET', '/v1/upstream/nope')).json.error.errorCode, 'NOT_FOUND')
+  assert.equal((await socketRequest(home.socket, 'POST', '/v1/upstream/status')).json.error.errorCode, 'METHOD_NOT_ALLOWED')
+  assert.equal((await socketRequest(home.socket, 'POST', '/v1/upstream/token', '{nope')).json.error.errorCode, 'INVALID_JSON')
+})
+
+test('an app body over the limit is refused with BODY_TOO_LARGE before anything goes upstream', async (t) => {
+  const h = await startHarness(t, { config: { maxBodyBytes: 1024 } })
+  const res = await h.request('POST', `${API}/images`, { prompt: 'x'.repeat(2000) })
+  assert.equal(res.status, 413)
+  assert.equal(res.json.error.errorCode, 'BODY_TOO_LARGE')
+  assert.equal(h.sim.requests.length, 0)
 })

@@ -8,6 +8,7 @@ import { openDatabase, openKv, createDurableQueue, type HearthDatabase } from '.
 import { createProxy, type Proxy, type ProxyConfig, type QueuedImageRequest } from '../../src/proxy/index.js'
 import { sendError } from '../../src/proxy/respond.js'
 import { HearthError } from '../../src/errors.js'
+import type { Logger } from '../../src/log.js'
 import { tempDir } from './tmp.js'
 import { startUpstreamSim, type UpstreamSim } from './upstream-sim.js'
 import type { SimOptions } from './upstream-sim-state.js'
@@ -31,6 +32,7 @@ export interface HarnessOptions {
   config?: Partial<ProxyConfig>
   /** 'valid' (default) stores a fresh token, 'expired' one that expired, 'none' no token. */
   token?: 'valid' | 'expired' | 'none'
+  logger?: Logger
 }
 
 export const FAST_CONFIG: Partial<ProxyConfig> = { timeoutMs: 5_000, streamIdleTimeoutMs: 5_000, jobPollMs: 10, jobDeadlineMs: 20_000, queueRetryMs: 50 }
@@ -69,7 +71,8 @@ export async function startHarness (t: TestContext, opts: HarnessOptions = {}): 
       config: { baseUrl: sim.baseUrl, ...FAST_CONFIG, ...opts.config },
       home,
       kv: openKv(db, 'proxy'),
-      queue: createDurableQueue<QueuedImageRequest>(db, 'upstream-images')
+      queue: createDurableQueue<QueuedImageRequest>(db, 'upstream-images'),
+      ...(opts.logger !== undefined ? { logger: opts.logger } : {})
     })
     await proxy.start()
   }
