@@ -93,7 +93,12 @@ class EmbeddedStorage implements StorageBackend {
 
   async pin (cid: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     this.#assertRunning()
-    await this.#pinRecursively(parseCid(cid), opts.signal)
+    const parsed = parseCid(cid)
+    // Checked first: Helia's pin walker reports a missing block as an unhandled rejection of its own.
+    if (!(await this.has(cid))) {
+      throw new HearthError('STORAGE_NOT_FOUND', `content not found locally: ${canonicalCid(parsed)}`, { backend: 'embedded', op: 'pin', cid: canonicalCid(parsed) })
+    }
+    await this.#pinRecursively(parsed, opts.signal)
   }
 
   async get (cid: string, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array> {

@@ -9,7 +9,7 @@
 // was opened.
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises'
+import { open, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -134,16 +134,26 @@ export async function startIpfsDaemon (t: After): Promise<IpfsDaemon> {
     stop,
     restart: async () => { await stop(); await launch() },
     catWithCli: async (cid: string) => {
-      const { stdout } = await promisify(execFile)(process.execPath, [
-        '--import', POLYFILL, IPFS_CLI, '--api', apiUrl, 'cat', cid
-      ], {
-        cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH, HOME: dir, IPFS_PATH: repoPath, NO_UPDATE_NOTIFIER: '1', NODE_ENV: 'test' },
-        encoding: 'buffer',
-        maxBuffer: 64 * 1024 * 1024,
-        timeout: 60_000
-      })
-      return new Uint8Array(stdout)
+      // stdout goes to a file, not a pipe: the js-ipfs CLI exits before a pipe has drained, which
+      // truncates large outputs; writes to a file are synchronous and complete.
+      const outPath = join(dir, `cat-${Date.now()}-${Math.random().toString(16).slice(2)}.out`)
+      const out = await open(outPath, 'w')
+      try {
+        const proc = spawn(process.execPath, ['--import', POLYFILL, IPFS_CLI, '--api', apiUrl, 'cat', cid], {
+          cwd: REPO_ROOT,
+          env: { PATH: process.env.PATH, HOME: dir, IPFS_PATH: repoPath, NO_UPDATE_NOTIFIER: '1', NODE_ENV: 'test' },
+          stdio: ['ignore', out.fd, 'pipe']
+        })
+        let stderr = ''
+        proc.stderr!.on('data', (b: Buffer) => { stderr += b.toString() })
+        const timer = setTimeout(() => { proc.kill('SIGKILL') }, 60_000)
+        const code = await new Promise<number | null>((resolve) => { proc.once('exit', (c) => { resolve(c) }) })
+        clearTimeout(timer)
+        if (code !== 0) throw new Error(`jsipfs cat exited with ${String(code)}: ${stderr}`)
+      } finally {
+        await out.close()
+      }
+      return new Uint8Array(await readFile(outPath))
     },
     pause: () => { if (child !== undefined) killGroup(child, 'SIGSTOP') },
     resume: () => { if (child !== undefined) killGroup(child, 'SIGCONT') },

@@ -1,0 +1,87 @@
+// CIDs must be the ones `ipfs add --cid-version 1` gives. The reference here is computed
+// independently of src/: ipfs-unixfs-importer's own fixed-size chunker and balanced layout over
+// an in-memory blockstore, configured as Kubo configures it.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { importBytes } from 'ipfs-unixfs-importer'
+import { fixedSize } from 'ipfs-unixfs-importer/chunker'
+import { balanced } from 'ipfs-unixfs-importer/layout'
+import { createEmbeddedStorage } from '../../src/storage/embedded.js'
+import { cidOfBytes, canonicalCid, fixedSizeChunker, parseCid } from '../../src/storage/cid.js'
+import { isHearthError } from '../../src/errors.js'
+import { tempDir } from '../support/tmp.js'
+
+async function referenceCid (bytes: Uint8Array): Promise<string> {
+  const blocks = new Map<string, Uint8Array>()
+  const memory = { put: async (cid: any, block: Uint8Array) => { blocks.set(cid.toString(), block); return cid } }
+  const { cid } = await importBytes(bytes, memory as any, {
+    cidVersion: 1,
+    rawLeaves: true,
+    reduceSingleLeafToSelf: true,
+    chunker: fixedSize({ chunkSize: 262_144 }),
+    layout: balanced({ maxChildrenPerNode: 174 })
+  })
+  assert.ok(blocks.size > 0)
+  return cid.toV1().toString()
+}
+
+const SIZES: Array<[string, number]> = [
+  ['empty', 0],
+  ['1 byte', 1],
+  ['1 KB', 1024],
+  ['exactly 256 KiB', 262_144],
+  ['256 KiB + 1', 262_145],
+  ['~3 MB', 3_000_001]
+]
+
+test('embedded add gives the CID of ipfs add --cid-version 1 (independent importer reference)', async (t) => {
+  const dir = await tempDir(t)
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  t.after(async () => { await storage.stop() })
+  for (const [label, size] of SIZES) {
+    const bytes = randomBytes(size)
+    const expected = await referenceCid(bytes)
+    const cid = await storage.add(bytes)
+    assert.equal(cid, expected, label)
+    assert.equal(await cidOfBytes(bytes), expected, `${label} (cidOfBytes)`)
+    assert.ok(cid.startsWith(size <= 262_144 ? 'bafkrei' : 'bafybei'), `${label}: ${size <= 262_144 ? 'one raw leaf' : 'a dag-pb root'}`)
+    assert.deepEqual(Buffer.from(await storage.get(cid)), bytes, `${label} reads back`)
+  }
+})
+
+test('the empty file has the CID every IPFS implementation gives it', async () => {
+  // Published by Kubo and js-ipfs alike for `ipfs add --cid-version 1` of an empty file.
+  assert.equal(await cidOfBytes(new Uint8Array(0)), 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku')
+})
+
+test('a file of more than 174 chunks gets a two-level balanced DAG like the reference', async () => {
+  const bytes = randomBytes(174 * 262_144 + 5)
+  assert.equal(await cidOfBytes(bytes), await referenceCid(bytes))
+})
+
+test('the chunker cuts a stream of uneven pieces exactly like the importer', async () => {
+  const bytes = randomBytes(262_144 * 3 + 777)
+  const pieces: Uint8Array[] = []
+  for (let i = 0; i < bytes.length;) { const n = 1 + ((i * 7919) % 100_000); pieces.push(bytes.subarray(i, i + n)); i += n }
+  const collect = async (chunker: (s: AsyncIterable<Uint8Array>) => AsyncIterable<Uint8Array>): Promise<number[]> => {
+    const sizes: number[] = []
+    const out: Uint8Array[] = []
+    for await (const c of chunker((async function * () { yield * pieces })())) { sizes.push(c.length); out.push(Uint8Array.from(c)) }
+    assert.deepEqual(Buffer.concat(out), bytes)
+    return sizes
+  }
+  assert.deepEqual(await collect(fixedSizeChunker()), await collect(fixedSize({ chunkSize: 262_144 })))
+  assert.deepEqual(await collect(fixedSizeChunker()), [262_144, 262_144, 262_144, 777])
+})
+
+test('CID strings are parsed strictly and printed as CIDv1 base32', () => {
+  const v0 = 'QmbWqxBEKC3P8tqsKc98xmWNzrzDtRLMiMPL8wBuTGsMnR'
+  assert.equal(canonicalCid(v0), parseCid(v0).toV1().toString())
+  assert.ok(canonicalCid(v0).startsWith('bafybei'))
+  assert.equal(canonicalCid('ipfs://bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku'), 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku')
+  for (const bad of ['', 'not-a-cid', 'bafy', 'x'.repeat(600)]) {
+    assert.throws(() => parseCid(bad), (err) => isHearthError(err, 'INVALID_ARGUMENT'), JSON.stringify(bad.slice(0, 20)))
+  }
+})

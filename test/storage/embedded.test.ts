@@ -1,0 +1,156 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { readdir, readlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createHeliaLight } from 'helia'
+import { FsBlockstore } from 'blockstore-fs'
+import { LevelDatastore } from 'datastore-level'
+import { CID } from 'multiformats/cid'
+import { createEmbeddedStorage } from '../../src/storage/embedded.js'
+import { createStorage } from '../../src/storage/factory.js'
+import { homeLayout } from '../../src/home.js'
+import { isHearthError } from '../../src/errors.js'
+import { silentLogger } from '../../src/log.js'
+import type { StorageBackend } from '../../src/storage/types.js'
+import { tempDir } from '../support/tmp.js'
+
+async function open (t: Parameters<typeof tempDir>[0], dir: string): Promise<StorageBackend> {
+  const s = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  t.after(async () => { await s.stop() })
+  return s
+}
+
+/** Opens the same folders with a bare Helia node: an independent look at what our backend left on disk. */
+async function inspectWithHelia (dir: string): Promise<{ pinned (cid: string): Promise<boolean>; gc (): Promise<void>; hasBlock (cid: string): Promise<boolean>; close (): Promise<void> }> {
+  const blockstore = new FsBlockstore(join(dir, 'blocks'))
+  const datastore = new LevelDatastore(join(dir, 'datastore'))
+  await blockstore.open()
+  await datastore.open()
+  const helia = createHeliaLight({ blockstore, datastore })
+  await helia.start()
+  return {
+    pinned: async (cid) => await helia.pins.get(CID.parse(cid)).then(() => true, () => false),
+    gc: async () => { await helia.gc() },
+    hasBlock: async (cid) => await blockstore.has(CID.parse(cid)),
+    close: async () => { await helia.stop(); await blockstore.close(); await datastore.close() }
+  }
+}
+
+test('add, get, has, pin and unpin on the embedded backend', async (t) => {
+  const storage = await open(t, await tempDir(t))
+  assert.equal(storage.kind, 'embedded')
+  const small = randomBytes(1024)
+  const large = randomBytes(1_000_000)
+  const a = await storage.add(small)
+  const b = await storage.add(large)
+  assert.equal(await storage.add(small), a, 'adding the same bytes again gives the same CID')
+  assert.deepEqual(Buffer.from(await storage.get(a)), small)
+  assert.deepEqual(Buffer.from(await storage.get(b)), large)
+  assert.equal(await storage.has(a), true)
+  assert.equal(await storage.has(b), true)
+  assert.equal(await storage.has(`ipfs://${b}`), true, 'ipfs:// URLs are accepted')
+
+  const absent = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
+  assert.equal(await storage.has(absent), false)
+  await assert.rejects(storage.get(absent), (err) => isHearthError(err, 'STORAGE_NOT_FOUND') && String(err.message).includes(absent))
+  await assert.rejects(storage.pin(absent), (err) => isHearthError(err, 'STORAGE_NOT_FOUND'))
+  await storage.unpin(absent) // unknown: not an error
+  assert.equal(await storage.has('not a cid'), false)
+  await assert.rejects(storage.get('not a cid'), (err) => isHearthError(err, 'INVALID_ARGUMENT'))
+  await assert.rejects(storage.add('text' as unknown as Uint8Array), (err) => isHearthError(err, 'INVALID_ARGUMENT'))
+
+  await storage.unpin(b)
+  await storage.unpin(b)
+  await storage.pin(b)
+  const health = await storage.health()
+  assert.equal(health.ok, true)
+  assert.match(health.detail ?? '', /embedded IPFS node, blocks in .*blocks/)
+})
+
+test('content and pins survive a restart; unpinned content is what garbage collection may take', async (t) => {
+  const dir = await tempDir(t)
+  const first = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  const kept = randomBytes(600_000)
+  const dropped = randomBytes(2048)
+  const keptCid = await first.add(kept)
+  const droppedCid = await first.add(dropped)
+  await first.unpin(droppedCid)
+  await first.stop()
+  assert.equal((await first.health()).ok, false)
+  await assert.rejects(first.get(keptCid), (err) => isHearthError(err, 'STORAGE_UNAVAILABLE'))
+
+  const second = await open(t, dir)
+  assert.deepEqual(Buffer.from(await second.get(keptCid)), kept)
+  assert.equal(await second.has(keptCid), true)
+  assert.equal(await second.has(droppedCid), true, 'unpinned blocks stay until a GC')
+  await second.stop()
+
+  const helia = await inspectWithHelia(dir)
+  try {
+    assert.equal(await helia.pinned(keptCid), true, 'still pinned after the restart')
+    assert.equal(await helia.pinned(droppedCid), false)
+    await helia.gc()
+    assert.equal(await helia.hasBlock(keptCid), true, 'a pinned file survives GC')
+    assert.equal(await helia.hasBlock(droppedCid), false, 'an unpinned file is collectable')
+  } finally {
+    await helia.close()
+  }
+})
+
+test('concurrent adds of the same and different bytes all end up pinned exactly once', async (t) => {
+  const dir = await tempDir(t)
+  const storage = await open(t, dir)
+  const inputs = Array.from({ length: 40 }, (_, i) => randomBytes(100 + i * 5000))
+  const twice = [...inputs, ...inputs]
+  const cids = await Promise.all(twice.map(async (b) => await storage.add(b)))
+  assert.deepEqual(cids.slice(0, 40), cids.slice(40))
+  for (const [i, cid] of cids.slice(0, 40).entries()) assert.deepEqual(Buffer.from(await storage.get(cid)), inputs[i])
+  for (const cid of cids.slice(0, 40)) await storage.unpin(cid)
+  await storage.stop()
+  const helia = await inspectWithHelia(dir)
+  try {
+    await helia.gc()
+    for (const cid of cids.slice(0, 40)) assert.equal(await helia.hasBlock(cid), false, 'one unpin released the pin: it was counted once')
+  } finally {
+    await helia.close()
+  }
+})
+
+test('a second process cannot open a home whose embedded store is in use', async (t) => {
+  const dir = await tempDir(t)
+  await open(t, dir)
+  await assert.rejects(
+    createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') }),
+    (err) => isHearthError(err, 'STORAGE_UNAVAILABLE') && /in use by another process/.test(err.message)
+  )
+})
+
+test('the embedded node opens no socket at all', async (t) => {
+  const sockets = async (): Promise<Set<string>> => {
+    const out = new Set<string>()
+    for (const fd of await readdir('/proc/self/fd')) {
+      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => '')
+      if (target.startsWith('socket:')) out.add(target)
+    }
+    return out
+  }
+  const before = await sockets()
+  const home = homeLayout(await tempDir(t))
+  const storage = await createStorage({ backend: 'embedded' }, home, silentLogger())
+  const cid = await storage.add(randomBytes(300_000))
+  await storage.get(cid)
+  await assert.rejects(storage.get('bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'))
+  const during = await sockets()
+  await storage.stop()
+  const opened = [...during].filter((s) => !before.has(s))
+  assert.deepEqual(opened, [])
+})
+
+test('the factory rejects an incomplete or unknown configuration', async (t) => {
+  const home = homeLayout(await tempDir(t))
+  await assert.rejects(createStorage({ backend: 'kubo' }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+  await assert.rejects(createStorage({ backend: 'kubo', kubo: { url: 'ftp://x' } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+  await assert.rejects(createStorage({ backend: 'kubo', kubo: { url: 'http://127.0.0.1:1', timeoutMs: 5 } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+  await assert.rejects(createStorage({ backend: 'floppy' } as never, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+})
