@@ -207,15 +207,24 @@ function buildRegistry (opts: SchemaRegistryOptions, shared: SharedState): Schem
     })
     if (found === null) {
       scheduleCheck(`scope:${scope}`, retryMs)
-    } else {
-      const events: ResolvedEvent[] = []
+      return await cache.byScope(scope)
+    }
+    const events: ResolvedEvent[] = []
+    try {
       await writes.run(async () => {
         await learn(found.answer, found.source.name, events)
         await adoptLatest(scope, found.answer, found.source.name, events)
       })
       scheduleCheck(`scope:${scope}`, refreshMs)
-      emit(events)
+    } catch (err) {
+      // An answer that contradicts what the cache holds (CONFLICT) must not make a scope the
+      // cache can serve unresolvable; it is reported and asked again later.
+      if (!isHearthError(err)) throw err
+      mark(found.source, err)
+      logger.warn({ source: found.source.name, scope, code: err.code }, `schema answer not recorded: ${err.message}`)
+      scheduleCheck(`scope:${scope}`, retryMs)
     }
+    emit(events)
     return await cache.byScope(scope)
   }
 
@@ -228,11 +237,18 @@ function buildRegistry (opts: SchemaRegistryOptions, shared: SharedState): Schem
       return null
     }
     const events: ResolvedEvent[] = []
-    await writes.run(async () => {
-      await learn(found.answer, found.source.name, events)
-      // Services may spell an id differently from the request (hex for decimal); both resolve.
-      if (found.answer.id !== id) await cache.alias(id, found.answer.id)
-    })
+    try {
+      await writes.run(async () => {
+        await learn(found.answer, found.source.name, events)
+        // Services may spell an id differently from the request (hex for decimal); both resolve.
+        if (found.answer.id !== id) await cache.alias(id, found.answer.id)
+      })
+    } catch (err) {
+      if (!isHearthError(err)) throw err
+      mark(found.source, err)
+      logger.warn({ source: found.source.name, id, code: err.code }, `schema answer not recorded: ${err.message}`)
+      scheduleCheck(`id:${id}`, retryMs)
+    }
     emit(events)
     return await cache.byId(id)
   }

@@ -278,3 +278,16 @@ test('withSources gives a view over the same cache and listeners that never asks
   assert.deepEqual(w.events.map((e) => [e.schema.scope, e.origin]), [['instagram.profile', 'dp-rpc'], ['github.profile', 'local']])
   assert.equal(w.service.requests.length, 1)
 })
+
+test('an answer contradicting the cache is reported, not recorded, and the cache still answers', async (t) => {
+  const w = await world(t)
+  const a = await w.pin('youtube.history', { version: '1.0.0' })
+  w.publish('0x5', 'youtube.history', a)
+  assert.equal((await w.registry.byId('0x5'))?.definitionUrl, a)
+  const local = await w.registry.addLocalSchema(definitionDoc('youtube.history', { version: '2.0.0' }), { storage: w.storage })
+  // The service now claims 0x5 is the local definition: id 0x5 cannot mean two definitions.
+  w.service.schemas.splice(0, 1, { ...w.service.schemas[0]!, definitionUrl: local.schema.definitionUrl })
+  assert.equal((await w.registry.byScope('youtube.history'))?.id, local.schema.id)
+  assert.equal((await w.registry.byId('0x5'))?.definitionUrl, a)
+  assert.match(w.registry.sourceStatus()[0]!.error!, /^CONFLICT: /)
+})
