@@ -35,6 +35,12 @@ export interface StateFilter {
 
 const DEFAULT_PAGE = 100
 const READ_CHUNK = 64
+/** Most changes merged into one group-commit batch (a larger putMany still goes whole). */
+const GROUP_LIMIT = 1000
+
+type Change = { path: string; record: FileRecord | null }
+type ChangeResult = { changed: boolean; record: StoredRecord | null }
+interface PendingWrite { changes: Change[]; resolve: (r: ChangeResult[]) => void; reject: (err: unknown) => void }
 
 function pageLimit (limit: number | undefined, fallback = DEFAULT_PAGE): number {
   if (limit === undefined) return fallback
@@ -60,7 +66,10 @@ export async function openFileIndex (deps: { db: HearthDatabase; name?: string }
  */
 export class FileIndex {
   readonly #store: FileIndexStore
+  /** Serialises batch writes with rebuild(). */
   readonly #mutex = new Mutex()
+  readonly #pending: PendingWrite[] = []
+  #draining = false
   #seq: number
   #counts: Record<FileState, number>
 
@@ -72,26 +81,30 @@ export class FileIndex {
 
   // ── writes ────────────────────────────────────────────────────────────────────────────────
 
-  /** Insert or replace the record of `record.path`. An identical record is a no-op (no new seq). */
+  /**
+   * Insert or replace the record of `record.path`; returns it as stored (with its seq). An
+   * identical record is a no-op that keeps its seq.
+   */
   async put (record: FileRecord): Promise<FileRecord> {
     const clean = checkRecord(record)
-    await this.#apply([{ path: clean.path, record: clean }])
-    return (await this.get(clean.path)) ?? clean
+    const [result] = await this.#submit([{ path: clean.path, record: clean }])
+    return result.record ?? clean
   }
 
   /** Upsert many records in one atomic batch (later entries for the same path win). */
   async putMany (records: readonly FileRecord[]): Promise<void> {
-    await this.#apply(records.map((r) => { const clean = checkRecord(r); return { path: clean.path, record: clean } }))
+    await this.#submit(records.map((r) => { const clean = checkRecord(r); return { path: clean.path, record: clean } }))
   }
 
   /** Remove a path; leaves a tombstone in the change log. False when it was not indexed. */
   async delete (path: string): Promise<boolean> {
-    return (await this.#apply([{ path, record: null }])) > 0
+    const [result] = await this.#submit([{ path, record: null }])
+    return result.changed
   }
 
   /** Remove many paths atomically; returns how many were indexed. */
   async deleteMany (paths: readonly string[]): Promise<number> {
-    return await this.#apply(paths.map((path) => ({ path, record: null })))
+    return (await this.#submit(paths.map((path) => ({ path, record: null })))).filter((r) => r.changed).length
   }
 
   // ── point reads ───────────────────────────────────────────────────────────────────────────
@@ -261,80 +274,119 @@ export class FileIndex {
     }
   }
 
-  /** Applies upserts (record) and deletions (null) in one batch; returns how many changed. */
-  async #apply (changes: Array<{ path: string; record: FileRecord | null }>): Promise<number> {
-    if (changes.length === 0) return 0
-    return await this.#mutex.run(async () => {
-      const s = this.#store
-      const paths = [...new Set(changes.map((c) => c.path))]
-      const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
-      const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
-      const tomb = new Map<string, number | null>(paths.map((p, i) => [p, tombs[i] ?? null]))
-      const scopeKeys = new Map<string, boolean>() // scope-index keys this batch adds (true) or removes (false)
-      const scopeDelta = new Map<string, number>()
-      const counts = { ...this.#counts }
-      const ops: BatchOp[] = []
-      let seq = this.#seq
-      let changed = 0
-
-      const moveKey = (sub: FileIndexStore['byScope'], from: string | null, to: string | null): void => {
-        if (from === to) return
-        if (from !== null) ops.push({ type: 'del', sublevel: sub, key: from })
-        if (to !== null) ops.push({ type: 'put', sublevel: sub, key: to, value: '' })
-        if (sub === s.byScope) {
-          if (from !== null) { scopeKeys.set(from, false); bump(scopeDelta, firstPart(from), -1) }
-          if (to !== null) { scopeKeys.set(to, true); bump(scopeDelta, firstPart(to), 1) }
-        }
-      }
-      const moveAll = (from: SecondaryKeys | null, to: SecondaryKeys | null): void => {
-        moveKey(s.byScope, from?.scope ?? null, to?.scope ?? null)
-        moveKey(s.byCid, from?.cid ?? null, to?.cid ?? null)
-        moveKey(s.byState, from?.state ?? null, to?.state ?? null)
-        moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
-      }
-
-      for (const { path, record } of changes) {
-        const old = current.get(path) ?? null
-        if (record === null && old === null) continue
-        if (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record)) continue
-        seq += 1
-        changed += 1
-        moveAll(old === null ? null : secondaryKeys(old), record === null ? null : secondaryKeys(record))
-        if (old !== null) {
-          counts[old.state] -= 1
-          ops.push({ type: 'del', sublevel: s.log, key: padNumber(old.seq) })
-        }
-        const oldTomb = tomb.get(path) ?? null
-        if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.log, key: padNumber(oldTomb) })
-        if (record === null) {
-          const value: LogValue = { path, deleted: true, cid: old?.cid ?? null, scope: old?.scope ?? '' }
-          ops.push({ type: 'del', sublevel: s.records, key: path })
-          ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
-          ops.push({ type: 'put', sublevel: s.tombstones, key: path, value: seq })
-          current.set(path, null)
-          tomb.set(path, seq)
-        } else {
-          const stored: StoredRecord = { ...record, seq }
-          counts[record.state] += 1
-          ops.push({ type: 'put', sublevel: s.records, key: path, value: stored })
-          ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value: { path } satisfies LogValue })
-          if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.tombstones, key: path })
-          current.set(path, stored)
-          tomb.set(path, null)
-        }
-      }
-      if (changed === 0) return 0
-
-      await this.#summaries(ops, scopeKeys, scopeDelta, current)
-      ops.push({ type: 'put', sublevel: s.meta, key: 'seq', value: seq })
-      for (const state of FILE_STATES) {
-        if (counts[state] !== this.#counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
-      }
-      await s.db.batch(ops)
-      this.#seq = seq
-      this.#counts = counts
-      return changed
+  /**
+   * Group commit: write requests that arrive while a batch is being written are merged into the
+   * next batch, so concurrent single puts cost one LevelDB write per group, not one each. A
+   * request is never split, so putMany stays atomic.
+   */
+  #submit (changes: Change[]): Promise<ChangeResult[]> {
+    if (changes.length === 0) return Promise.resolve([])
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ changes, resolve, reject })
+      if (!this.#draining) void this.#drain()
     })
+  }
+
+  async #drain (): Promise<void> {
+    this.#draining = true
+    try {
+      while (this.#pending.length > 0) {
+        const group: PendingWrite[] = []
+        let size = 0
+        while (this.#pending.length > 0 && (group.length === 0 || size + this.#pending[0].changes.length <= GROUP_LIMIT)) {
+          const next = this.#pending.shift() as PendingWrite
+          group.push(next)
+          size += next.changes.length
+        }
+        try {
+          const results = await this.#mutex.run(async () => await this.#apply(group.flatMap((g) => g.changes)))
+          let at = 0
+          for (const g of group) { g.resolve(results.slice(at, at + g.changes.length)); at += g.changes.length }
+        } catch (err) {
+          for (const g of group) g.reject(err)
+        }
+      }
+    } finally {
+      this.#draining = false
+    }
+  }
+
+  /** Applies upserts (record) and deletions (null) in one batch. Caller holds the mutex. */
+  async #apply (changes: Change[]): Promise<ChangeResult[]> {
+    const s = this.#store
+    const paths = [...new Set(changes.map((c) => c.path))]
+    const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
+    const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
+    const tomb = new Map<string, number | null>(paths.map((p, i) => [p, tombs[i] ?? null]))
+    const scopeKeys = new Map<string, boolean>() // scope-index keys this batch adds (true) or removes (false)
+    const scopeDelta = new Map<string, number>()
+    const counts = { ...this.#counts }
+    const ops: BatchOp[] = []
+    let seq = this.#seq
+    let changed = 0
+    const results: ChangeResult[] = []
+
+    const moveKey = (sub: FileIndexStore['byScope'], from: string | null, to: string | null): void => {
+      if (from === to) return
+      if (from !== null) ops.push({ type: 'del', sublevel: sub, key: from })
+      if (to !== null) ops.push({ type: 'put', sublevel: sub, key: to, value: '' })
+      if (sub === s.byScope) {
+        if (from !== null) { scopeKeys.set(from, false); bump(scopeDelta, firstPart(from), -1) }
+        if (to !== null) { scopeKeys.set(to, true); bump(scopeDelta, firstPart(to), 1) }
+      }
+    }
+    const moveAll = (from: SecondaryKeys | null, to: SecondaryKeys | null): void => {
+      moveKey(s.byScope, from?.scope ?? null, to?.scope ?? null)
+      moveKey(s.byCid, from?.cid ?? null, to?.cid ?? null)
+      moveKey(s.byState, from?.state ?? null, to?.state ?? null)
+      moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
+    }
+
+    for (const { path, record } of changes) {
+      const old = current.get(path) ?? null
+      if ((record === null && old === null) || (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record))) {
+        results.push({ changed: false, record: old })
+        continue
+      }
+      seq += 1
+      changed += 1
+      moveAll(old === null ? null : secondaryKeys(old), record === null ? null : secondaryKeys(record))
+      if (old !== null) {
+        counts[old.state] -= 1
+        ops.push({ type: 'del', sublevel: s.log, key: padNumber(old.seq) })
+      }
+      const oldTomb = tomb.get(path) ?? null
+      if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.log, key: padNumber(oldTomb) })
+      if (record === null) {
+        const value: LogValue = { path, deleted: true, cid: old?.cid ?? null, scope: old?.scope ?? '' }
+        ops.push({ type: 'del', sublevel: s.records, key: path })
+        ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
+        ops.push({ type: 'put', sublevel: s.tombstones, key: path, value: seq })
+        current.set(path, null)
+        tomb.set(path, seq)
+        results.push({ changed: true, record: null })
+      } else {
+        const stored: StoredRecord = { ...record, seq }
+        counts[record.state] += 1
+        ops.push({ type: 'put', sublevel: s.records, key: path, value: stored })
+        ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value: { path } satisfies LogValue })
+        if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.tombstones, key: path })
+        current.set(path, stored)
+        tomb.set(path, null)
+        results.push({ changed: true, record: stored })
+      }
+    }
+    if (changed === 0) return results
+
+    await this.#summaries(ops, scopeKeys, scopeDelta, current)
+    ops.push({ type: 'put', sublevel: s.meta, key: 'seq', value: seq })
+    for (const state of FILE_STATES) {
+      if (counts[state] !== this.#counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
+    }
+    await s.db.batch(ops)
+    this.#seq = seq
+    this.#counts = counts
+    return results
   }
 
   /** Adds the new per-scope summaries of every scope the batch touched. */

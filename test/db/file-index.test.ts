@@ -288,13 +288,16 @@ test('verify finds damage to indexes and counters; rebuild repairs it', async (t
   await raw('state', 'utf8').put('stored\u0000r.s9/ghost.json', '')
   await raw('meta').put('count:stored', 999)
   await raw('sum').put('r.s1', { count: 1, latestCollectedAt: '2026-01-01T00:00:00Z', latestPath: 'r.s1/1.json' })
+  await raw('log').put('0000000000000999', { path: 'r.s1/1.json' })
+  await raw('cid', 'utf8').put('bafkstray\u0000r.s1/1.json', '')
   const lost = await index.get('r.s2/2.json')
   await raw('log').del(String(lost?.seq).padStart(16, '0'))
 
   const broken = await index.verify()
   assert.equal(broken.ok, false)
   const text = broken.problems.join('\n')
-  for (const expected of ['scope index lacks', 'state index has a stray entry', 'counter stored is 999', 'summary counts 1', 'change log lacks']) {
+  for (const expected of ['scope index lacks', 'state index has a stray entry', 'cid index has a stray entry', 'counter stored is 999',
+    'summary counts 1', 'change log lacks', 'change log seq 999 is past the counter', 'stale change log entry 999']) {
     assert.ok(text.includes(expected), `${expected} in:\n${text}`)
   }
 
