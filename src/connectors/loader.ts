@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { HomeLayout } from '../home.js'
 import { silentLogger, type Logger } from '../log.js'
 import { checkConnectorMetadata } from './metadata.js'
-import type { Connector, ConnectorModule, LoadedConnectors, PluginError } from './types.js'
+import type { Connector, ConnectorModule, InstalledConnector, LoadedConnectors, PluginError, ScannedConnectors } from './types.js'
 
 /** Entry files tried in order. index.ts only loads when a TypeScript loader (tsx) is active. */
 const ENTRY_FILES = ['index.js', 'index.mjs', 'index.ts']
@@ -23,20 +23,23 @@ export function connectorDirs (home: Pick<HomeLayout, 'root'>): string[] {
   return [shippedPluginsDir(), join(home.root, 'plugins')]
 }
 
-export async function loadConnectors (dirs: string | readonly string[], opts: { logger?: Logger } = {}): Promise<LoadedConnectors> {
+/**
+ * Finds the plugins and validates their connector.json WITHOUT running their code: what the
+ * daemon uses to answer GET /v1/connectors, so third-party plugin code never runs inside the
+ * process that holds the owner's keys (imports run plugins in the CLI process instead).
+ */
+export async function scanConnectors (dirs: string | readonly string[], opts: { logger?: Logger } = {}): Promise<ScannedConnectors> {
   const logger = opts.logger ?? silentLogger()
-  const connectors: Connector[] = []
+  const connectors: InstalledConnector[] = []
   const errors: PluginError[] = []
   const loadedFrom = new Map<string, string>()
   for (const dir of typeof dirs === 'string' ? [dirs] : dirs) {
     for (const name of await pluginFolders(dir, logger)) {
       const pluginDir = join(resolve(dir), name)
       const earlier = loadedFrom.get(name)
-      if (earlier !== undefined) {
-        errors.push({ id: name, code: 'PLUGIN_INVALID', message: `${pluginDir}: a connector "${name}" is already loaded from ${earlier}` })
-        continue
-      }
-      const result = await loadPlugin(pluginDir, name)
+      const result = earlier !== undefined
+        ? pluginError(pluginDir, name, `a connector "${name}" is already loaded from ${earlier}`)
+        : await inspectPlugin(pluginDir, name)
       if ('message' in result) {
         logger.warn({ plugin: name, dir: pluginDir, err: result.message }, 'connector plugin not loaded')
         errors.push(result)
@@ -47,6 +50,23 @@ export async function loadConnectors (dirs: string | readonly string[], opts: { 
     }
   }
   connectors.sort((a, b) => a.id < b.id ? -1 : 1)
+  return { connectors, errors }
+}
+
+/** scanConnectors, then imports each plugin's module; a module that fails to load is reported too. */
+export async function loadConnectors (dirs: string | readonly string[], opts: { logger?: Logger } = {}): Promise<LoadedConnectors> {
+  const logger = opts.logger ?? silentLogger()
+  const scanned = await scanConnectors(dirs, { logger })
+  const connectors: Connector[] = []
+  const errors = [...scanned.errors]
+  for (const installed of scanned.connectors) {
+    const result = await importPlugin(installed)
+    if ('message' in result) {
+      logger.warn({ plugin: installed.id, dir: installed.dir, err: result.message }, 'connector plugin not loaded')
+      errors.push(result)
+    } else connectors.push(result)
+  }
+  errors.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   return { connectors, errors }
 }
 
@@ -73,33 +93,40 @@ async function pluginFolders (dir: string, logger: Logger): Promise<string[]> {
   return folders
 }
 
-async function loadPlugin (dir: string, name: string): Promise<Connector | PluginError> {
-  const fail = (message: string): PluginError => ({ id: name, code: 'PLUGIN_INVALID', message: `${dir}: ${message}` })
+function pluginError (dir: string, name: string, message: string): PluginError {
+  return { id: name, code: 'PLUGIN_INVALID', message: `${dir}: ${message}` }
+}
+
+async function inspectPlugin (dir: string, name: string): Promise<InstalledConnector | PluginError> {
   let raw: unknown
   try {
     raw = JSON.parse(await readFile(join(dir, 'connector.json'), 'utf8'))
   } catch (err) {
     const e = err as NodeJS.ErrnoException
-    return fail(e.code === 'ENOENT' ? 'no connector.json' : `connector.json is not valid JSON: ${e.message}`)
+    return pluginError(dir, name, e.code === 'ENOENT' ? 'no connector.json' : `connector.json is not valid JSON: ${e.message}`)
   }
   const checked = checkConnectorMetadata(raw, name)
-  if (!checked.ok) return fail(`connector.json: ${checked.problems.join('; ')}`)
-
-  let entry: string | undefined
+  if (!checked.ok) return pluginError(dir, name, `connector.json: ${checked.problems.join('; ')}`)
   for (const file of ENTRY_FILES) {
-    if ((await stat(join(dir, file)).catch(() => null))?.isFile() === true) { entry = file; break }
+    if ((await stat(join(dir, file)).catch(() => null))?.isFile() === true) {
+      return { id: name, metadata: checked.metadata, dir, entry: file }
+    }
   }
-  if (entry === undefined) return fail(`no ${ENTRY_FILES.join(' / ')} next to connector.json`)
+  return pluginError(dir, name, `no ${ENTRY_FILES.join(' / ')} next to connector.json`)
+}
+
+async function importPlugin (installed: InstalledConnector): Promise<Connector | PluginError> {
+  const { id, dir, entry, metadata } = installed
   let mod: Record<string, unknown>
   try {
     mod = await import(pathToFileURL(join(dir, entry)).href) as Record<string, unknown>
   } catch (err) {
     const hint = entry.endsWith('.ts') ? ' (a .ts entry needs a TypeScript loader; ship index.js)' : ''
-    return fail(`${entry} failed to load${hint}: ${(err as Error).message}`)
+    return pluginError(dir, id, `${entry} failed to load${hint}: ${(err as Error).message}`)
   }
   const candidate = mod.default as Partial<ConnectorModule> | undefined
   if (candidate === null || typeof candidate !== 'object' || typeof candidate.read !== 'function') {
-    return fail(`${entry} must export default an object with a read(source, opts) function`)
+    return pluginError(dir, id, `${entry} must export default an object with a read(source, opts) function`)
   }
-  return { id: name, metadata: checked.metadata, dir, module: candidate as ConnectorModule }
+  return { id, metadata, dir, module: candidate as ConnectorModule }
 }

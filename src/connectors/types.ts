@@ -88,7 +88,17 @@ export interface ConnectorModule {
   read (source: ExportSource, opts: ReadOptions): AsyncIterable<ConnectorItem>
 }
 
-/** A plugin that loaded and validated. */
+/** A plugin whose connector.json is valid and which has an entry file; its code not yet run. */
+export interface InstalledConnector {
+  readonly id: string
+  readonly metadata: ConnectorMetadata
+  /** Absolute path of the plugin folder. */
+  readonly dir: string
+  /** The entry file's name inside `dir` (index.js, index.mjs or index.ts). */
+  readonly entry: string
+}
+
+/** A plugin that loaded: metadata valid and module imported. */
 export interface Connector {
   readonly id: string
   readonly metadata: ConnectorMetadata
@@ -102,6 +112,11 @@ export interface PluginError {
   id: string
   code: 'PLUGIN_INVALID'
   message: string
+}
+
+export interface ScannedConnectors {
+  connectors: InstalledConnector[]
+  errors: PluginError[]
 }
 
 export interface LoadedConnectors {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { access, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { listConnectorsBody } from '../../src/cli/commands/connectors.js'
-import { connectorDirs, findConnector, loadConnectors, shippedPluginsDir } from '../../src/connectors/loader.js'
+import { Router } from '../../src/api/router.js'
+import { connectorDirs, findConnector, loadConnectors, scanConnectors, shippedPluginsDir } from '../../src/connectors/loader.js'
+import { addConnectorRoutes } from '../../src/connectors/routes.js'
 import { checkConnectorMetadata } from '../../src/connectors/metadata.js'
 import { homeLayout } from '../../src/home.js'
 import { tempDir } from '../support/tmp.js'
@@ -124,4 +126,28 @@ test('metadata: connector.json problems are all listed at once', () => {
     ok: true,
     metadata: { connectorId: 'x', displayName: 'X', version: '0.1.0', scopes: [{ scope: 'x.things', label: 'Things', description: 'Some things' }] }
   }, 'unknown fields are allowed and not carried over')
+})
+
+test('GET /v1/connectors lists what is installed without running any plugin code', async (t) => {
+  const root = await tempDir(t)
+  const marker = join(root, 'ran')
+  await plugin(root, 'eager', {
+    'connector.json': META('eager'),
+    'index.js': `import { writeFileSync } from 'node:fs'\nwriteFileSync(${JSON.stringify(marker)}, 'x')\nexport default { async * read () {} }\n`
+  })
+  await plugin(root, 'broken', { 'connector.json': META('broken', []), 'index.js': GOOD_MODULE })
+  const router = new Router()
+  addConnectorRoutes(router, { dirs: [PLUGINS_DIR, root] })
+  const { handler, params } = router.match('GET', '/v1/connectors')
+  assert.deepEqual(params, {})
+  const reply = await handler({ method: 'GET', url: new URL('http://hearth/v1/connectors'), params } as Parameters<typeof handler>[0])
+  assert.equal(reply.status, 200)
+  const body = reply.body as ReturnType<typeof listConnectorsBody>
+  assert.deepEqual(body, listConnectorsBody(await scanConnectors([PLUGINS_DIR, root])))
+  assert.deepEqual(body.connectors.map((c) => c.connectorId), ['chatgpt', 'eager', 'instagram', 'spotify'])
+  assert.deepEqual(body.errors.map((e) => [e.id, e.code]), [['broken', 'PLUGIN_INVALID']])
+  await assert.rejects(access(marker), 'scanning never imports a plugin')
+
+  await loadConnectors(root)
+  await access(marker)
 })

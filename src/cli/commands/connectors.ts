@@ -8,27 +8,11 @@ import { HearthError } from '../../errors.js'
 import { runImport, type ImportProgress, type ImportSummary } from '../../connectors/import.js'
 import { connectorDirs, findConnector, loadConnectors } from '../../connectors/loader.js'
 import { daemonSubmit } from '../../connectors/submit.js'
-import type { ConnectorScope, LoadedConnectors, PluginError } from '../../connectors/types.js'
+import { listConnectorsBody } from '../../connectors/routes.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
 
-export interface ConnectorsBody {
-  connectors: Array<{ connectorId: string; displayName: string; version: string; scopes: ConnectorScope[] }>
-  errors: PluginError[]
-}
-
-/** The body of `GET /v1/connectors` (and of `hearth connectors --json`). */
-export function listConnectorsBody (loaded: LoadedConnectors): ConnectorsBody {
-  return {
-    connectors: loaded.connectors.map((c) => ({
-      connectorId: c.metadata.connectorId,
-      displayName: c.metadata.displayName,
-      version: c.metadata.version,
-      scopes: c.metadata.scopes.map((s) => ({ scope: s.scope, label: s.label, description: s.description }))
-    })),
-    errors: loaded.errors.map((e) => ({ ...e }))
-  }
-}
+export { listConnectorsBody, type ConnectorsBody } from '../../connectors/routes.js'
 
 const CONNECTORS_USAGE = 'usage: hearth connectors [--json]\n  lists the installed connectors (shipped ones and <home>/plugins) with their scopes'
 export const connectorsCommand: Command = {
