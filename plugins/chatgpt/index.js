@@ -99,7 +99,7 @@ export function toConversation (raw) {
 export function activeBranch (mapping, currentNode) {
   /** @param {unknown} id */
   const node = (id) => typeof id === 'string' && Object.hasOwn(mapping, id) && isObject(mapping[id]) ? /** @type {Record<string, unknown>} */ (mapping[id]) : undefined
-  let leaf = node(currentNode) !== undefined ? /** @type {string} */ (currentNode) : newestLeaf(mapping, node)
+  const leaf = node(currentNode) !== undefined ? /** @type {string} */ (currentNode) : newestLeaf(mapping, node)
   const branch = []
   const visited = new Set()
   for (let id = leaf; id !== undefined && !visited.has(id);) {
