@@ -39,7 +39,7 @@ export async function buildSchemaRegistry (deps: {
     sources.unshift(createDpRpcResolver({ baseUrl: deps.config.schemas.dpRpcUrl, timeoutMs: deps.config.schemas.timeoutMs, fetchDefinition }))
   }
   const registry = createSchemaRegistry({ cache, sources, logger: deps.logger })
-  const serving = createSchemaRegistry({ cache, sources: deps.extraSources ?? [], logger: deps.logger })
+  const serving = registry.withSources(deps.extraSources ?? [])
   const validators = createSchemaValidators({ logger: deps.logger })
   const validate: Validate = (schema: ResolvedSchema, data: unknown) => {
     try {

@@ -29,6 +29,8 @@ export interface IngestIndex {
 export interface SchemaLookup {
   byScope (scope: string): Promise<ResolvedSchema | null>
   byId (id: string): Promise<ResolvedSchema | null>
+  /** The schema an envelope's `$schema` names, when it is known. */
+  byDefinitionUrl? (definitionUrl: string): Promise<ResolvedSchema | null>
 }
 
 export type Validate = (schema: ResolvedSchema, data: unknown) => { ok: true } | { ok: false; reasons: string[] }
@@ -191,7 +193,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     if (env.scope !== scopeFolder) {
       return await reject(withEnvelope, 'SCOPE_MISMATCH', [`envelope scope ${JSON.stringify(env.scope)} does not match its folder ${JSON.stringify(scopeFolder)}`])
     }
-    const schema = await resolveSchema(env.scope)
+    // a file names the schema version it was written for; validate against that one when known
+    const named = await deps.schemas.byDefinitionUrl?.(env.$schema).catch(() => null) ?? null
+    const schema = named !== null && named.scope === env.scope ? named : await resolveSchema(env.scope)
     if (schema === null) {
       const r = await record({ ...withEnvelope, state: 'waiting-schema', reasons: [`no schema known yet for scope ${env.scope}`] })
       return { outcome: 'waiting-schema', path: rel, record: r }
