@@ -46,6 +46,14 @@ export function createProxyCache (deps: { kv: ProxyKv }): ProxyCache {
   // key → digest and time of the last write: polling apps re-read the same answers, and a database
   // write per read would be most of the proxy's cost.
   const written = new Map<string, { digest: string, at: number }>()
+  // Writes run one after another, and reads wait for the writes before them: the proxy answers the
+  // app first and writes afterwards, yet a read never misses what an earlier request saw.
+  let writes: Promise<void> = Promise.resolve()
+  const serially = (fn: () => Promise<void>): Promise<void> => {
+    const run = writes.then(fn)
+    writes = run.catch(() => {})
+    return run
+  }
 
   async function exchangesOf (conversationId: string): Promise<Array<[string, ConversationExchange]>> {
     const out: Array<[string, ConversationExchange]> = []
@@ -60,18 +68,21 @@ export function createProxyCache (deps: { kv: ProxyKv }): ProxyCache {
       const digest = raw !== undefined ? createHash('sha1').update(raw).digest('base64') : null
       const last = written.get(key)
       if (digest !== null && last !== undefined && last.digest === digest && now - last.at < REFRESH_UNCHANGED_MS) return
-      await kv.put(key, { body, fetchedAt: now } satisfies CachedAnswer)
       if (written.size >= MAX_REMEMBERED_DIGESTS) written.clear()
       if (digest !== null) written.set(key, { digest, at: now })
-      if (route.kind === 'conversation-get' && route.id !== undefined) {
-        // The fresh detail already holds every earlier exchange: keep only newer ones.
-        for (const [k, ex] of await exchangesOf(route.id)) if (ex.at <= now) await kv.del(k)
-      }
+      await serially(async () => {
+        await kv.put(key, { body, fetchedAt: now } satisfies CachedAnswer)
+        if (route.kind === 'conversation-get' && route.id !== undefined) {
+          // The fresh detail already holds every earlier exchange: keep only newer ones.
+          for (const [k, ex] of await exchangesOf(route.id)) if (ex.at <= now) await kv.del(k)
+        }
+      })
     },
 
     async recall (route) {
       const key = answerKey(route)
       if (key === null) return undefined
+      await writes
       const cached = await kv.get(key) as CachedAnswer | undefined
       if (cached === undefined || route.kind !== 'conversation-get' || route.id === undefined) return cached
       const newer = (await exchangesOf(route.id)).map(([, ex]) => ex).filter((ex) => ex.at > cached.fetchedAt)
@@ -81,16 +92,17 @@ export function createProxyCache (deps: { kv: ProxyKv }): ProxyCache {
     async recordExchange (conversationId, exchange) {
       // Zero-padded time first so entries() returns them in order; random suffix for same-ms replies.
       const key = `${exchangePrefix(conversationId)}${String(exchange.at).padStart(15, '0')}-${randomBytes(4).toString('hex')}`
-      await kv.put(key, exchange)
+      await serially(async () => { await kv.put(key, exchange) })
     },
 
     async forgetMessages (conversationId, now = Date.now()) {
-      written.delete(answerKey({ kind: 'conversation-get', id: conversationId }) ?? '')
-      for (const [key] of await exchangesOf(conversationId)) await kv.del(key)
-      const key = answerKey({ kind: 'conversation-get', id: conversationId })
-      if (key === null) return
-      const cached = await kv.get(key) as CachedAnswer | undefined
-      if (cached !== undefined) await kv.put(key, { body: withoutMessages(cached.body), fetchedAt: now })
+      const key = `${PREFIX}conversation/${conversationId}`
+      written.delete(key)
+      await serially(async () => {
+        for (const [k] of await exchangesOf(conversationId)) await kv.del(k)
+        const cached = await kv.get(key) as CachedAnswer | undefined
+        if (cached !== undefined) await kv.put(key, { body: withoutMessages(cached.body), fetchedAt: now })
+      })
     }
   }
 }

@@ -53,19 +53,13 @@ function tryJson (body: Buffer): Record<string, unknown> | null {
 export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> } {
   const { config, transport, credentials, cache, models, jobs, imageQueue, health, logger } = deps
 
-  async function afterSuccess (call: Call, json: unknown, raw: Buffer): Promise<void> {
+  /** Bookkeeping the app may look at right after this answer: image jobs, model changes. */
+  async function beforeAnswer (call: Call, json: unknown): Promise<void> {
     const { route } = call
-    if (isCacheableRoute(route.kind)) await cache.remember(route, json, call.startedAt, raw)
     if (route.kind === 'models' && route.id !== undefined) {
       const changes = await models.observe(route.id, json)
       for (const c of changes) logger.info(c, 'character model status changed')
     }
-    if (route.kind === 'chat' && route.id !== undefined) {
-      const request = chatPayload(tryJson(call.body))
-      const reply = chatPayload(json)
-      if (request !== null && reply !== null) await cache.recordExchange(route.id, { at: Date.now(), request, reply })
-    }
-    if (route.kind === 'clear' && route.id !== undefined) await cache.forgetMessages(route.id)
     if (route.kind === 'images') {
       const answer = json as { success?: unknown, jobId?: unknown, output?: unknown }
       if (answer.success === true && typeof answer.jobId === 'string') {
@@ -74,6 +68,18 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
         await jobs.follow(answer.jobId, { prompt: typeof prompt === 'string' ? prompt : null, ...(output !== undefined ? { synchronousOutput: output } : {}) })
       }
     }
+  }
+
+  /** Cache writes, after the answer is out (the cache orders its own reads after its writes). */
+  async function afterAnswer (call: Call, json: unknown, raw: Buffer): Promise<void> {
+    const { route } = call
+    if (isCacheableRoute(route.kind)) await cache.remember(route, json, call.startedAt, raw)
+    if (route.kind === 'chat' && route.id !== undefined) {
+      const request = chatPayload(tryJson(call.body))
+      const reply = chatPayload(json)
+      if (request !== null && reply !== null) await cache.recordExchange(route.id, { at: Date.now(), request, reply })
+    }
+    if (route.kind === 'clear' && route.id !== undefined) await cache.forgetMessages(route.id)
   }
 
   async function whenOffline (call: Call, err: unknown): Promise<void> {
@@ -98,13 +104,12 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
   async function passJson (call: Call, upstream: UpstreamResponse): Promise<void> {
     const bytes = await readBody(upstream, { limitBytes: config.maxBodyBytes, timeoutMs: config.timeoutMs })
     const json = parseJsonBody(bytes, upstream.status)
-    if (upstream.status >= 200 && upstream.status < 300) {
-      try { await afterSuccess(call, json, bytes) } catch (err) {
-        // The app still gets its answer; only the local bookkeeping missed this one.
-        logger.warn({ route: call.route.kind, err: (err as Error).message }, 'proxy bookkeeping failed')
-      }
-    }
+    const ok = upstream.status >= 200 && upstream.status < 300
+    // The app still gets its answer when local bookkeeping fails; only the bookkeeping misses it.
+    const bookkeeping = (err: unknown): void => { logger.warn({ route: call.route.kind, err: (err as Error).message }, 'proxy bookkeeping failed') }
+    if (ok) await beforeAnswer(call, json).catch(bookkeeping)
     sendBytes(call.res, upstream.status, bytes, downstreamResponseHeaders(upstream.message.headers))
+    if (ok) await afterAnswer(call, json, bytes).catch(bookkeeping)
   }
 
   async function passRaw (call: Call, upstream: UpstreamResponse): Promise<void> {
