@@ -21,6 +21,8 @@ import { addDataRoutes } from '../api/routes/data.js'
 import { addSchemaRoutes } from '../api/routes/schemas.js'
 import { addSystemRoutes, type StatusPart } from '../api/routes/system.js'
 import { loadOrCreateApiToken } from './api-token.js'
+import { addConnectorRoutes } from '../connectors/routes.js'
+import { connectorDirs } from '../connectors/loader.js'
 
 export interface DaemonOptions {
   home: HomeLayout
@@ -105,6 +107,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       config,
       parts: statusParts
     })
+    addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
     const mounts: RawMount[] = []
     const api = createApiServer({ router, mounts, maxBodyBytes: config.api.maxBodyBytes, logger })
     stack.push(async () => { await api.close() })

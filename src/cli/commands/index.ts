@@ -4,6 +4,7 @@ import { initCommand, whoamiCommand } from './identity.js'
 import { daemonCommand } from './daemon.js'
 import { statusCommand, configCommand } from './status.js'
 import { schemaCommand } from './schema.js'
+import { connectorsCommand, importCommand } from './connectors.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -17,5 +18,7 @@ export const COMMANDS: readonly Command[] = [
   versionsCommand,
   rmCommand,
   schemaCommand,
+  connectorsCommand,
+  importCommand,
   configCommand
 ]
