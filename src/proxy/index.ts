@@ -35,7 +35,7 @@ export type { ImageView } from './control.js'
 
 export interface ProxyDeps {
   /** `upstream.*` from the daemon's config; without a baseUrl every upstream call answers 503. */
-  config: Partial<ProxyConfig> & { baseUrl?: string | null }
+  config: Omit<Partial<ProxyConfig>, 'baseUrl'> & { baseUrl?: string | null }
   home: HomeLayout
   /** A persistent KV namespace for the proxy alone (e.g. `openKv(db, 'proxy')`). */
   kv: ProxyKv

@@ -62,8 +62,8 @@ export async function startHarness (t: TestContext, opts: HarnessOptions = {}): 
   const root = await tempDir(t, 'hearth-proxy-')
   const home = homeLayout(root)
   const socket = home.socket
-  let db: HearthDatabase
-  let proxy: Proxy
+  let db!: HearthDatabase
+  let proxy!: Proxy
 
   async function open (): Promise<void> {
     db = await openDatabase(home.index)
