@@ -1,9 +1,10 @@
 // The conversation/image proxy the daemon mounts on its socket (DESIGN 3.5, 4).
 //
-//   const proxy = createProxy({ config, home, kv, queue, logger })
+//   const proxy = createProxy({ config: config.upstream, home, kv: openKv(db, 'proxy'),
+//                               queue: createDurableQueue(db, 'upstream-images'), logger })
 //   await proxy.start()
-//   server.on('request', (req, res) => { if (proxy.owns(url.pathname)) return proxy.handle(req, res) ... })
-//   await proxy.stop()
+//   mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: proxy.handle }))
+//   ... at shutdown: await proxy.stop()
 //
 // `handle` answers `/api/v0/...` (forwarded upstream), `/v1/upstream/...` (login, token,
 // status) and `/v1/images[/:id]` (downloaded image jobs).
@@ -67,6 +68,9 @@ export interface Proxy {
   /** Resolves when background job following and queue draining in flight have finished. */
   settled (): Promise<void>
 }
+
+/** Path prefixes to mount `handle` on (e.g. as the API server's raw mounts). */
+export const PROXY_MOUNT_PREFIXES = [`${API_PREFIX}/`, '/v1/upstream/', '/v1/images'] as const
 
 export function ownsProxyPath (pathname: string): boolean {
   return pathname === API_PREFIX || pathname.startsWith(`${API_PREFIX}/`) ||
