@@ -1,6 +1,7 @@
 // Length-prefixed framing of sync messages over one libp2p stream (the I/O half of protocol.ts).
 // Every read has a deadline and every frame a size cap, so a silent or hostile peer costs at most
-// one stream, never the daemon.
+// one stream, never the daemon. A read that fails throws; the caller decides how the stream ends
+// (the answering side first tells the peer why).
 import * as lp from 'it-length-prefixed'
 import type { Stream } from '@libp2p/interface'
 import { HearthError, isHearthError } from '../errors.js'
@@ -55,13 +56,11 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
       counters.bytesReceived += bytes.byteLength
       return bytes
     } catch (err) {
-      if (isHearthError(err)) { stream.abort(err); throw err }
+      if (isHearthError(err)) throw err
       // it-length-prefixed rejects oversized or malformed length prefixes
       const name = (err as Error)?.name ?? ''
       if (/InvalidDataLength|InvalidMessageLength|InvalidLengthLength|UnexpectedEOF/i.test(name)) {
-        const violation = new HearthError('SYNC_PROTOCOL_ERROR', `malformed sync frame: ${(err as Error).message}`)
-        stream.abort(violation)
-        throw violation
+        throw new HearthError('SYNC_PROTOCOL_ERROR', `malformed sync frame: ${(err as Error).message}`)
       }
       throw err
     } finally {
@@ -88,13 +87,7 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
     async read () {
       const frame = await nextFrame()
       if (frame === null) return null
-      let message: SyncMessage
-      try {
-        message = decodeMessage(frame)
-      } catch (err) {
-        stream.abort(err as Error)
-        throw err
-      }
+      const message = decodeMessage(frame)
       counters.messagesReceived++
       return message
     },
@@ -104,9 +97,7 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
       while (filled < size) {
         const frame = await nextFrame()
         if (frame === null || frame.byteLength === 0 || frame.byteLength > size - filled) {
-          const violation = new HearthError('SYNC_PROTOCOL_ERROR', 'blob frames do not add up to the announced size')
-          stream.abort(violation)
-          throw violation
+          throw new HearthError('SYNC_PROTOCOL_ERROR', 'blob frames do not add up to the announced size')
         }
         out.set(frame, filled)
         filled += frame.byteLength
