@@ -19,6 +19,7 @@ import type { CID } from 'multiformats/cid'
 import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
+import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend } from './types.js'
 
 export interface EmbeddedStorageOptions {
@@ -142,7 +143,7 @@ class EmbeddedStorage implements StorageBackend {
     const parsed = parseCid(cid)
     await this.#serialPin(async () => {
       if (!(await this.#isPinnedRoot(parsed))) return
-      for await (const _ of this.helia.pins.rm(parsed, { offline: true } as object)) { /* drain */ }
+      for await (const _ of this.helia.pins.rm(parsed, { offline: true, walker: sequentialWalker } as object)) { /* drain */ }
     }).catch((err: unknown) => { throw this.#wrap(err, 'unpin', parsed) })
   }
 
@@ -168,7 +169,7 @@ class EmbeddedStorage implements StorageBackend {
     await this.#serialPin(async () => {
       if (await this.#isPinnedRoot(cid)) return
       try {
-        for await (const _ of this.helia.pins.add(cid, { signal, offline: true } as object)) { /* drain */ }
+        for await (const _ of this.helia.pins.add(cid, { signal, offline: true, walker: sequentialWalker } as object)) { /* drain */ }
       } catch (err) {
         if ((err as Error)?.name !== 'AlreadyPinnedError') throw err
       }

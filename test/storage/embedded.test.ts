@@ -96,6 +96,9 @@ test('content and pins survive a restart; unpinned content is what garbage colle
   } finally {
     await helia.close()
   }
+  const third = await open(t, dir)
+  assert.deepEqual(Buffer.from(await third.get(keptCid)), kept, 'every block of the pinned multi-block file survived GC')
+  await assert.rejects(third.get(droppedCid), (err) => isHearthError(err, 'STORAGE_NOT_FOUND'))
 })
 
 test('concurrent adds of the same and different bytes all end up pinned exactly once', async (t) => {
