@@ -3,7 +3,7 @@
 // Prints insert throughput for three write styles, RSS/heap at checkpoints, reopen time, query
 // latencies, change-log read throughput and a full verify; the temp folder is removed at the end.
 import '../src/polyfill.js'
-import { mkdtemp, rm, readdir, stat } from 'node:fs/promises'
+import { mkdtemp, rm, readdir, readFile, stat } from 'node:fs/promises'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -45,9 +45,24 @@ function recordOf (i: number): FileRecord {
 }
 
 const mb = (n: number): string => `${(n / 1048576).toFixed(1)} MB`
-function memory (label: string): void {
+/**
+ * LevelDB reads its table files through mmap, so pages of the files a walk touched count in RSS
+ * as file-backed memory (page cache the kernel reclaims at will). RssAnon is the process's own
+ * memory (JS heap, malloc, LevelDB caches): that is the number that must not grow with the count.
+ */
+async function rssParts (): Promise<string> {
+  try {
+    const status = await readFile('/proc/self/status', 'utf8')
+    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024
+    return `anon ${mb(kb('RssAnon')).padStart(9)}  file ${mb(kb('RssFile')).padStart(9)}`
+  } catch {
+    return ''
+  }
+}
+
+async function memory (label: string): Promise<void> {
   const m = process.memoryUsage()
-  console.log(`  memory ${label.padEnd(34)} rss ${mb(m.rss).padStart(9)}  heapUsed ${mb(m.heapUsed).padStart(8)}  external ${mb(m.external).padStart(8)}`)
+  console.log(`  memory ${label.padEnd(28)} rss ${mb(m.rss).padStart(9)} (${await rssParts()})  heapUsed ${mb(m.heapUsed).padStart(8)}`)
 }
 const rate = (count: number, ms: number): string => `${Math.round(count / (ms / 1000)).toLocaleString('en-US')}/s`
 // CPU of the whole process (JS thread plus LevelDB's threads): on a shared, busy machine this is
@@ -92,7 +107,7 @@ async function insertVariant (label: string, count: number, write: (index: FileI
 
 async function main (): Promise<void> {
   console.log(`file index bench: N=${N.toLocaleString('en-US')} records in ${SCOPES} scopes (node ${process.version}, load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores)`)
-  memory('start')
+  await memory('start')
 
   console.log('\ninsert, write styles side by side (fresh database each):')
   const side = Math.min(N, 20_000)
@@ -121,7 +136,7 @@ async function main (): Promise<void> {
       if (checkpoints.has(to)) {
         const ms = performance.now() - t
         console.log(`  ${to.toLocaleString('en-US').padStart(10)} records  ${(ms / 1000).toFixed(1).padStart(6)} s  ${rate(to, ms).padStart(10)}  ${cpuPer(cpuNow() - c, to)}`)
-        memory(`after ${to.toLocaleString('en-US')} inserts`)
+        await memory(`after ${to.toLocaleString('en-US')} inserts`)
       }
     }
     console.log(`  database on disk: ${mb(await dirSize(dir))} (${(await dirSize(dir) / N).toFixed(0)} bytes/record)`)
@@ -135,7 +150,7 @@ async function main (): Promise<void> {
     const first = await index.latest(scopeOf(7))
     console.log(`  open database + index: ${opened.toFixed(0)} ms; first query after: ${(performance.now() - tr - opened).toFixed(1)} ms (${first?.path})`)
     console.log(`  counts: ${JSON.stringify(await index.countsByState())}, seq ${await index.currentSeq()}`)
-    memory('after reopen')
+    await memory('after reopen')
 
     console.log(`\nquery latency (${QUERIES} sequential queries each, random targets):`)
     await latency('get(path)', async () => await index.get(pathOf(randomIndex(N))))
@@ -154,7 +169,7 @@ async function main (): Promise<void> {
       const i = randomIndex(N)
       await index.put({ ...recordOf(i), state: 'registered', fileId: `u${i}` })
     })
-    memory('after queries')
+    await memory('after queries')
 
     console.log('\nchange log (the sync cursor), pages of 1000:')
     const tc = performance.now()
@@ -177,13 +192,13 @@ async function main (): Promise<void> {
       after = page[page.length - 1].path
     }
     console.log(`  all() (rescan walk): ${rows.toLocaleString('en-US')} records, ${rate(rows, performance.now() - tp)}`)
-    memory('after full walks')
+    await memory('after full walks')
 
     if (process.env.HEARTH_BENCH_SKIP_VERIFY !== '1') {
       const tv = performance.now()
       const check = await index.verify()
       console.log(`\nverify(): ok=${check.ok} records=${check.records} scopes=${check.scopes} in ${((performance.now() - tv) / 1000).toFixed(1)} s (load average ${os.loadavg()[0].toFixed(1)})`)
-      memory('after verify')
+      await memory('after verify')
     }
     await db.close()
   } finally {

@@ -407,7 +407,7 @@ export class FileIndex {
         if (old !== undefined) ops.push({ type: 'del', sublevel: s.scopes, key: scope })
         continue
       }
-      let newest = old === undefined ? null : joinKey(scope, sortableInstant(old.latestCollectedAt), old.latestPath)
+      let newest = old === undefined ? null : summaryKey(scope, old)
       if (newest === null || scopeKeys.get(newest) === false) newest = await this.#newestStoredKey(scope, scopeKeys)
       const gained = added.get(scope)
       if (gained !== undefined && (newest === null || gained > newest)) newest = gained
@@ -427,6 +427,11 @@ export class FileIndex {
     }
     return null
   }
+}
+
+/** The scope-index key a summary names as latest; null when the summary is unreadable. */
+function summaryKey (scope: string, summary: ScopeSummaryValue): string | null {
+  try { return joinKey(scope, sortableInstant(summary.latestCollectedAt), summary.latestPath) } catch { return null }
 }
 
 function bump (map: Map<string, number>, key: string, by: number): void {
