@@ -23,6 +23,8 @@ import { addSystemRoutes, type StatusPart } from '../api/routes/system.js'
 import { loadOrCreateApiToken } from './api-token.js'
 import { addConnectorRoutes } from '../connectors/routes.js'
 import { connectorDirs } from '../connectors/loader.js'
+import { createProxy, PROXY_MOUNT_PREFIXES, type QueuedImageRequest } from '../proxy/index.js'
+import { createDurableQueue } from '../db/queue.js'
 
 export interface DaemonOptions {
   home: HomeLayout
@@ -108,7 +110,17 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       parts: statusParts
     })
     addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
-    const mounts: RawMount[] = []
+    const proxy = createProxy({
+      config: config.upstream,
+      home,
+      kv: openKv(db, 'proxy'),
+      queue: createDurableQueue<QueuedImageRequest>(db, 'upstream-images'),
+      logger
+    })
+    await proxy.start()
+    stack.push(async () => { await proxy.stop() })
+    statusParts.push({ name: 'upstream', read: async () => await proxy.status() })
+    const mounts: RawMount[] = PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: proxy.handle }))
     const api = createApiServer({ router, mounts, maxBodyBytes: config.api.maxBodyBytes, logger })
     stack.push(async () => { await api.close() })
     const inheritedFd = systemdListenFd(env)

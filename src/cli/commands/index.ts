@@ -5,6 +5,7 @@ import { daemonCommand } from './daemon.js'
 import { statusCommand, configCommand } from './status.js'
 import { schemaCommand } from './schema.js'
 import { connectorsCommand, importCommand } from './connectors.js'
+import { PROXY_COMMANDS } from './proxy.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -20,5 +21,6 @@ export const COMMANDS: readonly Command[] = [
   schemaCommand,
   connectorsCommand,
   importCommand,
+  ...PROXY_COMMANDS,
   configCommand
 ]
