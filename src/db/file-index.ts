@@ -2,16 +2,13 @@
 // secondary namespaces (scope+time, CID, state, fileId), per-scope summaries, per-state counters and
 // a change log are rewritten in the same LevelDB batch as the record, so a crash leaves either the
 // old or the new state of all of them. Queries stream keys; nothing per file is held in memory.
-import { isDeepStrictEqual } from 'node:util'
 import { HearthError } from '../errors.js'
-import { PREFIX_END, type BatchOp, type HearthDatabase } from './database.js'
+import { PREFIX_END, type HearthDatabase } from './database.js'
 import { checkFileIndex, rebuildFileIndex, type FileIndexCheck } from './file-index-check.js'
-import {
-  FILE_STATES, checkRecord, isFileState, joinKey, lastPart, firstPart, padNumber, rangeOf,
-  secondaryKeys, sortableInstant, type SecondaryKeys
-} from './keys.js'
+import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, padNumber, rangeOf, sortableInstant } from './keys.js'
 import { Mutex } from './mutex.js'
-import { fileIndexStore, loadMeta, type FileIndexStore, type LogValue, type ScopeSummaryValue, type StoredRecord } from './file-index-store.js'
+import { fileIndexStore, loadMeta, type FileIndexStore, type StoredRecord } from './file-index-store.js'
+import { applyChanges, type Change, type ChangeResult, type IndexHead } from './file-index-write.js'
 import type { FileRecord, FileState } from './types.js'
 
 export type { FileIndexCheck } from './file-index-check.js'
@@ -38,8 +35,6 @@ const READ_CHUNK = 64
 /** Most changes merged into one group-commit batch (a larger putMany still goes whole). */
 const GROUP_LIMIT = 1000
 
-type Change = { path: string; record: FileRecord | null }
-type ChangeResult = { changed: boolean; record: StoredRecord | null }
 interface PendingWrite { changes: Change[]; resolve: (r: ChangeResult[]) => void; reject: (err: unknown) => void }
 
 function pageLimit (limit: number | undefined, fallback = DEFAULT_PAGE): number {
@@ -56,8 +51,7 @@ function pageOffset (offset: number | undefined): number {
 
 export async function openFileIndex (deps: { db: HearthDatabase; name?: string }): Promise<FileIndex> {
   const store = fileIndexStore(deps.db, deps.name ?? 'files')
-  const meta = await loadMeta(store)
-  return new FileIndex(store, meta.seq, meta.counts)
+  return new FileIndex(store, await loadMeta(store))
 }
 
 /**
@@ -70,13 +64,11 @@ export class FileIndex {
   readonly #mutex = new Mutex()
   readonly #pending: PendingWrite[] = []
   #draining = false
-  #seq: number
-  #counts: Record<FileState, number>
+  #head: IndexHead
 
-  constructor (store: FileIndexStore, seq: number, counts: Record<FileState, number>) {
+  constructor (store: FileIndexStore, head: IndexHead) {
     this.#store = store
-    this.#seq = seq
-    this.#counts = counts
+    this.#head = head
   }
 
   // ── writes ────────────────────────────────────────────────────────────────────────────────
@@ -179,11 +171,11 @@ export class FileIndex {
   }
 
   async countsByState (): Promise<Record<FileState, number>> {
-    return { ...this.#counts }
+    return { ...this.#head.counts }
   }
 
   async count (): Promise<number> {
-    return FILE_STATES.reduce((sum, s) => sum + this.#counts[s], 0)
+    return FILE_STATES.reduce((sum, s) => sum + this.#head.counts[s], 0)
   }
 
   /** A page of all records by path (for rescans); pass the last path as `after`. */
@@ -196,7 +188,7 @@ export class FileIndex {
 
   /** The seq of the last change (0 for an empty index). */
   async currentSeq (): Promise<number> {
-    return this.#seq
+    return this.#head.seq
   }
 
   /**
@@ -239,9 +231,7 @@ export class FileIndex {
   async rebuild (): Promise<FileIndexCheck> {
     return await this.#mutex.run(async () => {
       await rebuildFileIndex(this.#store)
-      const meta = await loadMeta(this.#store)
-      this.#seq = meta.seq
-      this.#counts = meta.counts
+      this.#head = await loadMeta(this.#store)
       return await checkFileIndex(this.#store)
     })
   }
@@ -299,7 +289,11 @@ export class FileIndex {
           size += next.changes.length
         }
         try {
-          const results = await this.#mutex.run(async () => await this.#apply(group.flatMap((g) => g.changes)))
+          const results = await this.#mutex.run(async () => {
+            const applied = await applyChanges(this.#store, this.#head, group.flatMap((g) => g.changes))
+            this.#head = applied.head
+            return applied.results
+          })
           let at = 0
           for (const g of group) { g.resolve(results.slice(at, at + g.changes.length)); at += g.changes.length }
         } catch (err) {
@@ -310,135 +304,4 @@ export class FileIndex {
       this.#draining = false
     }
   }
-
-  /** Applies upserts (record) and deletions (null) in one batch. Caller holds the mutex. */
-  async #apply (changes: Change[]): Promise<ChangeResult[]> {
-    const s = this.#store
-    const paths = [...new Set(changes.map((c) => c.path))]
-    const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
-    const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
-    const tomb = new Map<string, number | null>(paths.map((p, i) => [p, tombs[i] ?? null]))
-    const scopeKeys = new Map<string, boolean>() // scope-index keys this batch adds (true) or removes (false)
-    const scopeDelta = new Map<string, number>()
-    const counts = { ...this.#counts }
-    const ops: BatchOp[] = []
-    let seq = this.#seq
-    let changed = 0
-    const results: ChangeResult[] = []
-
-    const moveKey = (sub: FileIndexStore['byScope'], from: string | null, to: string | null): void => {
-      if (from === to) return
-      if (from !== null) ops.push({ type: 'del', sublevel: sub, key: from })
-      if (to !== null) ops.push({ type: 'put', sublevel: sub, key: to, value: '' })
-      if (sub === s.byScope) {
-        if (from !== null) { scopeKeys.set(from, false); bump(scopeDelta, firstPart(from), -1) }
-        if (to !== null) { scopeKeys.set(to, true); bump(scopeDelta, firstPart(to), 1) }
-      }
-    }
-    const moveAll = (from: SecondaryKeys | null, to: SecondaryKeys | null): void => {
-      moveKey(s.byScope, from?.scope ?? null, to?.scope ?? null)
-      moveKey(s.byCid, from?.cid ?? null, to?.cid ?? null)
-      moveKey(s.byState, from?.state ?? null, to?.state ?? null)
-      moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
-    }
-
-    for (const { path, record } of changes) {
-      const old = current.get(path) ?? null
-      if ((record === null && old === null) || (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record))) {
-        results.push({ changed: false, record: old })
-        continue
-      }
-      seq += 1
-      changed += 1
-      moveAll(old === null ? null : secondaryKeys(old), record === null ? null : secondaryKeys(record))
-      if (old !== null) {
-        counts[old.state] -= 1
-        ops.push({ type: 'del', sublevel: s.log, key: padNumber(old.seq) })
-      }
-      const oldTomb = tomb.get(path) ?? null
-      if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.log, key: padNumber(oldTomb) })
-      if (record === null) {
-        const value: LogValue = { path, deleted: true, cid: old?.cid ?? null, scope: old?.scope ?? '' }
-        ops.push({ type: 'del', sublevel: s.records, key: path })
-        ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
-        ops.push({ type: 'put', sublevel: s.tombstones, key: path, value: seq })
-        current.set(path, null)
-        tomb.set(path, seq)
-        results.push({ changed: true, record: null })
-      } else {
-        const stored: StoredRecord = { ...record, seq }
-        counts[record.state] += 1
-        ops.push({ type: 'put', sublevel: s.records, key: path, value: stored })
-        ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value: { path } satisfies LogValue })
-        if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.tombstones, key: path })
-        current.set(path, stored)
-        tomb.set(path, null)
-        results.push({ changed: true, record: stored })
-      }
-    }
-    if (changed === 0) return results
-
-    await this.#summaries(ops, scopeKeys, scopeDelta, current)
-    ops.push({ type: 'put', sublevel: s.meta, key: 'seq', value: seq })
-    for (const state of FILE_STATES) {
-      if (counts[state] !== this.#counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
-    }
-    await s.db.batch(ops)
-    this.#seq = seq
-    this.#counts = counts
-    return results
-  }
-
-  /** Adds the new per-scope summaries of every scope the batch touched. */
-  async #summaries (ops: BatchOp[], scopeKeys: Map<string, boolean>, delta: Map<string, number>, current: Map<string, StoredRecord | null>): Promise<void> {
-    const s = this.#store
-    const scopes = [...delta.keys()]
-    const before = await s.scopes.getMany(scopes)
-    // Newest key each scope gains in this batch (still present at its end).
-    const added = new Map<string, string>()
-    for (const [key, present] of scopeKeys) {
-      const scope = firstPart(key)
-      if (present && key > (added.get(scope) ?? '')) added.set(scope, key)
-    }
-    for (const [i, scope] of scopes.entries()) {
-      const old = before[i]
-      const count = (old?.count ?? 0) + (delta.get(scope) ?? 0)
-      if (count <= 0) {
-        if (old !== undefined) ops.push({ type: 'del', sublevel: s.scopes, key: scope })
-        continue
-      }
-      let newest = old === undefined ? null : summaryKey(scope, old)
-      if (newest === null || scopeKeys.get(newest) === false) newest = await this.#newestStoredKey(scope, scopeKeys)
-      const gained = added.get(scope)
-      if (gained !== undefined && (newest === null || gained > newest)) newest = gained
-      if (newest === null) continue // unreachable while indexes are consistent; verify() reports it
-      const path = lastPart(newest)
-      const record = current.has(path) ? current.get(path) : await s.records.get(path)
-      if (record === null || record === undefined || record.collectedAt === null) continue
-      const value: ScopeSummaryValue = { count, latestCollectedAt: record.collectedAt, latestPath: path }
-      if (!isDeepStrictEqual(old, value)) ops.push({ type: 'put', sublevel: s.scopes, key: scope, value })
-    }
-  }
-
-  /** The newest scope-index key already stored that this batch does not remove. */
-  async #newestStoredKey (scope: string, scopeKeys: Map<string, boolean>): Promise<string | null> {
-    for await (const key of this.#store.byScope.keys({ ...rangeOf(scope), reverse: true })) {
-      if (scopeKeys.get(key) !== false) return key
-    }
-    return null
-  }
-}
-
-/** The scope-index key a summary names as latest; null when the summary is unreadable. */
-function summaryKey (scope: string, summary: ScopeSummaryValue): string | null {
-  try { return joinKey(scope, sortableInstant(summary.latestCollectedAt), summary.latestPath) } catch { return null }
-}
-
-function bump (map: Map<string, number>, key: string, by: number): void {
-  map.set(key, (map.get(key) ?? 0) + by)
-}
-
-function withoutSeq (r: StoredRecord): FileRecord {
-  const { seq: _seq, ...rest } = r
-  return rest
 }

@@ -1,0 +1,142 @@
+// The write path of the file index: turns a list of changes into one atomic LevelDB batch.
+import { isDeepStrictEqual } from 'node:util'
+import type { BatchOp } from './database.js'
+import type { FileIndexStore, LogValue, ScopeSummaryValue, StoredRecord } from './file-index-store.js'
+import { FILE_STATES, firstPart, joinKey, lastPart, padNumber, rangeOf, secondaryKeys, sortableInstant, type SecondaryKeys } from './keys.js'
+import type { FileRecord, FileState } from './types.js'
+
+export type Change = { path: string; record: FileRecord | null }
+export type ChangeResult = { changed: boolean; record: StoredRecord | null }
+/** What the writer keeps in memory between batches: the last seq and the per-state counters. */
+export interface IndexHead { seq: number; counts: Record<FileState, number> }
+
+/**
+ * Applies upserts (record) and deletions (null) in one LevelDB batch: the records, their secondary
+ * keys, the change log, tombstones, per-scope summaries and counters. The caller serialises calls
+ * and adopts the returned head (seq and counters) once the batch is written.
+ */
+export async function applyChanges (s: FileIndexStore, head: IndexHead, changes: Change[]): Promise<{ results: ChangeResult[]; head: IndexHead }> {
+  const paths = [...new Set(changes.map((c) => c.path))]
+  const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
+  const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
+  const tomb = new Map<string, number | null>(paths.map((p, i) => [p, tombs[i] ?? null]))
+  const scopeKeys = new Map<string, boolean>() // scope-index keys this batch adds (true) or removes (false)
+  const scopeDelta = new Map<string, number>()
+  const counts = { ...head.counts }
+  const ops: BatchOp[] = []
+  let seq = head.seq
+  let changed = 0
+  const results: ChangeResult[] = []
+
+  const moveKey = (sub: FileIndexStore['byScope'], from: string | null, to: string | null): void => {
+    if (from === to) return
+    if (from !== null) ops.push({ type: 'del', sublevel: sub, key: from })
+    if (to !== null) ops.push({ type: 'put', sublevel: sub, key: to, value: '' })
+    if (sub === s.byScope) {
+      if (from !== null) { scopeKeys.set(from, false); bump(scopeDelta, firstPart(from), -1) }
+      if (to !== null) { scopeKeys.set(to, true); bump(scopeDelta, firstPart(to), 1) }
+    }
+  }
+  const moveAll = (from: SecondaryKeys | null, to: SecondaryKeys | null): void => {
+    moveKey(s.byScope, from?.scope ?? null, to?.scope ?? null)
+    moveKey(s.byCid, from?.cid ?? null, to?.cid ?? null)
+    moveKey(s.byState, from?.state ?? null, to?.state ?? null)
+    moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
+  }
+
+  for (const { path, record } of changes) {
+    const old = current.get(path) ?? null
+    if ((record === null && old === null) || (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record))) {
+      results.push({ changed: false, record: old })
+      continue
+    }
+    seq += 1
+    changed += 1
+    moveAll(old === null ? null : secondaryKeys(old), record === null ? null : secondaryKeys(record))
+    if (old !== null) {
+      counts[old.state] -= 1
+      ops.push({ type: 'del', sublevel: s.log, key: padNumber(old.seq) })
+    }
+    const oldTomb = tomb.get(path) ?? null
+    if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.log, key: padNumber(oldTomb) })
+    if (record === null) {
+      const value: LogValue = { path, deleted: true, cid: old?.cid ?? null, scope: old?.scope ?? '' }
+      ops.push({ type: 'del', sublevel: s.records, key: path })
+      ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
+      ops.push({ type: 'put', sublevel: s.tombstones, key: path, value: seq })
+      current.set(path, null)
+      tomb.set(path, seq)
+      results.push({ changed: true, record: null })
+    } else {
+      const stored: StoredRecord = { ...record, seq }
+      counts[record.state] += 1
+      ops.push({ type: 'put', sublevel: s.records, key: path, value: stored })
+      ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value: { path } satisfies LogValue })
+      if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.tombstones, key: path })
+      current.set(path, stored)
+      tomb.set(path, null)
+      results.push({ changed: true, record: stored })
+    }
+  }
+  if (changed === 0) return { results, head }
+
+  await addSummaries(s, ops, scopeKeys, scopeDelta, current)
+  ops.push({ type: 'put', sublevel: s.meta, key: 'seq', value: seq })
+  for (const state of FILE_STATES) {
+    if (counts[state] !== head.counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
+  }
+  await s.db.batch(ops)
+  return { results, head: { seq, counts } }
+}
+
+/** Adds the new per-scope summaries of every scope the batch touched. */
+async function addSummaries (s: FileIndexStore, ops: BatchOp[], scopeKeys: Map<string, boolean>, delta: Map<string, number>, current: Map<string, StoredRecord | null>): Promise<void> {
+  const scopes = [...delta.keys()]
+  const before = await s.scopes.getMany(scopes)
+  // Newest key each scope gains in this batch (still present at its end).
+  const added = new Map<string, string>()
+  for (const [key, present] of scopeKeys) {
+    const scope = firstPart(key)
+    if (present && key > (added.get(scope) ?? '')) added.set(scope, key)
+  }
+  for (const [i, scope] of scopes.entries()) {
+    const old = before[i]
+    const count = (old?.count ?? 0) + (delta.get(scope) ?? 0)
+    if (count <= 0) {
+      if (old !== undefined) ops.push({ type: 'del', sublevel: s.scopes, key: scope })
+      continue
+    }
+    let newest = old === undefined ? null : summaryKey(scope, old)
+    if (newest === null || scopeKeys.get(newest) === false) newest = await newestStoredKey(s, scope, scopeKeys)
+    const gained = added.get(scope)
+    if (gained !== undefined && (newest === null || gained > newest)) newest = gained
+    if (newest === null) continue // unreachable while indexes are consistent; verify() reports it
+    const path = lastPart(newest)
+    const record = current.has(path) ? current.get(path) : await s.records.get(path)
+    if (record === null || record === undefined || record.collectedAt === null) continue
+    const value: ScopeSummaryValue = { count, latestCollectedAt: record.collectedAt, latestPath: path }
+    if (!isDeepStrictEqual(old, value)) ops.push({ type: 'put', sublevel: s.scopes, key: scope, value })
+  }
+}
+
+/** The newest scope-index key already stored that this batch does not remove. */
+async function newestStoredKey (s: FileIndexStore, scope: string, scopeKeys: Map<string, boolean>): Promise<string | null> {
+  for await (const key of s.byScope.keys({ ...rangeOf(scope), reverse: true })) {
+    if (scopeKeys.get(key) !== false) return key
+  }
+  return null
+}
+
+/** The scope-index key a summary names as latest; null when the summary is unreadable. */
+function summaryKey (scope: string, summary: ScopeSummaryValue): string | null {
+  try { return joinKey(scope, sortableInstant(summary.latestCollectedAt), summary.latestPath) } catch { return null }
+}
+
+function bump (map: Map<string, number>, key: string, by: number): void {
+  map.set(key, (map.get(key) ?? 0) + by)
+}
+
+function withoutSeq (r: StoredRecord): FileRecord {
+  const { seq: _seq, ...rest } = r
+  return rest
+}
