@@ -1,9 +1,13 @@
 // Bench of the file index (DESIGN 5: a million files without memory growing with the count,
-// restart in seconds). Usage: node --import tsx bench/index.ts [N]   (or HEARTH_BENCH_N=N)
-// Prints insert throughput for three write styles, RSS/heap at checkpoints, reopen time, query
-// latencies, change-log read throughput and a full verify; the temp folder is removed at the end.
+// restart in seconds). Usage: node --import tsx bench/index.ts [N]   (or HEARTH_BENCH_N=N;
+// HEARTH_BENCH_SKIP_VERIFY=1 skips the full verify). Prints insert throughput for four write
+// styles, memory at checkpoints, then restarts (a fresh process) on the database at 100k and at N
+// records: open time, query latencies, change-log and rescan walks, verify, and memory of each.
+// The temp folders are removed at the end.
 import '../src/polyfill.js'
-import { mkdtemp, rm, readdir, readFile, stat } from 'node:fs/promises'
+import { cp, mkdtemp, rm, readdir, readFile, stat } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import os, { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -11,7 +15,7 @@ import { openDatabase, type HearthDatabase } from '../src/db/database.js'
 import { openFileIndex, type FileIndex } from '../src/db/file-index.js'
 import type { FileRecord } from '../src/db/types.js'
 
-const N = Number(process.argv[2] ?? process.env.HEARTH_BENCH_N ?? 1_000_000)
+const N = Number((process.argv[2] !== '--read' ? process.argv[2] : undefined) ?? process.env.HEARTH_BENCH_N ?? 1_000_000)
 const SCOPES = 50
 const BATCH = 1000
 const QUERIES = 2000
@@ -85,7 +89,7 @@ async function latency (label: string, fn: (i: number) => Promise<unknown>): Pro
   }
   times.sort((a, b) => a - b)
   const p = (q: number): string => `${times[Math.min(times.length - 1, Math.floor(q * times.length))].toFixed(3)} ms`
-  console.log(`  ${label.padEnd(40)} p50 ${p(0.5).padStart(9)}  p99 ${p(0.99).padStart(9)}`)
+  console.log(`    ${label.padEnd(40)} p50 ${p(0.5).padStart(9)}  p99 ${p(0.99).padStart(9)}`)
 }
 
 // Deterministic pseudo-random indexes, so runs are comparable.
@@ -123,11 +127,13 @@ async function main (): Promise<void> {
   }, BATCH)
 
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-index-'))
+  const small = `${dir}-at-100k`
+  const smallN = Math.min(N, 100_000)
   try {
     let db: HearthDatabase = await openDatabase(dir)
     let index = await openFileIndex({ db })
     console.log(`\nmain insert: ${N.toLocaleString('en-US')} records with putMany(${BATCH})`)
-    const checkpoints = new Set([Math.min(N, 100_000), Math.floor(N / 2), N])
+    const checkpoints = new Set([smallN, Math.floor(N / 2), N])
     const t = performance.now()
     const c = cpuNow()
     for (let i = 0; i < N; i += BATCH) {
@@ -138,72 +144,92 @@ async function main (): Promise<void> {
         console.log(`  ${to.toLocaleString('en-US').padStart(10)} records  ${(ms / 1000).toFixed(1).padStart(6)} s  ${rate(to, ms).padStart(10)}  ${cpuPer(cpuNow() - c, to)}`)
         await memory(`after ${to.toLocaleString('en-US')} inserts`)
       }
+      if (to === smallN && smallN < N) {
+        // Keep a copy of the database as it was at 100k, to restart on it below.
+        await db.close()
+        await cp(dir, small, { recursive: true })
+        db = await openDatabase(dir)
+        index = await openFileIndex({ db })
+      }
     }
     console.log(`  database on disk: ${mb(await dirSize(dir))} (${(await dirSize(dir) / N).toFixed(0)} bytes/record)`)
-
-    console.log('\nreopen:')
     await db.close()
-    const tr = performance.now()
-    db = await openDatabase(dir)
-    index = await openFileIndex({ db })
-    const opened = performance.now() - tr
-    const first = await index.latest(scopeOf(7))
-    console.log(`  open database + index: ${opened.toFixed(0)} ms; first query after: ${(performance.now() - tr - opened).toFixed(1)} ms (${first?.path})`)
-    console.log(`  counts: ${JSON.stringify(await index.countsByState())}, seq ${await index.currentSeq()}`)
-    await memory('after reopen')
 
-    console.log(`\nquery latency (${QUERIES} sequential queries each, random targets):`)
-    await latency('get(path)', async () => await index.get(pathOf(randomIndex(N))))
-    await latency('latest(scope)', async (i) => await index.latest(scopeOf(i)))
-    await latency('latest(scope, {states:[registered]})', async (i) => await index.latest(scopeOf(i * 10), { states: ['registered'] }))
-    await latency('atOrBefore(scope, random instant)', async (i) => await index.atOrBefore(scopeOf(i), new Date(T0 + randomIndex(N) * 250 + 100).toISOString()))
-    await latency('versions(scope, limit 50)', async (i) => await index.versions(scopeOf(i), { limit: 50 }))
-    await latency('versions(scope, limit 50, offset 1000)', async (i) => await index.versions(scopeOf(i), { limit: 50, offset: 1000, order: 'asc' }))
-    await latency('byCid(cid)', async () => await index.byCid(cidOf(randomIndex(N))))
-    await latency('byFileId(id)', async () => await index.byFileId(String(randomIndex(N / 10) * 10)))
-    await latency('countVersions(scope)', async (i) => await index.countVersions(scopeOf(i)))
-    await latency(`scopes({prefix, limit 100}) over ${SCOPES} scopes`, async () => await index.scopes({ prefix: 'bench.', limit: 100 }))
-    await latency('byState(registered, limit 100, after)', async () => await index.byState('registered', { limit: 100, after: pathOf(randomIndex(N)) }))
-    await latency('countsByState()', async () => await index.countsByState())
-    await latency('put (update one record to registered)', async () => {
-      const i = randomIndex(N)
-      await index.put({ ...recordOf(i), state: 'registered', fileId: `u${i}` })
-    })
-    await memory('after queries')
-
-    console.log('\nchange log (the sync cursor), pages of 1000:')
-    const tc = performance.now()
-    let since = 0
-    let read = 0
-    for (;;) {
-      const page = await index.changesSince(since, 1000)
-      if (page.length === 0) break
-      read += page.length
-      since = page[page.length - 1].seq
+    // A restarted daemon is a fresh process: measure reads there, at 100k and at N records, so
+    // memory that depends on the count would show as a difference between the two.
+    const runs = smallN < N ? [[small, smallN], [dir, N]] as const : [[dir, N]] as const
+    for (const [where, count] of runs) {
+      console.log(`\n── fresh process on the database of ${count.toLocaleString('en-US')} records ──`)
+      const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--read', where, String(count)], { stdio: 'inherit', env: process.env })
+      if (child.status !== 0) throw new Error(`read phase failed with ${String(child.status ?? child.signal)}`)
     }
-    console.log(`  changesSince: ${read.toLocaleString('en-US')} changes in ${((performance.now() - tc) / 1000).toFixed(1)} s, ${rate(read, performance.now() - tc)}`)
-    const tp = performance.now()
-    let rows = 0
-    let after: string | undefined
-    for (;;) {
-      const page = await index.all({ after, limit: 1000 })
-      if (page.length === 0) break
-      rows += page.length
-      after = page[page.length - 1].path
-    }
-    console.log(`  all() (rescan walk): ${rows.toLocaleString('en-US')} records, ${rate(rows, performance.now() - tp)}`)
-    await memory('after full walks')
-
-    if (process.env.HEARTH_BENCH_SKIP_VERIFY !== '1') {
-      const tv = performance.now()
-      const check = await index.verify()
-      console.log(`\nverify(): ok=${check.ok} records=${check.records} scopes=${check.scopes} in ${((performance.now() - tv) / 1000).toFixed(1)} s (load average ${os.loadavg()[0].toFixed(1)})`)
-      await memory('after verify')
-    }
-    await db.close()
   } finally {
     await rm(dir, { recursive: true, force: true })
+    await rm(small, { recursive: true, force: true })
   }
 }
 
-await main()
+/** Reopen a database of `n` bench records and measure what a restarted daemon does with it. */
+async function readPhase (dir: string, n: number): Promise<void> {
+  await memory('process start')
+  const tr = performance.now()
+  const db = await openDatabase(dir)
+  const index = await openFileIndex({ db })
+  const opened = performance.now() - tr
+  const first = await index.latest(scopeOf(7))
+  console.log(`  open database + index: ${opened.toFixed(0)} ms; first query after: ${(performance.now() - tr - opened).toFixed(1)} ms (${first?.path})`)
+  console.log(`  counts: ${JSON.stringify(await index.countsByState())}, seq ${await index.currentSeq()}`)
+  await memory('after open')
+
+  console.log(`  query latency (${QUERIES} sequential queries each, random targets):`)
+  await latency('get(path)', async () => await index.get(pathOf(randomIndex(n))))
+  await latency('latest(scope)', async (i) => await index.latest(scopeOf(i)))
+  await latency('latest(scope, {states:[registered]})', async (i) => await index.latest(scopeOf(i * 10), { states: ['registered'] }))
+  await latency('atOrBefore(scope, random instant)', async (i) => await index.atOrBefore(scopeOf(i), new Date(T0 + randomIndex(n) * 250 + 100).toISOString()))
+  await latency('versions(scope, limit 50)', async (i) => await index.versions(scopeOf(i), { limit: 50 }))
+  await latency('versions(scope, limit 50, offset 1000)', async (i) => await index.versions(scopeOf(i), { limit: 50, offset: 1000, order: 'asc' }))
+  await latency('byCid(cid)', async () => await index.byCid(cidOf(randomIndex(n))))
+  await latency('byFileId(id)', async () => await index.byFileId(String(randomIndex(n / 10) * 10)))
+  await latency('countVersions(scope)', async (i) => await index.countVersions(scopeOf(i)))
+  await latency(`scopes({prefix, limit 100}) over ${SCOPES} scopes`, async () => await index.scopes({ prefix: 'bench.', limit: 100 }))
+  await latency('byState(registered, limit 100, after)', async () => await index.byState('registered', { limit: 100, after: pathOf(randomIndex(n)) }))
+  await latency('countsByState()', async () => await index.countsByState())
+  await latency('put (update one record to registered)', async () => {
+    const i = randomIndex(n)
+    await index.put({ ...recordOf(i), state: 'registered', fileId: `u${i}` })
+  })
+  await memory('after queries')
+
+  const tc = performance.now()
+  let since = 0
+  let read = 0
+  for (;;) {
+    const page = await index.changesSince(since, 1000)
+    if (page.length === 0) break
+    read += page.length
+    since = page[page.length - 1].seq
+  }
+  console.log(`  changesSince (sync cursor, pages of 1000): ${read.toLocaleString('en-US')} changes in ${((performance.now() - tc) / 1000).toFixed(1)} s, ${rate(read, performance.now() - tc)}`)
+  const tp = performance.now()
+  let rows = 0
+  let after: string | undefined
+  for (;;) {
+    const page = await index.all({ after, limit: 1000 })
+    if (page.length === 0) break
+    rows += page.length
+    after = page[page.length - 1].path
+  }
+  console.log(`  all() (rescan walk, pages of 1000): ${rows.toLocaleString('en-US')} records, ${rate(rows, performance.now() - tp)}`)
+  await memory('after full walks')
+
+  if (process.env.HEARTH_BENCH_SKIP_VERIFY !== '1') {
+    const tv = performance.now()
+    const check = await index.verify()
+    console.log(`  verify(): ok=${check.ok} records=${check.records} scopes=${check.scopes} in ${((performance.now() - tv) / 1000).toFixed(1)} s (load average ${os.loadavg()[0].toFixed(1)})`)
+    await memory('after verify')
+  }
+  await db.close()
+}
+
+if (process.argv[2] === '--read') await readPhase(process.argv[3], Number(process.argv[4]))
+else await main()
