@@ -60,7 +60,7 @@ export interface ChainClient {
   /** Address of the owner's wallet when its key is configured (files are then sent from it). */
   readonly ownerAddress: Address | null
   /** Registers a schema from the tx key; `onSent` learns the hash before the transaction is mined. */
-  addSchema (name: string, dialect: string, definitionUrl: string, opts?: { onSent?: (txHash: Hex) => void | Promise<void> }): Promise<{ schemaId: bigint; txHash: Hex; blockNumber: bigint }>
+  addSchema (name: string, dialect: string, definitionUrl: string, opts?: { onSent?: (txHash: Hex) => void | Promise<void>; signal?: AbortSignal }): Promise<{ schemaId: bigint; txHash: Hex; blockNumber: bigint }>
   /** The schema, or null when the id is unknown (InvalidSchemaId). */
   getSchema (schemaId: bigint): Promise<ChainSchema | null>
   schemasCount (): Promise<bigint>
@@ -90,6 +90,11 @@ export interface ChainClientOptions {
   logger: Logger
   /** Registrations per Multicall3 transaction (default 100; ~150k gas each). */
   maxBatchSize?: number
+  /**
+   * Estimated-gas ceiling of one batch transaction; bigger batches are split. The limit sent is
+   * 20% above the estimate, so keep this under 5/6 of the block gas limit (default 20M for 30M blocks).
+   */
+  maxBatchGas?: bigint
   /** Per-request RPC timeout (default 10 s). */
   requestTimeoutMs?: number
   /** How long to wait for a sent transaction to be mined (default 120 s). */
@@ -168,7 +173,7 @@ export function createChainClient (opts: ChainClientOptions): ChainClient {
         const data = encodeFunctionData({ abi: dataRefinerRegistryAbi, functionName: 'addSchema', args: [name, dialect, definitionUrl] })
         const gas = await publicClient.estimateGas({ account: txAccount.address, to: config.dataRefinerRegistry, data })
         const [txHash] = await txSender.sendAll([{ to: config.dataRefinerRegistry, data, gas }], async (hash) => { await addOpts.onSent?.(hash) }) as [Hex]
-        const [receipt] = await txSender.waitReceipts([txHash])
+        const [receipt] = await txSender.waitReceipts([txHash], { signal: addOpts.signal })
         if (receipt === undefined || receipt.status !== 'success') throw new HearthError('CHAIN_REVERTED', 'addSchema transaction reverted', { txHash })
         const [event] = parseEventLogs({ abi: dataRefinerRegistryAbi, eventName: 'SchemaAdded', logs: receipt.logs })
           .filter((log) => log.address.toLowerCase() === config.dataRefinerRegistry.toLowerCase())
@@ -226,6 +231,7 @@ export function createChainClient (opts: ChainClientOptions): ChainClient {
     registerFiles: createFileRegistrar({
       config, publicClient, txSender, ownerSender, logger,
       maxBatchSize: opts.maxBatchSize ?? 100,
+      maxBatchGas: opts.maxBatchGas ?? 20_000_000n,
       fileIdsByUrl: async (urls) => await client.fileIdsByUrl(urls),
       getFiles: async (ids) => await client.getFiles(ids)
     }),

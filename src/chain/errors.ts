@@ -53,14 +53,18 @@ export function findRevert (err: unknown): DecodedRevert | null {
   return null
 }
 
+/** True when the RPC could not be reached at all (connection refused, timeout). */
+export function isUnreachable (err: unknown): boolean {
+  return err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null
+}
+
 /** Maps any failure of a chain call to a HearthError with a short message. */
 export function toChainError (err: unknown, action: string): HearthError {
   if (err instanceof HearthError) return err
   const revert = findRevert(err)
   if (revert !== null) return revertedError(action, revert)
   if (err instanceof BaseError) {
-    const unreachable = err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null
-    return new HearthError('CHAIN_UNAVAILABLE', unreachable
+    return new HearthError('CHAIN_UNAVAILABLE', isUnreachable(err)
       ? `${action}: chain RPC unreachable`
       : `${action}: ${firstLine(err.shortMessage)}`, { reason: err.name })
   }

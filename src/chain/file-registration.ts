@@ -15,7 +15,7 @@ import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { dataRegistryAbi, multicall3Abi } from './abi.js'
 import type { ChainConfig } from './config.js'
-import { decodeRevert, findRevert, revertedError, toChainError, type DecodedRevert } from './errors.js'
+import { decodeRevert, findRevert, isUnreachable, revertedError, toChainError, type DecodedRevert } from './errors.js'
 import { mapLimit, type ChainPublicClient, type TxRequest, type TxSender } from './transactions.js'
 
 export interface FileToRegister {
@@ -46,11 +46,17 @@ export interface FileRegistrarDeps {
   ownerSender: TxSender | null
   logger: Logger
   maxBatchSize: number
+  /** Gas ceiling of one batch transaction; larger batches are split. */
+  maxBatchGas: bigint
   fileIdsByUrl: (urls: string[]) => Promise<bigint[]>
   getFiles: (ids: bigint[]) => Promise<Array<{ addedAtBlock: bigint; ownerAddress: Address } | null>>
 }
 
 const PREPARE_CONCURRENCY = 8
+/** Registrations per dry-run eth_call: well below any RPC's eth_call gas cap. */
+const DRY_RUN_CHUNK = 50
+
+interface Call3 { target: Address; allowFailure: boolean; callData: Hex }
 
 export function createFileRegistrar (deps: FileRegistrarDeps): (files: FileToRegister[], opts?: RegisterOptions) => Promise<RegistrationOutcome[]> {
   const { config, publicClient, txSender, ownerSender, logger } = deps
@@ -105,31 +111,62 @@ export function createFileRegistrar (deps: FileRegistrarDeps): (files: FileToReg
 
   /** Up to maxBatchSize registrations per aggregate3 transaction from the tx key. */
   async function registerBatched (run: Run, items: FileToRegister[], multicall: Address): Promise<void> {
+    const chunks: FileToRegister[][] = []
+    for (let i = 0; i < items.length; i += DRY_RUN_CHUNK) chunks.push(items.slice(i, i + DRY_RUN_CHUNK))
+    const rejected: Array<{ url: string; revert: DecodedRevert }> = []
+    const accepted: Array<{ url: string; call: Call3 }> = []
+    const dryRuns = await mapLimit(chunks, PREPARE_CONCURRENCY, async (chunk) => {
+      const calls: Call3[] = chunk.map((f) => ({ target: registry, allowFailure: true, callData: registrationCall(f, false) }))
+      try {
+        const { result } = await publicClient.simulateContract({
+          address: multicall, abi: multicall3Abi, functionName: 'aggregate3', args: [calls], account: txSender.address, blockTag: 'pending'
+        })
+        return result.map((r, j) => ({ url: (chunk[j] as FileToRegister).url, call: calls[j] as Call3, ...r }))
+      } catch (err) {
+        throw toChainError(err, 'dry-running file registrations')
+      }
+    })
+    for (const r of dryRuns.flat()) {
+      if (r.success) accepted.push({ url: r.url, call: r.call })
+      else rejected.push({ url: r.url, revert: decodeRevert(r.returnData) })
+    }
+    await settleRejected(run, rejected)
     const requests: TxRequest[] = []
     const urlsPerRequest: string[][] = []
-    for (let i = 0; i < items.length; i += deps.maxBatchSize) {
-      const chunk = items.slice(i, i + deps.maxBatchSize)
-      const calls = chunk.map((f) => ({ target: registry, allowFailure: true, callData: registrationCall(f, false) }))
-      const dryRun = await attemptRead('dry-running file registrations', async () => (await publicClient.simulateContract({
-        address: multicall, abi: multicall3Abi, functionName: 'aggregate3', args: [calls], account: txSender.address, blockTag: 'pending'
-      })).result)
-      const rejected: Array<{ url: string; revert: DecodedRevert }> = []
-      const accepted: Array<{ url: string; call: typeof calls[number] }> = []
-      dryRun.forEach((r, j) => {
-        const url = (chunk[j] as FileToRegister).url
-        if (r.success) accepted.push({ url, call: calls[j] as typeof calls[number] })
-        else rejected.push({ url, revert: decodeRevert(r.returnData) })
-      })
-      await settleRejected(run, rejected)
-      if (accepted.length === 0) continue
-      // Estimated with allowFailure=false: with failures allowed, the estimate could be a gas
-      // limit at which some registrations run out of gas while the transaction "succeeds".
-      const strict = encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [accepted.map((a) => ({ ...a.call, allowFailure: false }))] })
-      const gas = await attemptRead('estimating batch gas', async () => await publicClient.estimateGas({ account: txSender.address, to: multicall, data: strict, blockTag: 'pending' }), true)
-      requests.push({ to: multicall, data: encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [accepted.map((a) => a.call)] }), gas })
-      urlsPerRequest.push(accepted.map((a) => a.url))
+    for (let i = 0; i < accepted.length; i += deps.maxBatchSize) {
+      for (const batch of await batchTransactions(accepted.slice(i, i + deps.maxBatchSize), multicall)) {
+        requests.push(batch.request)
+        urlsPerRequest.push(batch.urls)
+      }
     }
     await sendAndSettle(run, txSender, requests, urlsPerRequest)
+  }
+
+  /**
+   * aggregate3 transactions for registrations that passed the dry run, halving any batch whose
+   * gas exceeds maxBatchGas (or the node's cap: the estimate then fails without a revert).
+   */
+  async function batchTransactions (accepted: Array<{ url: string; call: Call3 }>, multicall: Address): Promise<Array<{ request: TxRequest; urls: string[] }>> {
+    if (accepted.length === 0) return []
+    // Estimated with allowFailure=false: with failures allowed, the estimate could be a gas
+    // limit at which some registrations run out of gas while the transaction "succeeds".
+    const strict = encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [accepted.map((a) => ({ ...a.call, allowFailure: false }))] })
+    let gas: bigint | null
+    try {
+      gas = await publicClient.estimateGas({ account: txSender.address, to: multicall, data: strict, blockTag: 'pending' })
+    } catch (err) {
+      if (isUnreachable(err)) throw toChainError(err, 'estimating batch gas')
+      if (findRevert(err) !== null || accepted.length === 1) {
+        throw new HearthError('CHAIN_UNAVAILABLE', 'estimating batch gas: state changed during preparation; it will be retried')
+      }
+      gas = null
+    }
+    if ((gas === null || gas > deps.maxBatchGas) && accepted.length > 1) {
+      const half = Math.ceil(accepted.length / 2)
+      return [...await batchTransactions(accepted.slice(0, half), multicall), ...await batchTransactions(accepted.slice(half), multicall)]
+    }
+    const data = encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [accepted.map((a) => a.call)] })
+    return [{ request: { to: multicall, data, gas: gas as bigint }, urls: accepted.map((a) => a.url) }]
   }
 
   async function sendAndSettle (run: Run, sender: TxSender, requests: TxRequest[], urlsPerRequest: string[][]): Promise<void> {
@@ -158,8 +195,14 @@ export function createFileRegistrar (deps: FileRegistrarDeps): (files: FileToReg
   async function settleRejected (run: Run, rejected: Array<{ url: string; revert: DecodedRevert }>): Promise<void> {
     const raced: string[] = []
     for (const { url, revert } of rejected) {
-      if (revert.errorName === 'FileUrlAlreadyUsed') raced.push(url)
-      else run.outcomes.set(url, { url, ok: false, error: revertedError('registering file', revert) })
+      if (revert.errorName === 'FileUrlAlreadyUsed') {
+        raced.push(url)
+      } else if (revert.data === '0x') {
+        // A failure without revert data is out-of-gas or the like, not a verdict on the file.
+        run.outcomes.set(url, { url, ok: false, error: new HearthError('CHAIN_UNAVAILABLE', 'registration dry run failed without a reason; it will be retried') })
+      } else {
+        run.outcomes.set(url, { url, ok: false, error: revertedError('registering file', revert) })
+      }
     }
     await recheck(run, raced)
   }
@@ -188,16 +231,6 @@ export function createFileRegistrar (deps: FileRegistrarDeps): (files: FileToReg
     })
   }
 
-  /** A read whose revert means "try again later" (the state moved under us), never a verdict on a file. */
-  async function attemptRead<T> (action: string, fn: () => Promise<T>, revertIsTransient = false): Promise<T> {
-    try {
-      return await fn()
-    } catch (err) {
-      const mapped = toChainError(err, action)
-      if (revertIsTransient && mapped.code === 'CHAIN_REVERTED') throw new HearthError('CHAIN_UNAVAILABLE', `${action}: state changed during preparation; it will be retried`)
-      throw mapped
-    }
-  }
 }
 
 function validate (f: FileToRegister): void {

@@ -69,7 +69,7 @@ export interface RegistrationStatus {
   waitingConfirmations: number
   parked: number
   lastError: string | null
-  /** Null until the first contact with the chain. */
+  /** Result of the last chain call; null until the first one. */
   reachable: boolean | null
 }
 
@@ -108,10 +108,10 @@ export function createRegistrationWorker (opts: RegistrationWorkerOptions): Regi
     try {
       const more = await registerDue(signal)
       await confirm()
-      reachable = true
       return more ? 0 : pollIntervalMs
     } catch (err) {
       const error = isHearthError(err) ? err : new HearthError('INTERNAL', String(err))
+      if (signal?.aborted === true) throw error
       lastError = error.message
       if (error.code === 'CHAIN_UNAVAILABLE') reachable = false
       throw error
@@ -179,6 +179,7 @@ export function createRegistrationWorker (opts: RegistrationWorkerOptions): Regi
       for (const { entry } of work) await queue.retryLater(entry.key, backoffDelay(entry.attempts, backoff), message)
       throw err
     }
+    reachable = true
     for (const [i, outcome] of outcomes.entries()) {
       const { entry } = work[i] as (typeof work)[number]
       if (outcome.ok) {
@@ -207,6 +208,7 @@ export function createRegistrationWorker (opts: RegistrationWorkerOptions): Regi
   async function confirm (): Promise<void> {
     if (awaiting.size === 0) return
     const head = await chain.blockNumber()
+    reachable = true
     const ready = [...awaiting].filter(([, r]) => head - r.blockNumber + 1n >= BigInt(opts.confirmations))
     if (ready.length === 0) return
     // Still there? A reorg can undo a registration; such an entry is simply registered again.

@@ -47,7 +47,7 @@ export interface SchemaRegistration {
   start (): void
   stop (): Promise<void>
   kick (): void
-  runOnce (): Promise<void>
+  runOnce (signal?: AbortSignal): Promise<void>
   status (): Promise<{ pending: number; lastError: string | null; reachable: boolean | null }>
 }
 
@@ -79,7 +79,7 @@ export function createSchemaRegistration (opts: SchemaRegistrationOptions): Sche
     return null
   }
 
-  async function registerOne (entry: QueueEntry<SchemaRegistrationJob>): Promise<void> {
+  async function registerOne (entry: QueueEntry<SchemaRegistrationJob>, signal?: AbortSignal): Promise<void> {
     const job = entry.item
     const st = await state.get(entry.key)
     if (st?.kind === 'done') { await finish(entry, BigInt(st.chainId)); return }
@@ -94,20 +94,22 @@ export function createSchemaRegistration (opts: SchemaRegistrationOptions): Sche
       await state.put(entry.key, { kind: 'sending', fromBlock })
     }
     const { schemaId } = await chain.addSchema(job.name, job.dialect, job.definitionUrl, {
+      ...(signal !== undefined ? { signal } : {}),
       onSent: async (txHash) => { await state.put(entry.key, { kind: 'sending', fromBlock, txHash, sentAt: Date.now() }) }
     })
     await finish(entry, schemaId)
   }
 
-  async function round (): Promise<number> {
+  async function round (signal?: AbortSignal): Promise<number> {
     const due = await queue.due(BATCH)
     let failure: HearthError | null = null
     for (const entry of due) {
       try {
-        await registerOne(entry)
+        await registerOne(entry, signal)
         reachable = true
       } catch (err) {
         const error = isHearthError(err) ? err : new HearthError('INTERNAL', err instanceof Error ? err.message : String(err))
+        if (signal?.aborted === true) throw error
         lastError = error.message
         if (error.code === 'CHAIN_REVERTED') {
           await queue.retryLater(entry.key, PARK_MS, error.message)
@@ -144,7 +146,7 @@ export function createSchemaRegistration (opts: SchemaRegistrationOptions): Sche
     start: () => { loop.start() },
     stop: async () => { await loop.stop() },
     kick: () => { loop.kick() },
-    async runOnce () { await round() },
+    async runOnce (signal) { await round(signal) },
     async status () { return { pending: await queue.size(), lastError, reachable } }
   }
 }

@@ -1,7 +1,7 @@
-// Signs and sends transactions from one local key without a round trip per transaction for the
-// nonce, fees and chain id: one nonce read per batch, one fee estimate, then raw sends with a
-// small concurrency window. A lock keeps two batches (e.g. a schema and a file batch) from
-// picking the same nonces.
+// Signs and sends transactions from one local key without extra round trips per transaction for
+// the nonce, fees and chain id: one nonce read per batch, one fee estimate, then one raw send per
+// transaction. A lock keeps two batches (e.g. a schema and a file batch) from picking the same
+// nonces.
 import type { Account, Address, Chain, Hex, PublicClient, TransactionReceipt, Transport } from 'viem'
 import { HearthError } from '../errors.js'
 import { toChainError } from './errors.js'
@@ -24,7 +24,6 @@ export interface TxSender {
   waitReceipts (hashes: Hex[], opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<TransactionReceipt[]>
 }
 
-const SEND_CONCURRENCY = 8
 const RECEIPT_CONCURRENCY = 16
 const GAS_MARGIN_PERCENT = 20n
 
@@ -55,29 +54,19 @@ export function createTxSender (deps: {
       publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' }),
       fees()
     ])
-    const hashes: Hex[] = new Array<Hex>(requests.length)
-    const errors: unknown[] = []
-    let next = 0
-    const worker = async (): Promise<void> => {
-      while (next < requests.length && errors.length === 0) {
-        const index = next++
-        const request = requests[index] as TxRequest
-        const gas = request.gas + request.gas * GAS_MARGIN_PERCENT / 100n
-        const common = { to: request.to, data: request.data, gas, nonce: nonce + index, chainId }
-        const signed = 'gasPrice' in fee
-          ? await account.signTransaction({ ...common, type: 'legacy', gasPrice: fee.gasPrice })
-          : await account.signTransaction({ ...common, type: 'eip1559', ...fee })
-        try {
-          const hash = await publicClient.sendRawTransaction({ serializedTransaction: signed })
-          hashes[index] = hash
-          await onSent?.(hash, index)
-        } catch (err) {
-          errors.push(err)
-        }
-      }
+    // Strictly in nonce order, one after the other: a node that sees nonce n+1 before n may
+    // hold it back (or reject it), and anvil leaves such a transaction unmined.
+    const hashes: Hex[] = []
+    for (const [index, request] of requests.entries()) {
+      const gas = request.gas + request.gas * GAS_MARGIN_PERCENT / 100n
+      const common = { to: request.to, data: request.data, gas, nonce: nonce + index, chainId }
+      const signed = 'gasPrice' in fee
+        ? await account.signTransaction({ ...common, type: 'legacy', gasPrice: fee.gasPrice })
+        : await account.signTransaction({ ...common, type: 'eip1559', ...fee })
+      const hash = await publicClient.sendRawTransaction({ serializedTransaction: signed })
+      hashes.push(hash)
+      await onSent?.(hash, index)
     }
-    await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, requests.length) }, worker))
-    if (errors.length > 0) throw toChainError(errors[0], 'sending transaction')
     return hashes
   }
 

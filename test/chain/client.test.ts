@@ -103,10 +103,10 @@ test('FileUrlAlreadyUsed from a registration that raced ours counts as success w
     // Our transaction waits in the pool; a rival registers the same URL with a higher tip, so
     // both land in one block with the rival's first and ours hitting FileUrlAlreadyUsed.
     await chain.rpc('evm_setAutomine', [false])
-    const sent = Promise.withResolvers<Hex>()
-    const oursDone = ours.registerFiles([{ url, schemaId: 0n, owner }], { onSent: (h) => { sent.resolve(h) } })
-    oursDone.catch((err: unknown) => { sent.reject(err) })
-    const ourTx = await sent.promise
+    let resolveSent!: (hash: Hex) => void
+    const sent = new Promise<Hex>((resolve) => { resolveSent = resolve })
+    const oursDone = ours.registerFiles([{ url, schemaId: 0n, owner }], { onSent: (h) => { resolveSent(h) } })
+    const ourTx = await Promise.race([sent, oursDone.then(() => { throw new Error('registered without waiting in the pool') })])
     await rival.sendTransaction({
       chain: null,
       to: chain.contracts.dataRegistry,

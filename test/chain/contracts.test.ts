@@ -1,24 +1,25 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { formatAbiItem } from 'viem/utils'
-import type { Abi, AbiItem } from 'viem'
+import type { Abi, AbiParameter } from 'viem'
 import { dataRefinerRegistryAbi, dataRegistryAbi, multicall3Abi } from '../../src/chain/abi.js'
 import { compileContracts } from '../../src/chain/compile.js'
 import { CHAIN_PRESETS, resolveChainConfig } from '../../src/chain/config.js'
 import { isHearthError } from '../../src/errors.js'
 import { startTestChain, testChainClient } from '../support/anvil.js'
 
+/** Canonical text of an ABI parameter, tuples expanded (names included: they are part of the decoded shape). */
+function param (p: AbiParameter): string {
+  const tuple = 'components' in p ? `(${p.components.map(param).join(',')})` : ''
+  return `${tuple === '' ? p.type : p.type.replace('tuple', tuple)} ${p.name ?? ''}`.trim()
+}
+
 function signatures (abi: Abi): string[] {
-  return abi
-    .filter((item) => item.type === 'function' || item.type === 'event' || item.type === 'error')
-    .map((item) => {
-      const sig = formatAbiItem(item as AbiItem)
-      const mutability = item.type === 'function' ? ` ${item.stateMutability}` : ''
-      const indexed = item.type === 'event' ? ` [${item.inputs.map((i) => i.indexed === true ? 'i' : '-').join('')}]` : ''
-      const outputs = item.type === 'function' ? ` -> ${item.outputs.map((o) => o.type + (o.components !== undefined ? JSON.stringify(o.components.map((c) => `${c.type} ${c.name ?? ''}`)) : '')).join(',')}` : ''
-      return `${item.type} ${sig}${mutability}${indexed}${outputs}`
-    })
-    .sort()
+  return abi.flatMap((item) => {
+    if (item.type === 'function') return [`function ${item.name}(${item.inputs.map(param).join(',')}) ${item.stateMutability} -> ${item.outputs.map(param).join(',')}`]
+    if (item.type === 'event') return [`event ${item.name}(${item.inputs.map((i) => `${param(i)}${i.indexed === true ? ' indexed' : ''}`).join(',')})`]
+    if (item.type === 'error') return [`error ${item.name}(${item.inputs.map(param).join(',')})`]
+    return []
+  }).sort()
 }
 
 test('the compiled dev contracts expose exactly the ABIs of the deployed registries', async () => {
