@@ -2,11 +2,11 @@
 // Secrets are read from stdin (`-`) or a file, never taken from argv, where they would land in
 // shell history and in `ps` output.
 import { parseArgs } from 'node:util'
-import { HearthError } from '../../errors.js'
 import { createIdentity, loadIdentity, type IdentityKind, type IdentitySource } from '../../identity/identity.js'
 import { loadTxKey } from '../../identity/tx-key.js'
 import { readSecret, type SecretSource } from '../../identity/wallet-input.js'
-import { EXIT, type Command, type CommandContext } from '../command.js'
+import { EXIT, type Command } from '../command.js'
+import { guarded, UsageError, writeJson } from '../output.js'
 
 const INIT_USAGE = `usage: hearth init [source] [--force] [--json]
   sources (at most one; none = generate a fresh wallet):
@@ -21,8 +21,6 @@ const WHOAMI_USAGE = `usage: hearth whoami [--json]
 
 const SECRET_KINDS = ['private-key', 'mnemonic', 'signature'] as const
 type SecretKind = typeof SECRET_KINDS[number]
-
-class UsageError extends Error {}
 
 export const initCommand: Command = {
   name: 'init',
@@ -127,28 +125,6 @@ export const whoamiCommand: Command = {
   }
 }
 
-async function guarded (ctx: CommandContext, usage: string, body: () => Promise<number>): Promise<number> {
-  try {
-    return await body()
-  } catch (err) {
-    if (err instanceof UsageError || isParseArgsError(err)) {
-      ctx.stderr.write(`error INVALID_ARGUMENT: ${(err as Error).message}\n${usage}\n`)
-      return EXIT.USAGE
-    }
-    if (err instanceof HearthError) {
-      ctx.stderr.write(`error ${err.code}: ${err.message}\n`)
-      return EXIT.FAILURE
-    }
-    ctx.stderr.write(`error INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`)
-    return EXIT.FAILURE
-  }
-}
-
-function isParseArgsError (err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code
-  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
-}
-
 function describeKind (kind: IdentityKind): string {
   switch (kind) {
     case 'private-key': return 'wallet private key'
@@ -156,8 +132,4 @@ function describeKind (kind: IdentityKind): string {
     case 'signature': return 'master signature'
     case 'fresh': return 'a freshly generated wallet'
   }
-}
-
-function writeJson (ctx: CommandContext, value: unknown): void {
-  ctx.stdout.write(JSON.stringify(value, null, 2) + '\n')
 }
