@@ -167,8 +167,8 @@ class EmbeddedStorage implements StorageBackend {
 
   async #pinRecursively (cid: CID, signal?: AbortSignal): Promise<void> {
     await this.#serialPin(async () => {
-      if (await this.#isPinnedRoot(cid)) return
       try {
+        // "Already pinned" is answered from the pin index before any block is read.
         for await (const _ of this.helia.pins.add(cid, { signal, offline: true, walker: sequentialWalker } as object)) { /* drain */ }
       } catch (err) {
         if ((err as Error)?.name !== 'AlreadyPinnedError') throw err

@@ -3,7 +3,9 @@
 //
 // Decisions:
 // - Adds use the shared parameters of cid.ts and `pin=true`, so the node pins what it stored in the
-//   same request and the CID equals the embedded backend's for the same bytes.
+//   same request and the CID equals the embedded backend's for the same bytes. The CID is also
+//   computed locally while the bytes upload (hashing is far cheaper than the request) and must be
+//   the one the node answers: a node configured to import differently is refused, never trusted.
 // - Every request carries our own deadline (an AbortSignal): kubo-rpc-client's `timeout` option is
 //   only forwarded to the server as a query parameter and does not bound the client side. A node
 //   that refuses, resets or does not answer in time is STORAGE_UNAVAILABLE, with the URL (never its
@@ -18,7 +20,7 @@
 import { create, type KuboRPCClient } from 'kubo-rpc-client'
 import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
-import { KUBO_ADD_OPTIONS, canonicalCid, parseCid } from './cid.js'
+import { KUBO_ADD_OPTIONS, canonicalCid, cidOfBytes, parseCid } from './cid.js'
 import type { StorageBackend } from './types.js'
 
 export interface KuboStorageOptions {
@@ -59,10 +61,22 @@ class KuboStorage implements StorageBackend {
 
   async add (bytes: Uint8Array, opts: { signal?: AbortSignal } = {}): Promise<string> {
     if (!(bytes instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'storage add expects bytes')
-    return await this.#call('add', opts.signal, this.timeoutMs, undefined, async (signal) => {
-      const result = await this.client.add(bytes, { ...KUBO_ADD_OPTIONS, pin: true, signal })
-      return canonicalCid(result.cid)
-    })
+    const [expected, stored] = await Promise.all([
+      cidOfBytes(bytes),
+      this.#call('add', opts.signal, this.timeoutMs, undefined, async (signal) => {
+        const result = await this.client.add(bytes, { ...KUBO_ADD_OPTIONS, pin: true, signal })
+        return canonicalCid(result.cid)
+      })
+    ])
+    if (stored !== expected) {
+      // The node imported with other settings than asked (e.g. a Kubo whose Import.* config or
+      // profile overrides link counts): its CID would not be the one every IPFS node computes.
+      await this.unpin(stored).catch(() => {})
+      throw new HearthError('STORAGE_VERIFY_FAILED',
+        `the Kubo node at ${this.url} stored the bytes as ${stored} instead of ${expected}: check its Import settings`,
+        { backend: 'kubo', url: this.url, expected, got: stored })
+    }
+    return stored
   }
 
   async pin (cid: string, opts: { signal?: AbortSignal } = {}): Promise<void> {

@@ -1,5 +1,5 @@
 // The kubo backend against a real Kubo-RPC node: the js-ipfs 0.66 daemon, offline, on loopback.
-import { test } from 'node:test'
+import { before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { createServer, request, type Server } from 'node:http'
@@ -8,8 +8,11 @@ import { createKuboStorage } from '../../src/storage/kubo.js'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { isHearthError } from '../../src/errors.js'
 import { canonicalCid } from '../../src/storage/cid.js'
-import { startIpfsDaemon, type IpfsDaemon } from '../support/ipfs-daemon.js'
+import { ensureIpfsInstalled, startIpfsDaemon, type IpfsDaemon } from '../support/ipfs-daemon.js'
 import { tempDir } from '../support/tmp.js'
+
+// A fresh checkout installs the js-ipfs daemon on first use; that can take minutes, outside test timeouts.
+before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
 
 const ABSENT = 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'
 
@@ -61,6 +64,21 @@ test('kubo backend on a real js-ipfs node', async (t) => {
     await assert.rejects(kubo.get('garbage'), (err) => isHearthError(err, 'INVALID_ARGUMENT'))
   })
 
+  await t.test('a node that imports with other settings is refused, and its stray pin removed', async (t) => {
+    const proxy = await rpcProxy(daemon.apiUrl, { rewrite: (path) => path.replace('chunker=size-262144', 'chunker=size-1024') })
+    t.after(() => { proxy.server.close() })
+    const skewed = createKuboStorage({ url: proxy.url, timeoutMs: 3000 })
+    const bytes = randomBytes(5000)
+    let got = ''
+    await assert.rejects(skewed.add(bytes), (err) => {
+      got = String((err as { details?: { got?: unknown } }).details?.got)
+      return isHearthError(err, 'STORAGE_VERIFY_FAILED') && err.details?.expected === canonicalCid(err.details?.expected as string)
+    })
+    assert.ok(got.startsWith('bafybei'), 'the node made a multi-chunk DAG')
+    assert.equal(await kubo.has(got), false, 'the stray CID is not left pinned')
+    assert.equal(await kubo.add(bytes), (await embedded.add(bytes)), 'the honest path still agrees')
+  })
+
   await t.test('health names the node', async () => {
     const h = await kubo.health()
     assert.equal(h.ok, true)
@@ -76,7 +94,7 @@ test('kubo backend on a real js-ipfs node', async (t) => {
 
   await t.test('auth headers reach the node; a refused request is STORAGE_UNAVAILABLE without the secret', async (t) => {
     const secret = 'Basic ' + Buffer.from('hearth:' + randomBytes(8).toString('hex')).toString('base64')
-    const proxy = await authProxy(daemon.apiUrl, secret)
+    const proxy = await rpcProxy(daemon.apiUrl, { authorization: secret })
     t.after(() => { proxy.server.close() })
     const anonymous = createKuboStorage({ url: proxy.url, timeoutMs: 3000 })
     await assert.rejects(anonymous.add(randomBytes(10)), (err) =>
@@ -162,16 +180,21 @@ test('node down, unresponsive and restarted mid-ingest: clear errors, nothing lo
   assert.equal(new Set(stored.values()).size, files.length, 'one CID per file')
 })
 
-/** A reverse proxy in front of the node that demands one Authorization header, like a user's nginx. */
-async function authProxy (target: string, authorization: string): Promise<{ server: Server; url: string }> {
+/**
+ * A reverse proxy in front of the node, as a user might run one: it can demand an Authorization
+ * header (like nginx with basic auth) and rewrite request URLs (standing in for a node whose own
+ * import settings differ from what was asked).
+ */
+async function rpcProxy (target: string, opts: { authorization?: string; rewrite?: (path: string) => string }): Promise<{ server: Server; url: string }> {
   const upstream = new URL(target)
   const server = createServer((req, res) => {
-    if (req.headers.authorization !== authorization) {
+    if (opts.authorization !== undefined && req.headers.authorization !== opts.authorization) {
       res.writeHead(401, { 'content-type': 'text/plain' }).end('unauthorized')
       req.resume()
       return
     }
-    const fwd = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    const path = opts.rewrite !== undefined ? opts.rewrite(req.url ?? '/') : req.url
+    const fwd = request({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers)
       up.pipe(res)
     })

@@ -1,4 +1,4 @@
-import { test } from 'node:test'
+import { before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readdir, readFile, writeFile } from 'node:fs/promises'
@@ -8,8 +8,11 @@ import { createKuboStorage } from '../../src/storage/kubo.js'
 import { migrateStorage, type MigrateProgress } from '../../src/storage/migrate.js'
 import { isHearthError } from '../../src/errors.js'
 import type { StorageBackend } from '../../src/storage/types.js'
-import { startIpfsDaemon, freeLoopbackPort } from '../support/ipfs-daemon.js'
+import { ensureIpfsInstalled, startIpfsDaemon, freeLoopbackPort } from '../support/ipfs-daemon.js'
 import { tempDir } from '../support/tmp.js'
+
+// A fresh checkout installs the js-ipfs daemon on first use; that can take minutes, outside test timeouts.
+before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
 
 type After = Parameters<typeof tempDir>[0]
 

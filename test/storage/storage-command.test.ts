@@ -1,5 +1,5 @@
 // `hearth storage migrate|cat` (src/cli/commands/storage.ts) on a real home folder, offline.
-import { test } from 'node:test'
+import { before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { PassThrough, Writable } from 'node:stream'
@@ -10,8 +10,11 @@ import { createStorage, type StorageConfig } from '../../src/storage/factory.js'
 import { createKuboStorage } from '../../src/storage/kubo.js'
 import { makeStorageCommand } from '../../src/cli/commands/storage.js'
 import { EXIT } from '../../src/cli/command.js'
-import { startIpfsDaemon, freeLoopbackPort } from '../support/ipfs-daemon.js'
+import { ensureIpfsInstalled, startIpfsDaemon, freeLoopbackPort } from '../support/ipfs-daemon.js'
 import { tempDir } from '../support/tmp.js'
+
+// A fresh checkout installs the js-ipfs daemon on first use; that can take minutes, outside test timeouts.
+before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
 
 class Sink extends Writable {
   chunks: Buffer[] = []
