@@ -36,7 +36,7 @@ export function revertedError (action: string, revert: DecodedRevert): HearthErr
   })
 }
 
-/** True when the failure is a contract revert (as opposed to the RPC being unreachable). */
+/** The decoded revert when the failure is a contract revert; null for anything else (unreachable RPC, rejected transaction). */
 export function findRevert (err: unknown): DecodedRevert | null {
   if (!(err instanceof BaseError)) return null
   const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError)
