@@ -11,7 +11,9 @@ import { openDatabase, openKv } from '../db/database.js'
 import { openFileIndex } from '../db/file-index.js'
 import { createStorage } from '../storage/factory.js'
 import { buildSchemaRegistry } from './schemas-setup.js'
-import { createIngestPipeline } from '../ingest/pipeline.js'
+import { setUpChain, type ChainWorkers } from './chain-setup.js'
+import { createIngestPipeline, isTransientFailure } from '../ingest/pipeline.js'
+import { createRetrySet } from '../ingest/retry-set.js'
 import { createWorkQueue } from '../ingest/work-queue.js'
 import { scanDataFolder, type ScanProgress } from '../ingest/scanner.js'
 import { watchDataFolder } from '../ingest/watcher.js'
@@ -70,7 +72,11 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     const storage = await createStorage(config.storage, home, logger)
     stack.push(async () => { await storage.stop() })
 
-    const schemas = await buildSchemaRegistry({ config, home, db, storage, logger })
+    const chain = await setUpChain({ config, home, db, storage, identity, logger, print })
+    if (chain !== null) stack.push(async () => { await chain.stop() })
+    const schemas = await buildSchemaRegistry({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [] })
+    let chainWorkers: ChainWorkers | null = null
+    let retryLater: (path: string) => void = () => {}
     const pipeline = createIngestPipeline({
       dataDir: home.data,
       index,
@@ -78,29 +84,51 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       schemas: schemas.registry,
       validate: schemas.validate,
       masterKey: identity.masterKey,
-      logger
+      logger,
+      onStored: (record) => chainWorkers?.enqueueFile(record),
+      onDeferred: (path) => retryLater(path)
     })
+    if (chain !== null) {
+      chainWorkers = await chain.startWorkers({
+        index,
+        replaceSchemaId: async (localId, chainId) => await schemas.registry.replaceSchemaId(localId, chainId),
+        schemaById: async (id) => await schemas.registry.byId(id)
+      })
+      const workers = chainWorkers
+      stack.push(async () => { await workers.stop() })
+    }
 
     // ingest work: watcher events, the initial scan and retries share one bounded queue
     const work = createWorkQueue({
       concurrency: config.ingest.concurrency,
       run: async (rel) => {
         try {
-          await pipeline.ingestPath(rel)
+          const result = await pipeline.ingestPath(rel)
+          if (result.outcome === 'ingested') retries.succeeded()
         } catch (err) {
-          logger.error({ path: rel, err }, 'ingest failed; the file will be retried on the next scan')
+          if (isTransientFailure(err)) {
+            logger.warn({ path: rel, err: (err as Error).message }, 'storage unavailable; the file will be retried')
+            retries.add(rel)
+          } else {
+            logger.error({ path: rel, err }, 'ingest failed; the file will be retried on the next scan')
+          }
         }
       }
     })
+    const retries = createRetrySet({ retry: (rel) => work.push(rel) })
+    retryLater = (rel) => retries.add(rel)
     stack.push(async () => { await work.close() })
+    stack.push(async () => { retries.stop() })
 
     const statusParts: StatusPart[] = []
+    statusParts.push({ name: 'chain', read: async () => chainWorkers === null ? { configured: false, note: 'no chain configured: registrations wait until one is' } : await chainWorkers.status() })
+    statusParts.push({ name: 'schemaSources', read: async () => schemas.registry.sourceStatus() })
     const scanState: ScanProgress = { seen: 0, queued: 0, done: false }
-    statusParts.push({ name: 'ingest', read: async () => ({ queued: work.size, running: work.running, scan: { ...scanState } }) })
+    statusParts.push({ name: 'ingest', read: async () => ({ queued: work.size, running: work.running, waitingForStorage: retries.size, scan: { ...scanState } }) })
 
     const router = new Router()
     addDataRoutes(router, { dataDir: home.data, index, storage, pipeline, masterKey: identity.masterKey, logger })
-    addSchemaRoutes(router, { registry: schemas.registry, serving: schemas.serving, storage, logger })
+    addSchemaRoutes(router, { registry: schemas.registry, serving: schemas.serving, storage, logger, onSchemaAdded: (schema) => chainWorkers?.enqueueSchema(schema) })
     addSystemRoutes(router, {
       ownerAddress: identity.ownerAddress,
       index,

@@ -47,6 +47,8 @@ export interface IngestDeps {
   onStored?: (record: FileRecord) => void
   /** Any new version was indexed (local or received): wake sync. */
   onIndexed?: (record: FileRecord) => void
+  /** A file could not be stored because a remote service failed: retry it later. */
+  onDeferred?: (path: string) => void
   /** Encryption settings; the default is Hearth's S2K choice (bench/ingest compares OpenPGP's). */
   encryption?: EncryptOptions
 }
@@ -60,12 +62,24 @@ export interface IngestResult {
   reason?: string
 }
 
-export interface SubmitResult {
+export type SubmitResult = {
   status: 'stored' | 'duplicate'
   path: string
   scope: string
   collectedAt: string
   record: FileRecord
+} | {
+  /** Written to the data folder; storing it waits for the storage backend to come back. */
+  status: 'queued'
+  path: string
+  scope: string
+  collectedAt: string
+  reason: string
+}
+
+/** Failures of a remote service: the file stays on disk and is retried, never rejected. */
+export function isTransientFailure (err: unknown): boolean {
+  return isHearthError(err) && (err.code === 'STORAGE_UNAVAILABLE' || err.code === 'TIMEOUT')
 }
 
 export interface ReceivedFile {
@@ -250,7 +264,14 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
       })
       if (outcome === 'taken') { collectedAt = nextMillisecond(env.collectedAt); continue }
-      const result = await ingestPath(rel)
+      let result: IngestResult
+      try {
+        result = await ingestPath(rel)
+      } catch (err) {
+        if (!isTransientFailure(err)) throw err
+        deps.onDeferred?.(rel)
+        return { status: 'queued', path: rel, scope, collectedAt: env.collectedAt, reason: (err as Error).message }
+      }
       if (result.record === undefined || !FINAL_STATES.has(result.record.state)) {
         throw new HearthError('INTERNAL', `file ${rel} was written but not stored (${result.outcome}: ${result.reason ?? ''})`)
       }

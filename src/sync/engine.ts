@@ -55,6 +55,8 @@ export interface SyncEngineOptions {
   pageSize?: number
   /** Fetches in flight per pull: count and announced bytes. Default 64 and 32 MiB. */
   window?: { requests?: number; bytes?: number }
+  /** Fetched files handed to receive at once per pull. Default 4. */
+  concurrency?: number
   /** Longest silence tolerated on a sync stream. Default 60 s. */
   readTimeoutMs?: number
   /** Local changes within this window make one poke. Default 100 ms. */
@@ -206,6 +208,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     readTimeoutMs,
     pageSize: opts.pageSize ?? 500,
     window: { requests: opts.window?.requests ?? 64, bytes: opts.window?.bytes ?? 32 * 1024 * 1024 },
+    concurrency: Math.max(1, opts.concurrency ?? 4),
     receive: opts.receive,
     applyTombstone: opts.applyTombstone,
     ...(opts.learnFileId !== undefined ? { learnFileId: opts.learnFileId } : {}),

@@ -64,6 +64,8 @@ export interface PullContext {
   pageSize: number
   /** Most fetch requests in flight, and most announced bytes in flight (at least one request). */
   window: { requests: number; bytes: number }
+  /** Fetched entries handed to receive at the same time. */
+  concurrency: number
   receive: ReceiveHook
   applyTombstone: TombstoneHook
   learnFileId?: FileIdHook
@@ -74,6 +76,9 @@ export interface PullContext {
 }
 
 type Disposition = 'held' | 'settled' | 'parked' | 'new'
+
+/** Most ciphertext bytes being stored and received at the same time (at least one file). */
+const CONCURRENT_BYTES = 4 * 1024 * 1024
 
 async function expect<T extends SyncMessage['type']> (ch: Channel, types: T[]): Promise<Extract<SyncMessage, { type: T }>> {
   const message = await ch.read()
@@ -183,15 +188,39 @@ async function handlePage (
     }
   }
 
-  let remaining = planned.length
-  for (const item of planned) {
+  // Fetched entries are handed to receive concurrently (it waits on fsync more than on the CPU);
+  // they finish out of order, so the cursor only ever moves over the contiguous prefix of finished
+  // entries. Cursor writes are chained, so a late write never stores an older value.
+  const finished = new Array<boolean>(planned.length).fill(false)
+  let prefix = 0
+  let committed = cursor
+  let commits: Promise<void> = Promise.resolve()
+  const finish = (i: number): void => {
+    finished[i] = true
+    totals.handled++
+    while (prefix < planned.length && finished[prefix] === true) committed = planned[prefix++]!.entry.seq
+    ctx.onPending(peerId, planned.length - prefix + beyondPage)
+    commits = commits.then(async () => { await ctx.state.setCursor(peerId, committed) })
+  }
+  const running = new Set<Promise<void>>()
+  let runningBytes = 0
+  let failure: { error: unknown } | null = null
+  const settleRunning = async (): Promise<void> => { await Promise.all(running) }
+
+  for (let i = 0; i < planned.length && failure === null; i++) {
     signal.throwIfAborted()
-    ctx.onPending(peerId, remaining + beyondPage)
-    const { entry } = item
+    const { entry } = planned[i]!
     if (isTombstone(entry)) {
+      await settleRunning() // a deletion never overtakes a write still in progress
+      if (failure !== null) break
       await handleTombstone(entry, from, ctx)
       totals.tombstones++
-    } else if (item.fetch) {
+      finish(i)
+    } else if (planned[i]!.fetch) {
+      // Small files are handled several at a time (their cost is mostly waiting on disk); large
+      // ones one at a time (their cost is CPU: hashing, decryption), which also bounds memory.
+      while (running.size > 0 && (running.size >= ctx.concurrency || runningBytes + entry.size > CONCURRENT_BYTES)) await Promise.race(running)
+      if (failure !== null) break
       await fill()
       const answer = await expect(ch, ['blob', 'missing'])
       if (answer.cid !== entry.cid) throw new HearthError('SYNC_PROTOCOL_ERROR', 'fetch answers arrived out of order')
@@ -200,28 +229,33 @@ async function handlePage (
       if (answer.type === 'missing') {
         // Deleted or lost on the peer since it listed it; a tombstone, if any, comes later.
         totals.missing++
-      } else {
-        const bytes = await ch.readBlob(answer.size)
-        await fill() // keep the peer sending while this device decrypts and writes
-        totals.fetched++
-        totals.fetchedBytes += bytes.byteLength
-        await accept(entry, bytes, from, ctx, totals)
-        ctx.onProgress(peerId, totals, cursor)
+        finish(i)
+        continue
       }
+      const bytes = await ch.readBlob(answer.size)
+      await fill() // keep the peer sending while this device stores, decrypts and writes
+      totals.fetched++
+      totals.fetchedBytes += bytes.byteLength
+      runningBytes += bytes.byteLength
+      const task: Promise<void> = accept(entry, bytes, from, ctx, totals).then(
+        () => { finish(i); ctx.onProgress(peerId, totals, committed) },
+        (error: unknown) => { failure ??= { error } }
+      ).finally(() => { running.delete(task); runningBytes -= bytes.byteLength })
+      running.add(task)
     } else {
-      const records = item.records.length > 0 ? item.records : await ctx.index.byCid(entry.cid)
+      const records = planned[i]!.records.length > 0 ? planned[i]!.records : await ctx.index.byCid(entry.cid)
       if (entry.fileId !== null && ctx.learnFileId !== undefined && records.length > 0 &&
         records.every((r) => r.state !== 'deleted' && (r.fileId === undefined || r.fileId === null))) {
         await ctx.learnFileId(records, entry.fileId)
       }
       totals.skipped++
+      finish(i)
     }
-    totals.handled++
-    remaining--
-    cursor = entry.seq
-    await ctx.state.setCursor(peerId, cursor)
   }
-  return cursor
+  await settleRunning()
+  await commits
+  if (failure !== null) throw (failure as { error: unknown }).error
+  return committed
 }
 
 async function handleTombstone (entry: TombstoneEntry, from: PeerContext, ctx: PullContext): Promise<void> {

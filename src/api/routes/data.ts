@@ -52,6 +52,9 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
     }
     const data = await req.json()
     const result = await deps.pipeline.submit(scope, data, collectedAt === null ? {} : { collectedAt })
+    if (result.status === 'queued') {
+      return ok({ scope: result.scope, collectedAt: result.collectedAt, status: 'queued', state: 'queued', path: result.path, reason: result.reason }, 202)
+    }
     return ok({
       scope: result.scope,
       collectedAt: result.collectedAt,

@@ -6,6 +6,8 @@ import { statusCommand, configCommand } from './status.js'
 import { schemaCommand } from './schema.js'
 import { connectorsCommand, importCommand } from './connectors.js'
 import { PROXY_COMMANDS } from './proxy.js'
+import { makeStorageCommand } from './storage.js'
+import { homeStorageDeps } from '../../daemon/home-storage.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -22,5 +24,6 @@ export const COMMANDS: readonly Command[] = [
   connectorsCommand,
   importCommand,
   ...PROXY_COMMANDS,
+  makeStorageCommand(homeStorageDeps),
   configCommand
 ]

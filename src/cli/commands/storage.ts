@@ -6,7 +6,7 @@
 // Where the CIDs come from (the index) and how the configuration is written belong to other
 // components, so they come in as dependencies: `makeStorageCommand({ listCids, setBackend })`.
 import { parseArgs } from 'node:util'
-import { HearthError } from '../../errors.js'
+import { HearthError, isHearthError } from '../../errors.js'
 import type { HomeLayout } from '../../home.js'
 import { silentLogger } from '../../log.js'
 import { acquireDaemonLock } from '../../daemon/lock.js'
@@ -15,7 +15,8 @@ import { migrateStorage, type MigrateProgress } from '../../storage/migrate.js'
 import { parseCid } from '../../storage/cid.js'
 import type { StorageBackend } from '../../storage/types.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
-import { guarded, UsageError, writeJson } from '../output.js'
+import { guarded, UsageError, writeJson, errorFromResponse } from '../output.js'
+import { daemonRequest } from '../client.js'
 
 export const DEFAULT_KUBO_URL = 'http://127.0.0.1:5001'
 
@@ -111,16 +112,29 @@ async function runCat (ctx: CommandContext, deps: StorageCommandDeps, args: stri
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...KUBO_OPTIONS, backend: { type: 'string' } } })
   if (positionals.length !== 1) throw new UsageError('storage cat takes one CID')
   const cid = parseCid(positionals[0]).toString()
+  const write = async (bytes: Uint8Array): Promise<number> => {
+    await new Promise<void>((resolve, reject) => {
+      ctx.stdout.write(bytes, (err) => { if (err != null) reject(err); else resolve() })
+    })
+    return EXIT.OK
+  }
+  if (values.backend === undefined) {
+    // a running daemon holds the embedded node's folders: ask it; otherwise open them here
+    const viaDaemon = await daemonRequest(ctx.home.socket, { path: `/v1/storage/${cid}` }).catch((err: unknown) => {
+      if (isHearthError(err, 'DAEMON_NOT_RUNNING')) return null
+      throw err
+    })
+    if (viaDaemon !== null) {
+      if (viaDaemon.status !== 200) throw errorFromResponse(viaDaemon)
+      return await write(viaDaemon.body)
+    }
+  }
   const config = values.backend !== undefined
     ? backendConfig(backendKind(values.backend, '--backend'), values)
     : (deps.readBackend !== undefined ? await deps.readBackend(ctx.home) : { backend: 'embedded' as const })
   const storage = await createStorage(config, ctx.home, silentLogger())
   try {
-    const bytes = await storage.get(cid)
-    await new Promise<void>((resolve, reject) => {
-      ctx.stdout.write(bytes, (err) => { if (err != null) reject(err); else resolve() })
-    })
-    return EXIT.OK
+    return await write(await storage.get(cid))
   } finally {
     await storage.stop()
   }
