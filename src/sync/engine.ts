@@ -150,6 +150,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
   let localScan: Promise<void> = Promise.resolve()
   let retrying: Promise<{ retried: number; written: number; stillWaiting: number }> | null = null
   const lastProgressAt = new Map<string, number>()
+  const retryTimers = new Map<string, { timer: NodeJS.Timeout; failures: number }>()
 
   function peer (peerId: string): LivePeer {
     let p = live.get(peerId)
@@ -281,10 +282,24 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
         result = await pullOnce(peerId)
       } while (entry.again && running)
       pulls.delete(peerId)
+      retryAfterFailure(peerId, result.ok)
       return result
     })()
     pulls.set(peerId, entry)
     return entry.done
+  }
+
+  /** A failed pull from a still-connected peer is retried with backoff (1 s doubling to 60 s). */
+  function retryAfterFailure (peerId: string, ok: boolean): void {
+    const pending = retryTimers.get(peerId)
+    if (pending !== undefined) clearTimeout(pending.timer)
+    if (ok || !running) { retryTimers.delete(peerId); return }
+    const failures = (pending?.failures ?? 0) + 1
+    const timer = setTimeout(() => {
+      if (running && node.connectedPeers().includes(peerId)) void requestPull(peerId)
+    }, Math.min(1000 * 2 ** (failures - 1), 60_000))
+    timer.unref()
+    retryTimers.set(peerId, { timer, failures })
   }
 
   async function pokeAll (): Promise<void> {
@@ -378,6 +393,8 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       if (pokeTimer !== null) clearTimeout(pokeTimer)
       intervalTimer = null
       pokeTimer = null
+      for (const r of retryTimers.values()) clearTimeout(r.timer)
+      retryTimers.clear()
       libp2p.removeEventListener('peer:connect', onConnect)
       await Promise.allSettled([...pulls.values()].map(async (p) => await p.done))
       await Promise.allSettled([localScan, retrying])

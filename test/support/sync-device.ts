@@ -54,7 +54,7 @@ export interface DeviceOptions {
   mdnsIntervalMs?: number
   /** schemaId → scope this device knows; default TEST_SCHEMAS. Mutable: tests add schemas later. */
   schemas?: Record<string, string>
-  engine?: Partial<Pick<SyncEngineOptions, 'intervalMs' | 'pageSize' | 'window' | 'readTimeoutMs' | 'pokeDebounceMs' | 'onProgress'>>
+  engine?: Partial<Pick<SyncEngineOptions, 'intervalMs' | 'pageSize' | 'window' | 'concurrency' | 'readTimeoutMs' | 'pokeDebounceMs' | 'onProgress'>>
   logger?: Logger
 }
 
@@ -71,6 +71,10 @@ export interface TestDevice {
   gets: string[]
   /** Every ciphertext handed to receive, in order. */
   received: string[]
+  /** Wall time spent inside the receive hook (decrypt, parse, write, index), ms. */
+  readonly receiveMs: number
+  /** Wall time spent in storage.add and storage.get, ms. */
+  readonly storageMs: { add: number; get: number }
   /** Ingest one file written on this device, like the daemon's pipeline does. */
   writeLocal (scope: string, data: Record<string, unknown>, collectedAt?: string): Promise<FileRecord>
   /** Delete one indexed file, like DELETE /v1/data does for each file of a scope. */
@@ -80,12 +84,16 @@ export interface TestDevice {
   stop (): Promise<void>
 }
 
-function countingStorage (inner: StorageBackend, gets: string[]): StorageBackend {
+function countingStorage (inner: StorageBackend, gets: string[], ms: { add: number; get: number }): StorageBackend {
+  const timed = async <T>(kind: 'add' | 'get', fn: () => Promise<T>): Promise<T> => {
+    const started = performance.now()
+    try { return await fn() } finally { ms[kind] += performance.now() - started }
+  }
   return {
     kind: inner.kind,
-    add: async (bytes, o) => await inner.add(bytes, o),
+    add: async (bytes, o) => await timed('add', async () => await inner.add(bytes, o)),
     pin: async (cid, o) => await inner.pin(cid, o),
-    get: async (cid, o) => { gets.push(cid); return await inner.get(cid, o) },
+    get: async (cid, o) => { gets.push(cid); return await timed('get', async () => await inner.get(cid, o)) },
     has: async (cid) => await inner.has(cid),
     unpin: async (cid) => await inner.unpin(cid),
     health: async () => await inner.health(),
@@ -100,7 +108,9 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
   const index = await openFileIndex({ db })
   const gets: string[] = []
   const received: string[] = []
-  const storage = countingStorage(await createEmbeddedStorage({ blocksDir: join(opts.dir, 'ipfs', 'blocks'), datastoreDir: join(opts.dir, 'ipfs', 'datastore') }), gets)
+  const timing = { receiveMs: 0 }
+  const storageMs = { add: 0, get: 0 }
+  const storage = countingStorage(await createEmbeddedStorage({ blocksDir: join(opts.dir, 'ipfs', 'blocks'), datastoreDir: join(opts.dir, 'ipfs', 'datastore') }), gets, storageMs)
   const schemas = opts.schemas ?? { ...TEST_SCHEMAS }
   const master = opts.owner.masterKey
 
@@ -114,14 +124,18 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
     return await index.put(record)
   }
 
-  /** Writes plaintext under the scope, next to an existing different file if the name is taken. */
+  /**
+   * Writes plaintext under the scope, next to an existing different file if the name is taken.
+   * The same bytes already on disk are 'exists' when indexed, and are indexed now when not: a
+   * device killed between writing a file and indexing it must finish the job on the next try.
+   */
   async function place (scope: string, collectedAt: string, plaintext: Uint8Array, cid: string): Promise<string | 'exists'> {
     const base = collectedAtToFileName(collectedAt)
     for (const name of [base, base.replace(/\.json$/, `.${cid.slice(-12)}.json`)]) {
       const path = `${scope}/${name}`
       if (await writeNewFile(join(dataDir, path), plaintext)) return path
       const current = await readFile(join(dataDir, path)).catch(() => null)
-      if (current !== null && sha256Hex(current) === sha256Hex(plaintext)) return 'exists'
+      if (current !== null && sha256Hex(current) === sha256Hex(plaintext)) return (await index.get(path)) === null ? path : 'exists'
     }
     throw new Error(`no free name for ${scope} ${collectedAt}`)
   }
@@ -171,7 +185,14 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
     index,
     storage,
     state: openKv<unknown>(db, 'sync'),
-    receive,
+    receive: async (entry, ciphertext) => {
+      const started = performance.now()
+      try {
+        return await receive(entry, ciphertext)
+      } finally {
+        timing.receiveMs += performance.now() - started
+      }
+    },
     applyTombstone: async (_entry, records) => { for (const r of records) await removeRecord(r) },
     learnFileId: async (records, fileId) => {
       for (const r of records) await index.put({ ...r, fileId, state: 'registered', updatedAt: Date.now() })
@@ -184,7 +205,7 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
   await node.start()
 
   let stopped = false
-  return {
+  const device: TestDevice = {
     dir: opts.dir,
     dataDir,
     db,
@@ -195,6 +216,8 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
     schemas,
     gets,
     received,
+    get receiveMs () { return timing.receiveMs },
+    storageMs,
     async writeLocal (scope, data, collectedAt = new Date().toISOString()) {
       const env = buildEnvelope({ definitionUrl: `ipfs://schema-${schemaIdOf(scope)}`, scope, collectedAt, data })
       const plaintext = serializeEnvelope(env)
@@ -222,6 +245,7 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
       await db.close()
     }
   }
+  return device
 }
 
 /** Poll `check` until it returns true; fails with `label` and the last observed value otherwise. */

@@ -6,6 +6,7 @@
 // It prints one JSON object per line on stdout: {event:'ready', peerId, addrs}, then
 // {event:'count', count, peers} every 100 ms. SIGTERM stops it cleanly.
 import '../../src/polyfill.js'
+import { createLogger, silentLogger } from '../../src/log.js'
 import { instant, startDevice, testOwner } from './sync-device.js'
 
 interface PeerConfig {
@@ -23,6 +24,8 @@ const print = (value: unknown): void => { process.stdout.write(JSON.stringify(va
 
 const device = await startDevice({
   dir: config.dir,
+  // HEARTH_SYNC_PEER_LOG=debug shows the child's sync log on stderr (the spawning test quotes it on failure)
+  logger: process.env.HEARTH_SYNC_PEER_LOG !== undefined ? createLogger({ level: process.env.HEARTH_SYNC_PEER_LOG }) : silentLogger(),
   owner: await testOwner(config.ownerKey),
   bootstrapPeers: config.peers ?? [],
   ...(config.listen !== undefined ? { listen: config.listen } : {}),
