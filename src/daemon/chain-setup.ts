@@ -8,6 +8,7 @@ import type { HearthConfig } from './config.js'
 import { HearthError } from '../errors.js'
 import { openKv, type HearthDatabase } from '../db/database.js'
 import { createDurableQueue } from '../db/queue.js'
+import { Mutex } from '../db/mutex.js'
 import type { FileIndex } from '../db/file-index.js'
 import type { FileRecord } from '../db/types.js'
 import type { StorageBackend } from '../storage/types.js'
@@ -110,9 +111,13 @@ export async function setUpChain (deps: {
 async function startWorkers (deps: { config: HearthConfig, db: HearthDatabase, identity: OwnerIdentity, logger: Logger, client: ChainClient, chainConfig: ChainConfig }, w: WorkerDeps): Promise<ChainWorkers> {
   const { db, logger, client } = deps
   const network = `${deps.chainConfig.chainId}`
+  // registration callbacks and the schema-id rewrite both read-modify-write records: one at a time
+  const writes = new Mutex()
   const update = async (path: string, patch: (r: FileRecord) => FileRecord): Promise<void> => {
-    const r = await w.index.get(path)
-    if (r !== null) await w.index.put({ ...patch(r), updatedAt: Date.now() })
+    await writes.run(async () => {
+      const r = await w.index.get(path)
+      if (r !== null) await w.index.put({ ...patch(r), updatedAt: Date.now() })
+    })
   }
 
   const schemaRegistration: SchemaRegistration = createSchemaRegistration({
@@ -126,7 +131,7 @@ async function startWorkers (deps: { config: HearthConfig, db: HearthDatabase, i
       for (let after: string | undefined; ;) {
         const page = await w.index.all({ limit: 500, ...(after !== undefined ? { after } : {}) })
         if (page.length === 0) break
-        for (const r of page) if (r.schemaId === localId) await w.index.put({ ...r, schemaId: chainId, updatedAt: Date.now() })
+        for (const r of page) if (r.schemaId === localId) await update(r.path, (current) => current.schemaId === localId ? { ...current, schemaId: chainId } : current)
         after = page[page.length - 1]!.path
       }
       logger.info({ localId, chainId }, 'schema registered on chain')
@@ -144,7 +149,12 @@ async function startWorkers (deps: { config: HearthConfig, db: HearthDatabase, i
     logger,
     callbacks: {
       onRegistered: async (path, fileId) => { await update(path, (r) => ({ ...r, fileId })) },
-      onConfirmed: async (path, fileId) => { await update(path, (r) => ({ ...r, fileId, state: 'registered' })) },
+      onConfirmed: async (path, fileId) => {
+        const chainSchemaId = async (id: string | null): Promise<string | null> => id !== null && isLocalSchemaId(id) ? (await schemaRegistration.chainIdFor(id)) ?? id : id
+        const r = await w.index.get(path)
+        const schemaId = await chainSchemaId(r?.schemaId ?? null)
+        await update(path, (current) => ({ ...current, fileId, state: 'registered', schemaId: current.schemaId !== null && isLocalSchemaId(current.schemaId) ? schemaId : current.schemaId }))
+      },
       isStillWanted: async (path) => (await w.index.get(path)) !== null,
       onParked: async (path, error) => {
         logger.warn({ path, errorCode: error.code, err: error.message }, 'registration rejected by the contract')

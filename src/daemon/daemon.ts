@@ -183,9 +183,11 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       dataDir: home.data,
       queue: work,
       signal: scanAbort.signal,
+      progressEvery: 10_000,
       onProgress: (p) => {
         Object.assign(scanState, p)
         logger.info({ scan: p }, p.done ? 'initial scan finished' : 'initial scan progress')
+        if (p.seen > 0) print(p.done ? `initial scan done: ${p.seen} files checked` : `initial scan: ${p.seen} files checked so far`)
       }
     })
     scanned.catch((err) => logger.error({ err }, 'initial scan failed'))

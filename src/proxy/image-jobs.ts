@@ -83,12 +83,13 @@ export function createImageJobs (deps: {
     for (let attempt = 1; attempt <= DOWNLOAD_ATTEMPTS; attempt++) {
       try {
         const local = await downloader.downloadAll(dir, files)
-        const done = await update(jobId, { state: 'done', status: 'SUCCESS', dir, files: local })
+        // the manifest first: a job shown as done has everything in place on disk
         await writeManifest(dir, {
-          jobId, localJobId: done.localJobId, prompt: done.prompt, status: 'SUCCESS',
-          createdAt: new Date(done.createdAt).toISOString(), downloadedAt: new Date().toISOString(),
+          jobId, localJobId: record.localJobId, prompt: record.prompt, status: 'SUCCESS',
+          createdAt: new Date(record.createdAt).toISOString(), downloadedAt: new Date().toISOString(),
           files: local.map(({ name, size, sha256 }) => ({ name, size, sha256 }))
         })
+        await update(jobId, { state: 'done', status: 'SUCCESS', dir, files: local })
         logger.info({ jobId, files: local.length }, 'image job outputs downloaded')
         return
       } catch (err) {
