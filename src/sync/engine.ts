@@ -25,16 +25,20 @@ import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { SyncNode } from './node.js'
 import { SYNC_PROTOCOL_ID, type HelloMessage } from './protocol.js'
+import { retryParked, scanLocalDeletions, type RetryResult } from './local.js'
 import {
-  pokeSession, pullSession, settleOutcome, zeroTotals,
+  pokeSession, pullSession, zeroTotals,
   type FileIdHook, type PullContext, type PullTotals, type ReceiveHook, type TombstoneHook
 } from './pull.js'
 import { serveSession, type ServeContext, type ServeStats } from './serve.js'
 import { syncState, type SyncState } from './state.js'
+import { newLivePeer, peerStatus, type LivePeer, type PeerStatus } from './status.js'
 import { newCounters, type WireCounters } from './wire.js'
 
-export type { ReceiveOutcome, ReceiveHook, TombstoneHook, FileIdHook, PullTotals } from './pull.js'
+export type { ReceiveOutcome, ReceiveHook, TombstoneHook, FileIdHook, PullTotals, PeerContext } from './pull.js'
 export type { LiveEntry, TombstoneEntry, WireEntry } from './protocol.js'
+export type { PeerStatus } from './status.js'
+export type { RetryResult } from './local.js'
 
 export interface SyncEngineOptions {
   node: SyncNode
@@ -57,8 +61,10 @@ export interface SyncEngineOptions {
   window?: { requests?: number; bytes?: number }
   /** Fetched files handed to receive at once per pull. Default 4. */
   concurrency?: number
-  /** Longest silence tolerated on a sync stream. Default 60 s. */
+  /** Longest wait for an answer or the next frame on a sync stream. Default 60 s. */
   readTimeoutMs?: number
+  /** Longest wait for a peer's next request on a session it opened. Default 5 min. */
+  idleTimeoutMs?: number
   /** Local changes within this window make one poke. Default 100 ms. */
   pokeDebounceMs?: number
 }
@@ -69,29 +75,6 @@ export interface SyncProgress extends PullTotals {
   /** Changes listed or known to be ahead on the peer and not yet handled here. */
   pendingIn: number
   done: boolean
-}
-
-export interface PeerStatus {
-  peerId: string
-  /** Addresses this device dials (configured or added) and the address of any open connection. */
-  addrs: string[]
-  connected: boolean
-  syncing: boolean
-  /** ms since epoch of the last pull that reached the end of the peer's log. */
-  lastSyncAt: number | null
-  /** How far this device has handled the peer's change log. */
-  cursor: number
-  /** The peer's latest seq as of the last greeting or poke; null before any. */
-  remoteHead: number | null
-  /**
-   * Entries to pull: during a pull, the entries listed but not handled plus the peer's changes
-   * beyond the page; otherwise remoteHead − cursor. Seqs of rewritten records are reused, so
-   * outside a pull this is an upper bound; 0 means in sync.
-   */
-  pendingIn: number | null
-  /** Our head minus the peer's cursor for us (upper bound, as above); null before any greeting. */
-  pendingOut: number | null
-  lastError: string | null
 }
 
 export interface SyncRoundResult {
@@ -117,19 +100,11 @@ export interface SyncEngine {
   /** Pull from every connected peer (or one) and resolve when the round is finished. */
   syncNow (opts?: { peerId?: string }): Promise<SyncRoundResult[]>
   /** Hand parked (waiting-schema) entries to receive again, e.g. after new schemas are known. */
-  retryWaiting (): Promise<{ retried: number; written: number; stillWaiting: number }>
+  retryWaiting (): Promise<RetryResult>
   /** Persist a peer address and keep it connected from now on and after every restart. */
   addPeer (multiaddr: string): Promise<void>
   peers (): Promise<PeerStatus[]>
   stats (): SyncStats
-}
-
-interface LivePeer {
-  remoteHead: number | null
-  theirCursor: number | null
-  pendingIn: number | null
-  lastSyncAt: number | null
-  lastError: string | null
 }
 
 export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
@@ -148,14 +123,15 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
   let intervalTimer: NodeJS.Timeout | null = null
   let pokeTimer: NodeJS.Timeout | null = null
   let localScan: Promise<void> = Promise.resolve()
-  let retrying: Promise<{ retried: number; written: number; stillWaiting: number }> | null = null
+  let retrying: Promise<RetryResult> | null = null
+  const serving = new Set<Promise<void>>()
   const lastProgressAt = new Map<string, number>()
   const retryTimers = new Map<string, { timer: NodeJS.Timeout; failures: number }>()
 
   function peer (peerId: string): LivePeer {
     let p = live.get(peerId)
     if (p === undefined) {
-      p = { remoteHead: null, theirCursor: null, pendingIn: null, lastSyncAt: null, lastError: null }
+      p = newLivePeer()
       live.set(peerId, p)
     }
     return p
@@ -175,6 +151,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     counters,
     stats: serveStats,
     readTimeoutMs,
+    idleTimeoutMs: opts.idleTimeoutMs ?? 300_000,
     cursorFor: async (peerId) => await state.cursor(peerId),
     onHello,
     onPeerCursor (peerId, cursor) {
@@ -218,22 +195,11 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     onProgress (peerId, round, cursor) { emitProgress(peerId, round, cursor, false) }
   }
 
-  /** Remember CIDs deleted on this device, so no peer that missed the deletion can bring them back. */
-  function scanLocalDeletions (): Promise<void> {
-    localScan = localScan.then(async () => {
-      let since = await state.localScan()
-      for (;;) {
-        const changes = await index.changesSince(since, 1000)
-        for (const c of changes) {
-          const cid = c.deleted ? c.cid : (c.record.state === 'deleted' ? c.record.cid : null)
-          if (cid !== null && await state.settled(cid) === null) await state.settle(cid, 'deleted')
-        }
-        if (changes.length === 0) return
-        since = changes[changes.length - 1]!.seq
-        await state.setLocalScan(since)
-        if (changes.length < 1000) return
-      }
-    }).catch((err: Error) => { logger.warn({ err: err.message }, 'scanning local deletions failed') })
+  /** Local deletions are scanned one run at a time, before every pull and poke. */
+  function rememberLocalDeletions (): Promise<void> {
+    localScan = localScan
+      .then(async () => { await scanLocalDeletions(index, state) })
+      .catch((err: Error) => { logger.warn({ err: err.message }, 'scanning local deletions failed') })
     return localScan
   }
 
@@ -246,7 +212,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     const round = zeroTotals()
     extra.pulls++
     try {
-      await scanLocalDeletions()
+      await rememberLocalDeletions()
       const stream = await openStream(peerId)
       const result = await pullSession(stream, peerId, pullContext, stopping.signal)
       Object.assign(round, result)
@@ -303,7 +269,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
   }
 
   async function pokeAll (): Promise<void> {
-    await scanLocalDeletions()
+    await rememberLocalDeletions()
     await Promise.all(node.connectedPeers().map(async (peerId) => {
       try {
         await pokeSession(await openStream(peerId), peerId, pullContext)
@@ -319,31 +285,11 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     pokeTimer = setTimeout(() => { pokeTimer = null; void pokeAll() }, opts.pokeDebounceMs ?? 100)
   }
 
-  async function retryWaiting (): Promise<{ retried: number; written: number; stillWaiting: number }> {
+  async function retryWaiting (): Promise<RetryResult> {
     if (retrying !== null) return await retrying
-    retrying = (async () => {
-      const out = { retried: 0, written: 0, stillWaiting: 0 }
-      for await (const parked of state.allParked()) {
-        if (!running) break
-        const { entry } = parked
-        if ((await index.byCid(entry.cid)).length > 0) { await state.unpark(entry.cid); continue }
-        let bytes: Uint8Array
-        try {
-          bytes = await storage.get(entry.cid)
-        } catch (err) {
-          logger.warn({ cid: entry.cid, err: (err as Error).message }, 'parked ciphertext is gone from storage; dropping it')
-          await state.unpark(entry.cid)
-          continue
-        }
-        out.retried++
-        const outcome = await opts.receive(entry, bytes, { peerId: parked.peerId })
-        await settleOutcome(entry, outcome, { peerId: parked.peerId }, { index, state, storage })
-        if (outcome === 'written') out.written++
-        if (outcome === 'waiting-schema') out.stillWaiting++
-      }
-      if (out.written > 0) notifyLocalChange()
-      return out
-    })().finally(() => { retrying = null })
+    retrying = retryParked({ index, state, storage, receive: opts.receive, logger, stopped: () => !running })
+      .then((out) => { if (out.written > 0) notifyLocalChange(); return out })
+      .finally(() => { retrying = null })
     return await retrying
   }
 
@@ -369,7 +315,17 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       running = true
       stopping = new AbortController()
       await libp2p.handle(SYNC_PROTOCOL_ID, async (stream, connection) => {
-        await serveSession(stream, connection.remotePeer.toString(), serveContext)
+        if (!running) { stream.abort(new HearthError('SYNC_PROTOCOL_ERROR', 'sync is stopping')); return }
+        const session = serveSession(stream, connection.remotePeer.toString(), serveContext)
+        const onStop = (): void => stream.abort(new HearthError('SYNC_PROTOCOL_ERROR', 'sync is stopping'))
+        stopping.signal.addEventListener('abort', onStop, { once: true })
+        serving.add(session)
+        try {
+          await session
+        } finally {
+          serving.delete(session)
+          stopping.signal.removeEventListener('abort', onStop)
+        }
       }, { maxInboundStreams: 16, maxOutboundStreams: 16 })
       libp2p.addEventListener('peer:connect', onConnect)
       for (const address of await state.addresses()) {
@@ -379,7 +335,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       if (intervalMs > 0) {
         intervalTimer = setInterval(() => {
           for (const peerId of node.connectedPeers()) void requestPull(peerId)
-          void retryWaiting()
+          retryWaiting().catch((err: Error) => { logger.warn({ err: err.message }, 'retrying parked files failed') })
         }, intervalMs)
         intervalTimer.unref()
       }
@@ -397,7 +353,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       retryTimers.clear()
       libp2p.removeEventListener('peer:connect', onConnect)
       await Promise.allSettled([...pulls.values()].map(async (p) => await p.done))
-      await Promise.allSettled([localScan, retrying])
+      await Promise.allSettled([localScan, retrying, ...serving])
       await libp2p.unhandle(SYNC_PROTOCOL_ID)
     },
     notifyLocalChange,
@@ -413,25 +369,14 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       const keptIds = node.keptAddresses().map((a) => /\/p2p\/([^/]+)$/.exec(a)?.[1]).filter((x): x is string => x !== undefined)
       const ids = [...new Set([...await state.knownPeers(), ...connected, ...live.keys(), ...keptIds])].sort()
       const ourHead = await index.currentSeq()
-      return await Promise.all(ids.map(async (peerId): Promise<PeerStatus> => {
-        const p = live.get(peerId)
-        const cursor = await state.cursor(peerId)
-        const lastSyncAt = p?.lastSyncAt ?? (await state.peerInfo(peerId))?.lastSyncAt ?? null
-        const syncing = pulls.has(peerId)
-        const remoteHead = p?.remoteHead ?? null
-        return {
-          peerId,
-          addrs: addressesOf(peerId, conns),
-          connected: connected.has(peerId),
-          syncing,
-          lastSyncAt,
-          cursor,
-          remoteHead,
-          pendingIn: syncing ? (p?.pendingIn ?? null) : (remoteHead === null ? null : Math.max(0, remoteHead - cursor)),
-          pendingOut: p?.theirCursor === null || p?.theirCursor === undefined ? null : Math.max(0, ourHead - p.theirCursor),
-          lastError: p?.lastError ?? null
-        }
-      }))
+      return await Promise.all(ids.map(async (peerId): Promise<PeerStatus> => peerStatus(peerId, live.get(peerId), {
+        addrs: addressesOf(peerId, conns),
+        connected: connected.has(peerId),
+        syncing: pulls.has(peerId),
+        cursor: await state.cursor(peerId),
+        storedLastSyncAt: (await state.peerInfo(peerId))?.lastSyncAt ?? null,
+        ourHead
+      })))
     },
     stats () {
       return { ...counters, ...serveStats, ...totals, ...extra }

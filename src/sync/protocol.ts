@@ -110,9 +110,10 @@ export function isCidString (v: unknown): v is string {
   }
 }
 
+/** A CIDv1 in its canonical (base32) spelling, the one the index and the storage backends use. */
 function cid (v: unknown, name = 'cid'): string {
   if (!isCidString(v)) throw violation(`${name} is not a CIDv1`)
-  return v
+  return CID.parse(v).toString()
 }
 
 /** Strictly validate one change entry; throws SYNC_PROTOCOL_ERROR. */

@@ -274,8 +274,9 @@ async function handleTombstone (entry: TombstoneEntry, from: PeerContext, ctx: P
 async function accept (entry: LiveEntry, bytes: Uint8Array, from: PeerContext, ctx: PullContext, totals: PullTotals): Promise<void> {
   const cid = await ctx.storage.add(bytes)
   if (cid !== entry.cid) {
-    // Not settled: another peer may serve the right bytes for this CID.
-    if ((await ctx.index.byCid(cid)).length === 0) await ctx.storage.unpin(cid)
+    // Not settled: another peer may serve the right bytes for this CID. The bytes just stored are
+    // unpinned unless something here already holds them.
+    if ((await ctx.index.byCid(cid)).length === 0 && await ctx.state.parked(cid) === null) await ctx.storage.unpin(cid)
     ctx.logger.warn({ peer: from.peerId, announced: entry.cid, got: cid }, 'peer sent bytes that do not match the announced CID; ignored')
     totals.rejected++
     return

@@ -26,6 +26,11 @@ export interface ServeContext {
   counters: WireCounters
   stats: ServeStats
   readTimeoutMs: number
+  /**
+   * Longest wait for the peer's next request. Longer than readTimeoutMs: a puller sends its next
+   * changes-request only after handling a page, which can take a while for large files.
+   */
+  idleTimeoutMs: number
   /** How far this device has handled the peer's log (for our greeting). */
   cursorFor (peerId: string): Promise<number>
   onHello (peerId: string, hello: HelloMessage): void
@@ -89,7 +94,7 @@ export async function serveSession (stream: Stream, peerId: string, ctx: ServeCo
     ctx.onHello(peerId, first)
     await ch.send(await helloMessage(ctx, peerId))
     for (;;) {
-      const message = await ch.read()
+      const message = await ch.read(ctx.idleTimeoutMs)
       if (message === null) break
       switch (message.type) {
         case 'changes-request':
@@ -115,15 +120,27 @@ export async function serveSession (stream: Stream, peerId: string, ctx: ServeCo
     }
     await ch.close()
   } catch (err) {
-    if (!isHearthError(err)) {
-      // the stream was reset or closed under us (peer gone, peer aborted its pull)
+    if (isStreamGone(err)) {
+      // the peer went away or aborted its pull: nothing to report
       log.debug({ err: (err as Error)?.message }, 'sync session stream ended')
-      ch.abort(err instanceof Error ? err : new Error(String(err)))
+      ch.abort(err as Error)
       return
     }
-    log.warn({ code: err.code, err: err.message }, 'sync session ended with an error')
-    await endWithError(ch, err.code, err.message)
+    if (isHearthError(err)) {
+      log.warn({ code: err.code, err: err.message }, 'sync session ended with an error')
+      await endWithError(ch, err.code, err.message)
+      return
+    }
+    // a failure of this device (index, storage): the peer only learns that it failed
+    log.warn({ err }, 'sync session failed')
+    await endWithError(ch, 'INTERNAL', 'internal error')
   }
+}
+
+/** libp2p stream and connection errors that mean "the other side is gone", not "something broke". */
+function isStreamGone (err: unknown): boolean {
+  const name = (err as Error)?.name ?? ''
+  return !isHearthError(err) && /^(Stream|Muxer|Connection)\w*Error$|^AbortError$/.test(name)
 }
 
 /** Best effort: tell the peer why, flush briefly, then drop the stream. */

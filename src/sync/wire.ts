@@ -26,7 +26,7 @@ export interface Channel {
   /** Send ciphertext as the raw frames that follow a `blob` header. */
   sendBlob (bytes: Uint8Array): Promise<void>
   /** The next control message, or null when the remote closed its side cleanly. */
-  read (): Promise<SyncMessage | null>
+  read (timeoutMs?: number): Promise<SyncMessage | null>
   /** Read exactly `size` bytes of raw frames (after a `blob` header). */
   readBlob (size: number): Promise<Uint8Array>
   /** Finish writing (flushes); the stream ends once the remote closes its side too. */
@@ -35,7 +35,7 @@ export interface Channel {
 }
 
 export interface ChannelOptions {
-  /** Longest wait for one frame before the stream is aborted. */
+  /** Longest wait for one frame (and for the peer to take what we send) before giving up. */
   readTimeoutMs: number
   counters: WireCounters
 }
@@ -44,10 +44,10 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
   const frames = lp.decode(stream, { maxDataLength: MAX_FRAME_BYTES })
   const { counters } = opts
 
-  async function nextFrame (): Promise<Uint8Array | null> {
+  async function nextFrame (timeoutMs = opts.readTimeoutMs): Promise<Uint8Array | null> {
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new HearthError('TIMEOUT', `no sync frame from the peer within ${opts.readTimeoutMs} ms`)), opts.readTimeoutMs)
+      timer = setTimeout(() => reject(new HearthError('TIMEOUT', `no sync frame from the peer within ${timeoutMs} ms`)), timeoutMs)
     })
     try {
       const next = await Promise.race([frames.next(), deadline])
@@ -71,7 +71,8 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
   async function write (frame: Uint8Array): Promise<void> {
     const framed = lp.encode.single(frame)
     counters.bytesSent += frame.byteLength
-    if (!stream.send(framed)) await stream.onDrain()
+    // a peer that stops reading must not hold this side (and the blob it is sending) forever
+    if (!stream.send(framed)) await stream.onDrain({ signal: AbortSignal.timeout(opts.readTimeoutMs) })
   }
 
   return {
@@ -84,8 +85,8 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
         await write(bytes.subarray(off, Math.min(off + BLOB_CHUNK_BYTES, bytes.byteLength)))
       }
     },
-    async read () {
-      const frame = await nextFrame()
+    async read (timeoutMs) {
+      const frame = await nextFrame(timeoutMs)
       if (frame === null) return null
       const message = decodeMessage(frame)
       counters.messagesReceived++

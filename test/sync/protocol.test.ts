@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
+import { base58btc } from 'multiformats/bases/base58'
 import type { ChangeEntry } from '../../src/db/file-index.js'
 import type { FileRecord } from '../../src/db/types.js'
 import { isHearthError } from '../../src/errors.js'
@@ -51,6 +52,13 @@ test('every message type survives encode → decode unchanged', async () => {
     { type: 'error', code: 'PEER_REJECTED', message: 'no' }
   ]
   for (const m of messages) assert.deepEqual(decodeMessage(encodeMessage(m)), m)
+})
+
+test('a CID in another multibase spelling is read in the canonical base32 form', async () => {
+  const cid = CID.parse(await cidOf('spelling'))
+  const base58 = cid.toString(base58btc)
+  assert.ok(base58.startsWith('z'))
+  assert.deepEqual(checkMessage({ type: 'fetch', cid: base58 }), { type: 'fetch', cid: cid.toString() })
 })
 
 test('malformed messages are refused with SYNC_PROTOCOL_ERROR, never accepted loosely', async () => {
