@@ -12,6 +12,8 @@ import { openFileIndex } from '../db/file-index.js'
 import { createStorage } from '../storage/factory.js'
 import { buildSchemaRegistry } from './schemas-setup.js'
 import { setUpChain, type ChainWorkers } from './chain-setup.js'
+import { setUpSync, type SyncParts } from './sync-setup.js'
+import { addSyncRoutes } from '../api/routes/sync.js'
 import { createIngestPipeline, isTransientFailure } from '../ingest/pipeline.js'
 import { createRetrySet } from '../ingest/retry-set.js'
 import { createWorkQueue } from '../ingest/work-queue.js'
@@ -76,6 +78,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     if (chain !== null) stack.push(async () => { await chain.stop() })
     const schemas = await buildSchemaRegistry({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [] })
     let chainWorkers: ChainWorkers | null = null
+    let sync: SyncParts | null = null
     let retryLater: (path: string) => void = () => {}
     const pipeline = createIngestPipeline({
       dataDir: home.data,
@@ -86,6 +89,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       masterKey: identity.masterKey,
       logger,
       onStored: (record) => chainWorkers?.enqueueFile(record),
+      onIndexed: () => sync?.notifyLocalChange(),
       onDeferred: (path) => retryLater(path)
     })
     if (chain !== null) {
@@ -126,8 +130,14 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     const scanState: ScanProgress = { seen: 0, queued: 0, done: false }
     statusParts.push({ name: 'ingest', read: async () => ({ queued: work.size, running: work.running, waitingForStorage: retries.size, scan: { ...scanState } }) })
 
+    sync = await setUpSync({ config, home, db, index, storage, identity, pipeline, chain: chain?.client ?? null, logger, print })
+    const syncParts = sync
+    stack.push(async () => { await syncParts.stop() })
+    statusParts.push({ name: 'sync', read: async () => await syncParts.status() })
+
     const router = new Router()
-    addDataRoutes(router, { dataDir: home.data, index, storage, pipeline, masterKey: identity.masterKey, logger })
+    addDataRoutes(router, { dataDir: home.data, index, storage, pipeline, masterKey: identity.masterKey, logger, onScopeDeleted: () => syncParts.notifyLocalChange() })
+    addSyncRoutes(router, syncParts)
     addSchemaRoutes(router, { registry: schemas.registry, serving: schemas.serving, storage, logger, onSchemaAdded: (schema) => chainWorkers?.enqueueSchema(schema) })
     addSystemRoutes(router, {
       ownerAddress: identity.ownerAddress,

@@ -6,6 +6,7 @@ import { statusCommand, configCommand } from './status.js'
 import { schemaCommand } from './schema.js'
 import { connectorsCommand, importCommand } from './connectors.js'
 import { PROXY_COMMANDS } from './proxy.js'
+import { peersCommand, syncCommand, restoreCommand } from './sync.js'
 import { makeStorageCommand } from './storage.js'
 import { homeStorageDeps } from '../../daemon/home-storage.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
@@ -21,6 +22,9 @@ export const COMMANDS: readonly Command[] = [
   versionsCommand,
   rmCommand,
   schemaCommand,
+  peersCommand,
+  syncCommand,
+  restoreCommand,
   connectorsCommand,
   importCommand,
   ...PROXY_COMMANDS,

@@ -1,0 +1,86 @@
+// `hearth peers`, `hearth sync`, `hearth restore`: the owner's devices and restore from the chain.
+import { parseArgs } from 'node:util'
+import { EXIT, type Command } from '../command.js'
+import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
+
+const PEERS_USAGE = `usage: hearth peers [--json]          known and connected devices, last sync, files pending each way
+       hearth peers add <multiaddr>    keep a device connected (persisted)`
+
+function ago (ms: number | null): string {
+  if (ms === null) return 'never'
+  const s = Math.round((Date.now() - ms) / 1000)
+  return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`
+}
+
+export const peersCommand: Command = {
+  name: 'peers',
+  summary: 'list the owner\'s other devices, or add one by address',
+  usage: PEERS_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, PEERS_USAGE, async () => {
+      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' } } })
+      if (positionals[0] === 'add') {
+        if (positionals[1] === undefined) throw new UsageError('peers add takes a multiaddr')
+        const r = await callDaemon(ctx, { method: 'POST', path: '/v1/peers', body: { multiaddr: positionals[1] } })
+        if (values.json === true) writeJson(ctx, r); else ctx.stdout.write(`added ${String(r.added)}\n`)
+        return EXIT.OK
+      }
+      if (positionals.length > 0) throw new UsageError('peers takes no argument, or add <multiaddr>')
+      const s = await callDaemon(ctx, { path: '/v1/peers' })
+      if (values.json === true) { writeJson(ctx, s); return EXIT.OK }
+      if (s.enabled !== true) { ctx.stdout.write('sync is disabled\n'); return EXIT.OK }
+      ctx.stdout.write(`this device ${String(s.peerId)}\n${(s.addresses as string[]).map((a) => `  ${a}`).join('\n')}\n`)
+      for (const p of s.peers as Array<Record<string, any>>) {
+        ctx.stdout.write(`${String(p.peerId)}  ${p.connected === true ? 'connected' : 'offline  '}  last sync ${ago(p.lastSyncAt ?? null)}  pending in ${String(p.pendingIn ?? '?')} out ${String(p.pendingOut ?? '?')}\n`)
+      }
+      return EXIT.OK
+    })
+  }
+}
+
+const SYNC_USAGE = 'usage: hearth sync [--json]\n  runs a sync round with every connected device now'
+export const syncCommand: Command = {
+  name: 'sync',
+  summary: 'sync with connected devices now',
+  usage: SYNC_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, SYNC_USAGE, async () => {
+      const { values } = parseArgs({ args: ctx.args, options: { json: { type: 'boolean' } } })
+      const r = await callDaemon(ctx, { method: 'POST', path: '/v1/sync', timeoutMs: 30 * 60_000 })
+      if (values.json === true) { writeJson(ctx, r); return EXIT.OK }
+      if (r.rounds.length === 0) ctx.stdout.write('no device connected\n')
+      for (const round of r.rounds as Array<Record<string, any>>) {
+        ctx.stdout.write(`${String(round.peerId)}: ${round.ok === true ? 'ok' : `failed: ${String(round.error)}`}, ${String(round.totals.fetched)} fetched (${String(round.totals.fetchedBytes)} bytes), ${String(round.totals.handled)} handled\n`)
+      }
+      return r.rounds.every((x: { ok: boolean }) => x.ok) ? EXIT.OK : EXIT.FAILURE
+    })
+  }
+}
+
+const RESTORE_USAGE = 'usage: hearth restore [--json]\n  restores every file the owner registered on chain into this home (resumable, idempotent)'
+export const restoreCommand: Command = {
+  name: 'restore',
+  summary: 'restore the data folder from the chain and storage',
+  usage: RESTORE_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, RESTORE_USAGE, async () => {
+      const { values } = parseArgs({ args: ctx.args, options: { json: { type: 'boolean' } } })
+      ctx.stderr.write('restoring from the chain…\n')
+      const pending = callDaemon(ctx, { method: 'POST', path: '/v1/restore', timeoutMs: 24 * 3600_000 })
+      // progress while the daemon works: what it reports under sync.restore in its status
+      const ticker = setInterval(() => {
+        callDaemon(ctx, { path: '/v1/peers' }).then((s) => {
+          const p = s.restore
+          if (p !== null && p !== undefined && p.done !== true) ctx.stderr.write(`  block ${String(p.scannedBlock)}/${String(p.toBlock)}: ${String(p.found)} found, ${String(p.written)} restored, ${String(p.failed)} failed\n`)
+        }, () => {})
+      }, 1000)
+      const r = await pending.finally(() => clearInterval(ticker))
+      if (values.json === true) writeJson(ctx, r)
+      else {
+        ctx.stdout.write(`blocks ${String(r.fromBlock)}–${String(r.toBlock)}: ${String(r.found)} registered files, ${String(r.written)} restored, ${String(r.present)} already here, ${String(r.failed)} failed\n`)
+        for (const f of r.failures as Array<Record<string, string>>) ctx.stdout.write(`  file ${f.fileId} ${f.url}: ${f.errorCode} ${f.message}\n`)
+      }
+      return r.failed > 0 ? EXIT.FAILURE : EXIT.OK
+    })
+  }
+}

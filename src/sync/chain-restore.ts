@@ -1,0 +1,92 @@
+// Sync through the chain (DESIGN 3.4): the owner's FileAddedV2 records name every file any of
+// their devices registered. Each one not held here is fetched from storage, its schema resolved,
+// decrypted, validated and written into the data folder by the normal pipeline. Used by
+// `hearth restore` on a new device and, in the background, to pick up other devices' files.
+// Resumable (the last fully handled block is persisted) and idempotent (files are matched by
+// CID and by fileId, so a repeated round writes nothing twice).
+import { HearthError, isHearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { Kv } from '../db/database.js'
+import type { FileIndex } from '../db/file-index.js'
+import type { StorageBackend } from '../storage/types.js'
+import type { ChainClient } from '../chain/client.js'
+import type { ReceivedFile } from '../ingest/pipeline.js'
+
+export interface RestoreProgress {
+  fromBlock: string
+  toBlock: string
+  scannedBlock: string
+  found: number
+  written: number
+  present: number
+  failed: number
+  done: boolean
+}
+
+export interface RestoreFailure { fileId: string; url: string; errorCode: string; message: string }
+
+export interface RestoreResult extends RestoreProgress { failures: RestoreFailure[] }
+
+export interface ChainRestoreDeps {
+  chain: Pick<ChainClient, 'fileAddedEvents' | 'blockNumber'>
+  owner: `0x${string}`
+  index: Pick<FileIndex, 'byCid' | 'byFileId' | 'get' | 'put'>
+  storage: Pick<StorageBackend, 'get' | 'pin'>
+  /** The pipeline's receive: decrypt, validate, write, index (origin 'chain', never re-registered). */
+  receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
+  state: Kv<unknown>
+  logger: Logger
+  /** Blocks per log query. */
+  blockRange?: number
+}
+
+const LAST_BLOCK = 'restore:lastBlock'
+
+export async function restoreFromChain (deps: ChainRestoreDeps, opts: { onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreResult> {
+  const range = BigInt(deps.blockRange ?? 5_000)
+  const saved = await deps.state.get(LAST_BLOCK)
+  const start = typeof saved === 'string' ? BigInt(saved) + 1n : 0n
+  const head = await deps.chain.blockNumber()
+  const progress: RestoreProgress = { fromBlock: start.toString(), toBlock: head.toString(), scannedBlock: (start - 1n).toString(), found: 0, written: 0, present: 0, failed: 0, done: false }
+  const failures: RestoreFailure[] = []
+  for (let from = start; from <= head; from += range) {
+    if (opts.signal?.aborted === true) break
+    const to = from + range - 1n < head ? from + range - 1n : head
+    const events = await deps.chain.fileAddedEvents({ owner: deps.owner, fromBlock: from, toBlock: to })
+    let rangeComplete = true
+    for (const event of events) {
+      progress.found++
+      const fileId = event.fileId.toString()
+      const cid = event.url.startsWith('ipfs://') ? event.url.slice('ipfs://'.length) : null
+      try {
+        if (cid === null) throw new HearthError('INVALID_ARGUMENT', `file ${fileId} has a non-IPFS url ${event.url}`)
+        const known = await deps.index.byFileId(fileId) ?? (await deps.index.byCid(cid))[0] ?? null
+        if (known !== null) {
+          // ours already (this device or a peer); remember its on-chain id if it lacked one
+          if (known.fileId == null) await deps.index.put({ ...known, fileId, state: 'registered', updatedAt: Date.now() })
+          progress.present++
+          continue
+        }
+        const ciphertext = await deps.storage.get(cid)
+        await deps.storage.pin(cid).catch(() => {})
+        const outcome = await deps.receive(ciphertext, { cid, schemaId: event.schemaId.toString(), fileId, origin: 'chain' })
+        if (outcome === 'written') progress.written++; else progress.present++
+      } catch (err) {
+        progress.failed++
+        const errorCode = isHearthError(err) ? err.code : 'INTERNAL'
+        failures.push({ fileId, url: event.url, errorCode, message: (err as Error).message })
+        // storage or schema source down: come back to this range; a bad file stays failed
+        if (['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'].includes(errorCode)) rangeComplete = false
+        deps.logger.warn({ fileId, url: event.url, errorCode, err: (err as Error).message }, 'restore of a file failed')
+      }
+    }
+    progress.scannedBlock = to.toString()
+    if (rangeComplete && failures.every((f) => !['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'].includes(f.errorCode))) {
+      await deps.state.put(LAST_BLOCK, to.toString())
+    }
+    opts.onProgress?.({ ...progress })
+  }
+  progress.done = true
+  opts.onProgress?.({ ...progress })
+  return { ...progress, failures }
+}
