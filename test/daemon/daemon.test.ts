@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFile, readdir, stat, writeFile, mkdir } from 'node:fs/promises'
+import { readFile, readdir, stat, writeFile, mkdir, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { startDaemonProcess, runCli } from '../support/daemon.js'
 import { dropFile, envelopeFor, statusOf, waitFor } from '../support/data-files.js'
@@ -108,10 +108,14 @@ test('invalid dropped files are rejected with their reasons and visible in statu
   await mkdir(join(d.home.data, 'instagram.profile'), { recursive: true })
   await writeFile(join(d.home.data, 'instagram.profile', 'notes.txt'), 'ignored: not json')
   await writeFile(join(d.home.data, 'loose.json'), '{}')
+  // a planted link that leads out of the data folder is never followed
+  const outside = join(d.home.root, 'secret.json')
+  await writeFile(outside, JSON.stringify(envelopeFor('instagram.profile', { username: 'outside' }, '2026-01-01T00:00:00Z')))
+  await symlink(outside, join(d.home.data, 'instagram.profile', 'escape.json'))
 
   const s = await waitFor('rejections', async () => {
     const st = await statusOf(d)
-    return st.rejected.length === 4 && st.waiting.length === 1 ? st : null
+    return st.rejected.length === 5 && st.waiting.length === 1 ? st : null
   })
   const byPath = Object.fromEntries(s.rejected.map((r: any) => [r.path, r]))
   assert.equal(byPath['instagram.profile/bad-json.json'].errorCode, 'INVALID_JSON')
@@ -119,8 +123,9 @@ test('invalid dropped files are rejected with their reasons and visible in statu
   assert.equal(byPath['instagram.profile/invalid-data.json'].errorCode, 'SCHEMA_VALIDATION_FAILED')
   assert.ok(byPath['instagram.profile/invalid-data.json'].reasons.some((r: string) => r.includes('/username')))
   assert.equal(byPath['Instagram.Profile/x.json'].errorCode, 'INVALID_SCOPE')
+  assert.equal(byPath['instagram.profile/escape.json'].errorCode, 'PATH_OUTSIDE_DATA')
   assert.equal(s.waiting[0].scope, 'unknownsource.things')
-  assert.equal(s.files.counts.rejected, 4)
+  assert.equal(s.files.counts.rejected, 5)
   assert.equal(s.files.counts['waiting-schema'], 1)
 
   const cli = await runCli(d.home, ['status'])
