@@ -14,12 +14,12 @@ import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import { identify } from '@libp2p/identify'
 import { mdns } from '@libp2p/mdns'
-import { preSharedKey } from '@libp2p/pnet'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { PrivateKey } from '@libp2p/interface'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
+import { privateNetworkProtector } from './pnet.js'
 
 export const DEFAULT_SYNC_LISTEN = ['/ip4/0.0.0.0/tcp/4011']
 /** mDNS service name: Hearth devices answer only each other's queries, never IPFS nodes'. */
@@ -100,7 +100,7 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     privateKey,
     addresses: { listen },
     transports: [tcp()],
-    connectionProtector: preSharedKey({ psk: swarmKeyFile(opts.networkKey) }),
+    connectionProtector: privateNetworkProtector(swarmKeyFile(opts.networkKey), logger),
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     peerDiscovery: opts.mdns === true

@@ -49,7 +49,7 @@ async function answers (stream: Stream): Promise<{ messages: SyncMessage[]; ende
 test('malformed requests end their stream with an error and the device keeps serving', async (t) => {
   const dir = await tempDir(t)
   const owner = await testOwner()
-  const a = await startDevice({ dir: join(dir, 'a'), owner, engine: { readTimeoutMs: 1_000, idleTimeoutMs: 1_000 } })
+  const a = await startDevice({ dir: join(dir, 'a'), owner, engine: { idleTimeoutMs: 1_000 } })
   t.after(async () => { await a.stop() })
   await a.writeLocal('instagram.profile', { username: 'still-here' }, instant(1))
   const r = await rawNode(t, dir, owner.masterKey)
@@ -105,7 +105,7 @@ test('malformed requests end their stream with an error and the device keeps ser
 test('a peer that answers with wrong bytes or garbage cannot make a device write anything', async (t) => {
   const dir = await tempDir(t)
   const owner = await testOwner()
-  const b = await startDevice({ dir: join(dir, 'b'), owner, engine: { readTimeoutMs: 2_000 } })
+  const b = await startDevice({ dir: join(dir, 'b'), owner })
   t.after(async () => { await b.stop() })
   const r = await rawNode(t, dir, owner.masterKey)
   const honest = new TextEncoder().encode('the bytes the CID names')
