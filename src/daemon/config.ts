@@ -54,8 +54,9 @@ export interface HearthConfig {
     concurrency: number
     /** A file must stay unchanged this long before the watcher ingests it. */
     stabilityMs: number
-    /** Poll instead of inotify (network filesystems). */
+    /** Rescan the folder periodically instead of change notifications (network filesystems). */
     usePolling: boolean
+    pollIntervalMs: number
   }
 }
 
@@ -78,7 +79,7 @@ export const DEFAULT_CONFIG: HearthConfig = {
   },
   sync: { enabled: true, listen: ['/ip4/0.0.0.0/tcp/4011'], mdns: true, peers: [], intervalMs: 60_000 },
   upstream: { baseUrl: null, timeoutMs: 30_000, jobPollMs: 2_000, jobDeadlineMs: 30 * 60_000 },
-  ingest: { concurrency: 4, stabilityMs: 300, usePolling: false }
+  ingest: { concurrency: 4, stabilityMs: 300, usePolling: false, pollIntervalMs: 5_000 }
 }
 
 /** Environment variables that override a config key (documented in the README). */

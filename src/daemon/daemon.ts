@@ -177,15 +177,22 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       print(`TCP listener on ${config.api.tcp.host}:${tcpPort} (bearer token in ${home.identity}/api-token)`)
     }
 
-    const watcher = watchDataFolder({
-      dataDir: home.data,
-      stabilityMs: config.ingest.stabilityMs,
-      usePolling: config.ingest.usePolling,
-      onFile: (rel) => work.push(rel),
-      onError: (err) => logger.warn({ err }, 'watcher error')
-    })
-    stack.push(async () => { await watcher.close() })
-    await watcher.ready
+    if (config.ingest.usePolling) {
+      // filesystems without change notifications (network mounts): a periodic reconcile scan,
+      // cheap for unchanged files (one stat and one index read each)
+      const pollTimer = setInterval(() => { void scanDataFolder({ dataDir: home.data, queue: work }).catch((err) => logger.warn({ err }, 'polling scan failed')) }, config.ingest.pollIntervalMs)
+      pollTimer.unref()
+      stack.push(async () => { clearInterval(pollTimer) })
+    } else {
+      const watcher = watchDataFolder({
+        dataDir: home.data,
+        stabilityMs: config.ingest.stabilityMs,
+        onFile: (rel) => work.push(rel),
+        onError: (err) => logger.warn({ err }, 'watcher error')
+      })
+      stack.push(async () => { await watcher.close() })
+      await watcher.ready
+    }
 
     const scanAbort = new AbortController()
     stack.push(async () => { scanAbort.abort() })

@@ -1,36 +1,101 @@
-// Watches data/ for new and changed files (chokidar). A file is handed on only after its size has
-// been stable for `stabilityMs` (awaitWriteFinish), so a connector's half-written export is never
-// read. Paths outside the layout are dropped here, before any I/O.
-import chokidar, { type FSWatcher } from 'chokidar'
-import { classifyDataPath, relativeDataPath } from './layout.js'
+// Watches data/ for new and changed files with the platform's own notifications (fs.watch:
+// inotify on Linux) on the data folder and on each scope folder — one watch per folder, never
+// one per file — and hands a file on only once its size and mtime have stayed the same for
+// `stabilityMs`, so a connector's half-written export is never read.
+//
+// Why not chokidar: it re-reads and stats the whole folder on every change event and keeps an
+// entry (and a watcher) per file, so with 100k files in one scope folder each new file cost
+// O(n) work; here an event costs one stat, and memory holds only files still being written.
+import { watch, type FSWatcher } from 'node:fs'
+import { stat, readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { classifyDataPath } from './layout.js'
 
 export interface DataWatcher { ready: Promise<void>; close (): Promise<void> }
+
+interface Pending { size: number; mtimeMs: number; timer: NodeJS.Timeout }
 
 export function watchDataFolder (opts: {
   dataDir: string
   stabilityMs: number
-  usePolling: boolean
   onFile: (rel: string) => void
   onError?: (err: unknown) => void
 }): DataWatcher {
-  const watcher: FSWatcher = chokidar.watch(opts.dataDir, {
-    ignoreInitial: true, // the scanner reconciles existing files, in bounded memory
-    depth: 1,
-    usePolling: opts.usePolling,
-    interval: 200,
-    awaitWriteFinish: { stabilityThreshold: opts.stabilityMs, pollInterval: Math.max(50, Math.floor(opts.stabilityMs / 4)) },
-    ignored: (path: string, stats?: { isFile (): boolean }) => {
-      if (stats === undefined || !stats.isFile()) return false
-      return classifyDataPath(relativeDataPath(opts.dataDir, path)).kind !== 'data'
+  const folders = new Map<string, FSWatcher>()
+  const pending = new Map<string, Pending>()
+  let closed = false
+
+  async function settle (rel: string): Promise<void> {
+    if (closed) return
+    let st
+    try {
+      st = await stat(join(opts.dataDir, rel))
+    } catch {
+      pending.delete(rel) // gone (renamed away, deleted): nothing to ingest
+      return
     }
-  })
-  const handle = (path: string): void => {
-    const rel = relativeDataPath(opts.dataDir, path)
-    if (classifyDataPath(rel).kind === 'data') opts.onFile(rel)
+    const seen = pending.get(rel)
+    if (seen !== undefined && seen.size === st.size && seen.mtimeMs === st.mtimeMs) {
+      pending.delete(rel)
+      if (st.isFile()) opts.onFile(rel)
+      return
+    }
+    clearTimeout(seen?.timer)
+    pending.set(rel, { size: st.size, mtimeMs: st.mtimeMs, timer: setTimeout(() => { void settle(rel) }, opts.stabilityMs) })
   }
-  watcher.on('add', handle)
-  watcher.on('change', handle)
-  watcher.on('error', (err) => opts.onError?.(err))
-  const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()))
-  return { ready, close: async () => { await watcher.close() } }
+
+  function fileEvent (scopeFolder: string, name: string | null): void {
+    if (closed || name === null) return
+    const rel = `${scopeFolder}/${name}`
+    if (classifyDataPath(rel).kind !== 'data') return
+    const seen = pending.get(rel)
+    if (seen !== undefined) {
+      // still being written: restart its quiet period
+      clearTimeout(seen.timer)
+      seen.timer = setTimeout(() => { void settle(rel) }, opts.stabilityMs)
+      return
+    }
+    pending.set(rel, { size: -1, mtimeMs: -1, timer: setTimeout(() => { void settle(rel) }, opts.stabilityMs) })
+  }
+
+  function watchFolder (name: string): void {
+    if (closed || folders.has(name) || name.startsWith('.')) return
+    try {
+      const w = watch(join(opts.dataDir, name), (_event, file) => fileEvent(name, file === null ? null : String(file)))
+      w.on('error', () => { w.close(); folders.delete(name) })
+      folders.set(name, w)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') opts.onError?.(err)
+    }
+  }
+
+  async function folderEvent (name: string | null): Promise<void> {
+    if (closed || name === null || name.startsWith('.')) return
+    const st = await stat(join(opts.dataDir, name)).catch(() => null)
+    if (st === null) { folders.get(name)?.close(); folders.delete(name); return }
+    if (!st.isDirectory() || folders.has(name)) return
+    watchFolder(name)
+    // files that landed in a new folder before its watch existed
+    for (const file of await readdir(join(opts.dataDir, name)).catch(() => [] as string[])) fileEvent(name, file)
+  }
+
+  const top = watch(opts.dataDir, (_event, name) => { void folderEvent(name === null ? null : String(name)).catch((err) => opts.onError?.(err)) })
+  top.on('error', (err) => opts.onError?.(err))
+  const ready = (async () => {
+    for (const entry of await readdir(opts.dataDir, { withFileTypes: true })) {
+      if (entry.isDirectory()) watchFolder(entry.name)
+    }
+  })()
+
+  return {
+    ready,
+    async close () {
+      closed = true
+      top.close()
+      for (const w of folders.values()) w.close()
+      folders.clear()
+      for (const p of pending.values()) clearTimeout(p.timer)
+      pending.clear()
+    }
+  }
 }
