@@ -22,6 +22,8 @@ import type { Logger } from '../log.js'
 import { privateNetworkProtector } from './pnet.js'
 
 export const DEFAULT_SYNC_LISTEN = ['/ip4/0.0.0.0/tcp/4011']
+/** A discovered peer that failed to connect is not dialled again for this long. */
+const DISCOVERY_RETRY_MS = 5 * 60_000
 /** mDNS service name: Hearth devices answer only each other's queries, never IPFS nodes'. */
 export const MDNS_SERVICE_TAG = '_hearth-sync._udp.local'
 
@@ -151,13 +153,18 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     for (const k of kept.values()) if (k.peerId === id) schedule(k, minMs)
   })
 
-  // mDNS only finds candidates; we dial them once per announcement. pnet decides who may stay.
+  // mDNS only finds candidates; pnet decides who may stay. A candidate that failed (a device of
+  // another owner on the same LAN, typically) is not dialled again on every announcement.
+  const discoveredCooldown = new Map<string, number>()
   libp2p.addEventListener('peer:discovery', (evt) => {
     const id = evt.detail.id.toString()
-    if (!running || id === selfId || isConnected(id)) return
+    if (!running || id === selfId || isConnected(id) || (discoveredCooldown.get(id) ?? 0) > Date.now()) return
     libp2p.dial(evt.detail.id).then(
-      () => logger.debug({ peer: id }, 'sync peer discovered and connected'),
-      (err: Error) => logger.debug({ peer: id, err: err.message }, 'discovered peer did not connect')
+      () => { discoveredCooldown.delete(id); logger.debug({ peer: id }, 'sync peer discovered and connected') },
+      (err: Error) => {
+        discoveredCooldown.set(id, Date.now() + DISCOVERY_RETRY_MS)
+        logger.debug({ peer: id, err: err.message }, 'discovered peer did not connect')
+      }
     )
   })
 
@@ -179,7 +186,13 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     peerId: selfId,
     async start () {
       if (running) return
-      await libp2p.start()
+      try {
+        await libp2p.start()
+      } catch (err) {
+        await libp2p.stop().catch(() => {})
+        throw new HearthError('CONFIG_INVALID', `cannot listen for sync on ${listen.join(', ')}: ${(err as Error).message}`,
+          { listen, setting: 'sync.listen' }, { cause: err })
+      }
       running = true
       logger.info({ peerId: selfId, addrs: libp2p.getMultiaddrs().map(String) }, 'sync node listening')
       for (const k of kept.values()) void dialKept(k)

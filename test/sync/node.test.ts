@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
+import { isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import { privateNetworkKey } from '../../src/protocol/keys.js'
 import { createSyncNode } from '../../src/sync/node.js'
@@ -65,4 +66,19 @@ test('a configured peer is redialled after it restarts, and what it wrote meanwh
   await a2.writeLocal('instagram.profile', { username: 'after' }, instant(2))
   await waitFor('B to reconnect and get the second file', async () => (await b.index.count()) === 2)
   assert.deepEqual(b.node.connectedPeers(), [a2.node.peerId])
+})
+
+test('a listen address already in use fails start with a clear configuration error', async (t) => {
+  const dir = await tempDir(t)
+  const owner = await testOwner()
+  const make = async (name: string, listen: string[]): Promise<Awaited<ReturnType<typeof createSyncNode>>> => {
+    const n = await createSyncNode({ networkKey: privateNetworkKey(owner.masterKey), peerKeyFile: join(dir, name), listen, logger: silentLogger() })
+    t.after(async () => { await n.stop() })
+    return n
+  }
+  const first = await make('a.key', ['/ip4/127.0.0.1/tcp/0'])
+  await first.start()
+  const port = multiaddr(first.multiaddrs()[0]!).getComponents().find((c) => c.name === 'tcp')?.value
+  const second = await make('b.key', [`/ip4/127.0.0.1/tcp/${port}`])
+  await assert.rejects(second.start(), (err) => isHearthError(err, 'CONFIG_INVALID') && /sync/.test((err as Error).message))
 })
