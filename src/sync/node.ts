@@ -189,7 +189,7 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
       try {
         await libp2p.start()
       } catch (err) {
-        await libp2p.stop().catch(() => {})
+        try { await libp2p.stop() } catch { /* nothing was started */ }
         throw new HearthError('CONFIG_INVALID', `cannot listen for sync on ${listen.join(', ')}: ${(err as Error).message}`,
           { listen, setting: 'sync.listen' }, { cause: err })
       }

@@ -4,6 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { FileRecord } from '../../src/db/types.js'
 import { tempDir } from '../support/tmp.js'
 import {
   fileSet, instant, startDevice, testOwner, waitFor, type TestDevice, type DeviceOptions
@@ -37,7 +38,7 @@ test('500 files written on A arrive on B, decrypt to identical bytes, and a seco
   const dir = await tempDir(t)
   const owner = await testOwner()
   const a = await device(t, dir, 'a', { owner })
-  const written = []
+  const written: FileRecord[] = []
   for (let i = 0; i < 500; i++) {
     const scope = i % 2 === 0 ? 'instagram.profile' : 'spotify.savedTracks'
     written.push(await a.writeLocal(scope, { username: `user-${i}`, n: i }, instant(i)))
@@ -149,7 +150,7 @@ test('deletions propagate as tombstones along a line and a device that missed on
   const a = await device(t, dir, 'a', { owner })
   const b = await device(t, dir, 'b', { owner, bootstrapPeers: a.addrs() })
   const c = await device(t, dir, 'c', { owner, bootstrapPeers: b.addrs() })
-  const files = []
+  const files: FileRecord[] = []
   for (let i = 0; i < 6; i++) files.push(await a.writeLocal('instagram.profile', { username: `u${i}` }, instant(i)))
   await waitFor('C to hold 6 files', async () => (await c.index.count()) === 6)
 

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database.js'
 import { openFileIndex } from '../../src/db/file-index.js'
+import type { FileRecord } from '../../src/db/types.js'
 import { tempDir } from '../support/tmp.js'
 import { OWNER_KEY, instant, startDevice, testOwner } from '../support/sync-device.js'
 import { peerCommand, spawnPeer } from '../support/sync-process.js'
@@ -32,7 +33,7 @@ test('B killed mid-transfer restarts and finishes without refetching what it has
   const owner = await testOwner()
   const a = await startDevice({ dir: join(dir, 'a'), owner })
   t.after(async () => { await a.stop() })
-  const written = []
+  const written: FileRecord[] = []
   for (let i = 0; i < FILES; i++) {
     written.push(await a.writeLocal('instagram.profile', { username: `u${i}`, blob: randomBytes(BLOB * 3 / 4).toString('base64') }, instant(i)))
   }
