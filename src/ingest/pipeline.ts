@@ -300,6 +300,10 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         const written = await writeNewFile(abs, plaintext)
         const current = written ? null : await readFile(abs).catch(() => null)
         if (!written && (current === null || sha256Hex(current) !== sha256Hex(plaintext))) return 'taken' as const
+        // the same envelope is already stored here under its own ciphertext: keep that one, so
+        // two devices never trade CIDs for one file
+        const indexed = written ? null : await deps.index.get(rel)
+        if (indexed != null && FINAL_STATES.has(indexed.state)) return 'exists' as const
         const st = await lstat(abs)
         const r = await record({
           path: rel,
