@@ -138,3 +138,29 @@ test('a fresh device with only the identity restores the data folder from the ch
   const client = testChainClient(chain)
   assert.equal(Number(await client.filesCount()), 31, 'the restored device registered nothing')
 })
+
+test('three daemons in a line A-B-C: C gets A\'s files through B, and nothing loops', async (t) => {
+  const key = generatePrivateKey()
+  const home = async (): Promise<string> => {
+    const root = await tempDir(t, 'hearth-home-')
+    await createIdentity(homeLayout(root), { privateKey: key })
+    return root
+  }
+  const a = await startDaemonProcess(t, { home: await home(), env: SYNC_ENV })
+  const b = await startDaemonProcess(t, { home: await home(), env: SYNC_ENV, args: ['--set', `sync.peers=["${syncAddress(a)}"]`] })
+  const c = await startDaemonProcess(t, { home: await home(), env: SYNC_ENV, args: ['--set', `sync.peers=["${syncAddress(b)}"]`] })
+  await post(a, 'instagram.profile', Array.from({ length: 30 }, (_, i) => ({ username: `line${i}` })))
+  await post(c, 'github.profile', [{ login: 'from-c', id: 3, created_at: '2020-01-01T00:00:00Z' }], 1)
+  await waitFor('A\'s files on C', async () => (await allVersions(c, 'instagram.profile')).length === 30, 120_000)
+  await waitFor('C\'s file on A', async () => (await allVersions(a, 'github.profile')).length === 1, 120_000)
+  // A and C never connected to each other
+  const aPeers = (await a.request({ path: '/v1/peers' })).json
+  const cId = (await c.request({ path: '/v1/peers' })).json.peerId
+  assert.ok(!aPeers.peers.some((p: any) => p.peerId === cId && p.connected === true))
+  // quiet: once converged, more rounds fetch nothing
+  const before = (await b.request({ path: '/v1/peers' })).json.stats.fetched
+  const round = await runCli(b.home, ['sync', '--json'])
+  assert.equal(round.code, 0, round.stderr)
+  assert.ok(JSON.parse(round.stdout).rounds.every((r: any) => r.totals.fetched === 0))
+  assert.equal((await b.request({ path: '/v1/peers' })).json.stats.fetched, before)
+})
