@@ -4,16 +4,8 @@
 import { scopeProblem } from '../protocol/scope.js'
 import { isLocalSchemaId, type SchemaRecord } from './types.js'
 
-/** `Schema` of DESIGN 2.6, as it travels. */
-export interface DpRpcSchema {
-  id: string
-  ownerAddress: string | null
-  name: string
-  dialect: string
-  definitionUrl: string
-  scope: string
-  addedAt: string | null
-}
+/** `Schema` of DESIGN 2.6, as it travels: exactly the fields of a SchemaRecord. */
+export type DpRpcSchema = SchemaRecord
 
 /**
  * What backs an answer. The hosted service returns its own proof; Hearth says where its answer
