@@ -21,6 +21,8 @@ import type { Logger } from '../log.js'
 import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend } from './types.js'
+import { PinLock } from './pin-lock.js'
+import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
 export interface EmbeddedStorageOptions {
   blocksDir: string
@@ -64,9 +66,9 @@ class EmbeddedStorage implements StorageBackend {
   readonly kind = 'embedded' as const
   readonly #fs: UnixFS
   #stopped = false
-  // Helia's pin bookkeeping is a read-modify-write of per-block counters in the datastore with no
-  // lock of its own; running pin changes one at a time keeps those counters exact.
-  #pinQueue: Promise<unknown> = Promise.resolve()
+  // Helia's pin bookkeeping is a read-modify-write of per-block counters with no lock of its
+  // own; see PinLock for which pin changes may run side by side.
+  readonly #pins = new PinLock()
 
   constructor (
     private readonly helia: HeliaNode,
@@ -141,7 +143,7 @@ class EmbeddedStorage implements StorageBackend {
   async unpin (cid: string): Promise<void> {
     this.#assertRunning()
     const parsed = parseCid(cid)
-    await this.#serialPin(async () => {
+    await this.#serialPin(parsed, async () => {
       if (!(await this.#isPinnedRoot(parsed))) return
       for await (const _ of this.helia.pins.rm(parsed, { offline: true, walker: sequentialWalker } as object)) { /* drain */ }
     }).catch((err: unknown) => { throw this.#wrap(err, 'unpin', parsed) })
@@ -155,7 +157,7 @@ class EmbeddedStorage implements StorageBackend {
   async stop (): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
-    await this.#pinQueue.catch(() => {})
+    await this.#pins.idle().catch(() => {})
     try {
       await this.helia.stop()
     } finally {
@@ -166,7 +168,7 @@ class EmbeddedStorage implements StorageBackend {
   }
 
   async #pinRecursively (cid: CID, signal?: AbortSignal): Promise<void> {
-    await this.#serialPin(async () => {
+    await this.#serialPin(cid, async () => {
       try {
         // "Already pinned" is answered from the pin index before any block is read.
         for await (const _ of this.helia.pins.add(cid, { signal, offline: true, walker: sequentialWalker } as object)) { /* drain */ }
@@ -186,10 +188,8 @@ class EmbeddedStorage implements StorageBackend {
     }
   }
 
-  #serialPin<T> (fn: () => Promise<T>): Promise<T> {
-    const run = this.#pinQueue.then(fn, fn)
-    this.#pinQueue = run.catch(() => {})
-    return run
+  #serialPin<T> (cid: CID, fn: () => Promise<T>): Promise<T> {
+    return cid.code === RAW_CODEC ? this.#pins.shared(cid.toString(), fn) : this.#pins.exclusive(fn)
   }
 
   #assertRunning (): void {
