@@ -79,7 +79,9 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     const schemas = await buildSchemaRegistry({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [] })
     let chainWorkers: ChainWorkers | null = null
     let sync: SyncParts | null = null
-    let retryLater: (path: string) => void = () => {}
+    // files whose storage failed go back to the work queue (defined below) with a growing delay
+    const retries = createRetrySet({ retry: (rel) => work.push(rel) })
+    stack.push(async () => { retries.stop() })
     const pipeline = createIngestPipeline({
       dataDir: home.data,
       index,
@@ -90,7 +92,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       logger,
       onStored: (record) => chainWorkers?.enqueueFile(record),
       onIndexed: () => sync?.notifyLocalChange(),
-      onDeferred: (path) => retryLater(path)
+      onDeferred: (path) => retries.add(path)
     })
     if (chain !== null) {
       chainWorkers = await chain.startWorkers({
@@ -119,10 +121,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
         }
       }
     })
-    const retries = createRetrySet({ retry: (rel) => work.push(rel) })
-    retryLater = (rel) => retries.add(rel)
     stack.push(async () => { await work.close() })
-    stack.push(async () => { retries.stop() })
 
     const statusParts: StatusPart[] = []
     statusParts.push({ name: 'chain', read: async () => chainWorkers === null ? { configured: false, note: 'no chain configured: registrations wait until one is' } : await chainWorkers.status() })
