@@ -1,7 +1,7 @@
 // What every command shares: argument errors, error printing with the stable code, exit codes,
 // JSON output, and calls to the daemon that turn its error bodies back into HearthErrors.
 import { HearthError, ERROR_CODES, type ErrorCode } from '../errors.js'
-import { daemonRequest, type DaemonRequest, type DaemonResponse } from './client.js'
+import { daemonRequest, type DaemonRequest, type DaemonResponse } from '../client/daemon-client.js'
 import { EXIT, type CommandContext } from './command.js'
 
 export class UsageError extends Error {}

@@ -1,6 +1,6 @@
 // Submits connector items through the daemon's socket: `POST /v1/data/{scope}?collectedAt=<iso>`
 // with the data object as body, the same ingest pipeline and validation as any other file.
-import { daemonRequest, type DaemonResponse } from '../cli/client.js'
+import { daemonRequest, type DaemonResponse } from '../client/daemon-client.js'
 import { ERROR_CODES, HearthError, type ErrorCode } from '../errors.js'
 import type { Submit, SubmitResult, SubmitStatus } from './types.js'
 

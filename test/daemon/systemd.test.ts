@@ -7,7 +7,7 @@ import { copyFile, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { tempDir } from '../support/tmp.js'
 import { REPO_ROOT, NODE_ARGS, testEnv } from '../support/daemon.js'
-import { daemonRequest } from '../../src/cli/client.js'
+import { daemonRequest } from '../../src/client/daemon-client.js'
 import { waitFor } from '../support/data-files.js'
 
 const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0

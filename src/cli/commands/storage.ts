@@ -16,7 +16,7 @@ import { parseCid } from '../../storage/cid.js'
 import type { StorageBackend } from '../../storage/types.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
 import { guarded, UsageError, writeJson, errorFromResponse } from '../output.js'
-import { daemonRequest } from '../client.js'
+import { daemonRequest } from '../../client/daemon-client.js'
 
 export const DEFAULT_KUBO_URL = 'http://127.0.0.1:5001'
 

@@ -1,4 +1,6 @@
-// HTTP over the daemon's unix socket, for the CLI and for tests.
+// HTTP over the daemon's unix socket: the one client of the daemon's API, used by the CLI, the
+// connectors' import (which runs in the CLI process) and the tests. It sits below both so neither
+// imports the other.
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { HearthError } from '../errors.js'
 
