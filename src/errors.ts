@@ -10,11 +10,15 @@ export const ERROR_CODES = {
   INVALID_SCHEMA_DEFINITION: 400,
   INVALID_ARGUMENT: 400,
   INVALID_PATH: 400,
+  MALFORMED_REQUEST: 400,     // refused by the HTTP parser (bad request line or headers)
+  HEADERS_TOO_LARGE: 431,
+  REQUEST_TIMEOUT: 408,
   SCOPE_MISMATCH: 400,
   SCHEMA_VALIDATION_FAILED: 400,
   UNSUPPORTED_MEDIA_TYPE: 415,
   BODY_TOO_LARGE: 413,
   UNAUTHORIZED: 401,
+  FORBIDDEN: 403,             // authenticated, but this caller may not do this (origin, grant)
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,

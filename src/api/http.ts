@@ -1,7 +1,8 @@
 // Request/response plumbing shared by every route: bounded JSON bodies, the one error shape,
-// and the `{status, body}` reply contract that keeps handlers free of raw response handling.
+// and the `{status, body, headers}` reply contract that keeps handlers free of raw response handling.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HearthError, toErrorBody } from '../errors.js'
+import type { Access } from './router.js'
 
 export interface Reply {
   status: number
@@ -9,14 +10,26 @@ export interface Reply {
   headers?: Record<string, string>
 }
 
+/** Who is calling, as the listener's authentication established it. */
+export interface Caller {
+  /** The access names the caller holds; a route answers when it shares one with them. */
+  access: readonly Access[]
+  /** Who, for handlers and logs (a builder's id, a session's id); never a secret. */
+  id?: string
+}
+
 export interface ApiRequest {
   method: string
   url: URL
   params: Record<string, string>
   raw: IncomingMessage
+  /** The caller, authenticated by the listener the request came in on. */
+  caller: Caller
+  /** The listener's name (`owner`, `owner-tcp`, `builder`, …). */
+  listener: string
   /** The body parsed as JSON, after the content-type and size checks. */
   json (): Promise<unknown>
-  /** The raw body bytes, after the size check. */
+  /** The raw body bytes, after the size check (read once; the listener's auth may have read it). */
   bytes (): Promise<Buffer>
 }
 
@@ -47,16 +60,17 @@ export async function readBody (req: IncomingMessage, maxBytes: number): Promise
 
 export function isJsonContentType (header: string | undefined): boolean {
   if (header === undefined) return false
-  const type = header.split(';')[0].trim().toLowerCase()
+  const type = header.split(';')[0]!.trim().toLowerCase()
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
 
-export async function readJson (req: IncomingMessage, maxBytes: number): Promise<unknown> {
+/** Check the content type, then parse `bytes()` as UTF-8 JSON. */
+export async function readJson (req: IncomingMessage, bytes: () => Promise<Buffer>): Promise<unknown> {
   if (!isJsonContentType(req.headers['content-type'])) {
     req.resume()
     throw new HearthError('UNSUPPORTED_MEDIA_TYPE', `expected content-type application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}`)
   }
-  const body = await readBody(req, maxBytes)
+  const body = await bytes()
   try {
     return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))
   } catch (err) {
@@ -87,5 +101,8 @@ export function errorReply (err: unknown): Reply {
   const body = toErrorBody(err)
   const headers: Record<string, string> = {}
   if (err instanceof HearthError && err.code === 'UNAUTHORIZED') headers['www-authenticate'] = 'Bearer'
+  if (err instanceof HearthError && err.code === 'METHOD_NOT_ALLOWED' && Array.isArray(err.details?.allow)) {
+    headers.allow = (err.details.allow as string[]).join(', ')
+  }
   return { status: body.error.code, body, headers }
 }

@@ -1,39 +1,75 @@
-// A small table router: exact segments and `:param` segments. Unknown paths are NOT_FOUND and a
-// known path with another method is METHOD_NOT_ALLOWED (with Allow), both in the one error shape.
+// The one route table of the daemon. Every route says who may call it (`access`); each listener
+// (see server.ts) authenticates its caller and serves only the routes whose access it grants.
+//
+// Adding a route set (a feature's endpoints):
+//
+//   export function addThingRoutes (router: Router, deps: ThingDeps): void {
+//     router.get('/v1/things/:id', async (req) => ok(await deps.things.get(req.params.id)))   // owner only
+//     router.post('/v1/builder/things', handler, { access: ['builder'] })                     // a builder may call it
+//     router.get('/v1/ui/things', handler, { access: ['ui-session', 'owner'] })               // dashboard and owner
+//   }
+//
+// `access` names are open strings: a listener defines what its callers hold (server.ts), the
+// router only intersects the two. The default is `['owner']`, so a route added without thought
+// is never reachable from the builder or dashboard listeners. Matching: exact segments and
+// `:param` segments (percent-decoded). Unknown paths are NOT_FOUND, a known path with another
+// method is METHOD_NOT_ALLOWED with the allowed methods; both in the one error shape. Paths with
+// `.`/`..` segments never reach matching (server.ts refuses them on every listener).
 import { HearthError } from '../errors.js'
 import type { Handler } from './http.js'
 
-interface Route { method: string; segments: string[]; handler: Handler }
+/** Who may call a route: `owner`, `builder`, `ui-session`, `public`, … (defined by the listeners). */
+export type Access = string
 
-export interface Match { handler: Handler; params: Record<string, string> }
+export const OWNER: readonly Access[] = ['owner']
 
-function splitPath (pathname: string): string[] {
+export interface RouteOptions {
+  /** Callers holding any of these may call the route (default `['owner']`). */
+  access?: readonly Access[]
+}
+
+interface Route { method: string; segments: string[]; handler: Handler; access: readonly Access[] }
+
+export interface Match { handler: Handler; params: Record<string, string>; access: readonly Access[] }
+
+export function splitPath (pathname: string): string[] {
   return pathname.split('/').filter((s) => s.length > 0)
 }
 
 export class Router {
   private readonly routes: Route[] = []
 
-  add (method: string, pattern: string, handler: Handler): this {
-    this.routes.push({ method: method.toUpperCase(), segments: splitPath(pattern), handler })
+  add (method: string, pattern: string, handler: Handler, opts: RouteOptions = {}): this {
+    const access = opts.access ?? OWNER
+    if (access.length === 0) throw new Error(`route ${method} ${pattern} must name who may call it`)
+    this.routes.push({ method: method.toUpperCase(), segments: splitPath(pattern), handler, access })
     return this
   }
 
-  get (p: string, h: Handler): this { return this.add('GET', p, h) }
-  post (p: string, h: Handler): this { return this.add('POST', p, h) }
-  delete (p: string, h: Handler): this { return this.add('DELETE', p, h) }
+  get (p: string, h: Handler, opts?: RouteOptions): this { return this.add('GET', p, h, opts) }
+  post (p: string, h: Handler, opts?: RouteOptions): this { return this.add('POST', p, h, opts) }
+  put (p: string, h: Handler, opts?: RouteOptions): this { return this.add('PUT', p, h, opts) }
+  patch (p: string, h: Handler, opts?: RouteOptions): this { return this.add('PATCH', p, h, opts) }
+  delete (p: string, h: Handler, opts?: RouteOptions): this { return this.add('DELETE', p, h, opts) }
 
-  /** Throws NOT_FOUND / METHOD_NOT_ALLOWED / INVALID_PATH; params are percent-decoded. */
-  match (method: string, pathname: string): Match {
+  /**
+   * The route for `method` and `pathname` among those a listener serves (`serves`: the access
+   * names it can grant; omitted = every route). Routes outside `serves` do not exist on that
+   * listener (NOT_FOUND). Whether this caller holds the route's access is checked by the server.
+   * Throws NOT_FOUND / METHOD_NOT_ALLOWED (details.allow) / INVALID_PATH.
+   */
+  match (method: string, pathname: string, serves?: readonly Access[]): Match {
     const parts = splitPath(pathname)
     const allowed = new Set<string>()
     for (const route of this.routes) {
+      if (serves !== undefined && !route.access.some((a) => serves.includes(a))) continue
       const params = matchSegments(route.segments, parts)
       if (params === null) continue
-      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params }
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params, access: route.access }
       allowed.add(route.method)
     }
     if (allowed.size > 0) {
+      if (allowed.has('GET')) allowed.add('HEAD')
       throw new HearthError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${pathname}`, { allow: [...allowed] })
     }
     throw new HearthError('NOT_FOUND', `no route for ${method} ${pathname}`)
@@ -44,10 +80,10 @@ function matchSegments (pattern: string[], parts: string[]): Record<string, stri
   if (pattern.length !== parts.length) return null
   const params: Record<string, string> = {}
   for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]
+    const p = pattern[i]!
     if (p.startsWith(':')) {
       try {
-        params[p.slice(1)] = decodeURIComponent(parts[i])
+        params[p.slice(1)] = decodeURIComponent(parts[i]!)
       } catch {
         throw new HearthError('INVALID_PATH', `path segment ${JSON.stringify(parts[i])} is not valid percent-encoding`)
       }

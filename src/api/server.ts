@@ -1,29 +1,86 @@
-// The local API's listeners: the unix socket (mode 0600 in a 0700 folder: whoever can open it is
-// the owner), a socket handed over by systemd (LISTEN_FDS), and an optional loopback TCP
-// listener that demands the bearer token. All share one request handler.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+// The local API's listeners. One route table (router.ts) is served by several listeners; each
+// listener authenticates its callers in its own way and serves the routes whose `access` it can
+// grant. Today: the owner's unix socket (mode 0600 in a 0700 folder: whoever can open it is the
+// owner), a socket handed over by systemd (LISTEN_FDS), and an optional loopback TCP listener
+// that demands the bearer token. All three grant `owner` and carry the `/api/v0/` raw mount.
+//
+// Adding a listener (e.g. the builder API or the dashboard):
+//
+//   const builder: Listener = {
+//     name: 'builder',
+//     serves: ['builder', 'public'],                 // its route set: routes naming one of these
+//     async authenticate (req, ctx) {                // throw a HearthError to refuse (it is logged)
+//       const body = await ctx.bytes()               // read once; handlers get the same bytes
+//       const who = await verifySignedRequest(req, body)   // the listener's own rule
+//       return { access: ['builder', 'public'], id: who }
+//     },
+//     headers: (req) => corsHeaders(req),            // added to every answer, errors included
+//     intercept: (req) => req.method === 'OPTIONS' ? preflight(req) : null   // before auth
+//   }
+//   await api.listen(builder, { host: '127.0.0.1', port: 0, configKey: 'builder.port' })
+//
+// The server does the rest for every listener alike: the one JSON error shape (also for requests
+// Node's HTTP parser rejects, via `clientError`), refusal of `.`/`..` path segments before any
+// mount or route sees the path, NOT_FOUND for routes outside the listener's set, UNAUTHORIZED
+// when the caller holds none of a route's access names, logging of refused requests, and
+// draining unread bodies. Handlers return `{status, body, headers}` (http.ts).
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import { chmod, mkdir, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { timingSafeEqual } from 'node:crypto'
-import { HearthError } from '../errors.js'
+import { HearthError, toErrorBody } from '../errors.js'
 import type { Logger } from '../log.js'
-import { errorReply, readBody, readJson, sendReply, type ApiRequest } from './http.js'
-import type { Router } from './router.js'
+import { errorReply, readBody, readJson, sendReply, type ApiRequest, type Caller, type Reply } from './http.js'
+import type { Access, Router } from './router.js'
+import { refuseDotSegments } from './path.js'
+import { resolveLoopback } from './loopback.js'
 
-/** A handler that owns the raw response (streaming proxy). */
+/** A handler that owns the raw response (the streaming upstream passthrough). */
 export interface RawMount {
   prefix: string
   handle (req: IncomingMessage, res: ServerResponse): Promise<void>
 }
 
+/** What a listener's authentication may use besides the request head. */
+export interface AuthContext {
+  url: URL
+  /** The request body, read once within the size limit (handlers see the same bytes). */
+  bytes (): Promise<Buffer>
+}
+
+export interface Listener {
+  /** For logs: `owner`, `owner-tcp`, `builder`, `dashboard`. */
+  name: string
+  /** The access names this listener can grant: routes naming none of them do not exist here. */
+  serves: readonly Access[]
+  /** Who is calling; throw a HearthError (UNAUTHORIZED, FORBIDDEN, …) to refuse the request. */
+  authenticate (req: IncomingMessage, ctx: AuthContext): Caller | Promise<Caller>
+  /** Raw mounts (path prefix → handler owning the response), checked after authentication. */
+  mounts?: readonly RawMount[]
+  /** Headers added to every answer of this listener, errors included (CORS). */
+  headers?: (req: IncomingMessage) => Record<string, string>
+  /** Answer before authentication and routing (a CORS preflight); null to go on. */
+  intercept?: (req: IncomingMessage, url: URL) => Reply | null | Promise<Reply | null>
+}
+
+export type ListenTarget =
+  | { path: string }
+  | { fd: number }
+  /** Loopback only: `host` is resolved and every address must be loopback (CONFIG_INVALID naming `configKey`). */
+  | { host: string; port: number; configKey?: string }
+
 export interface ApiServerDeps {
   router: Router
+  /** Raw mounts of the owner's listeners (socket, systemd fd, bearer TCP). */
   mounts: RawMount[]
   maxBodyBytes: number
   logger: Logger
 }
 
 export interface ApiServer {
+  /** Serve `listener` on a unix socket, an inherited fd or loopback TCP; returns the TCP port (or null). */
+  listen (listener: Listener, at: ListenTarget): Promise<{ port: number | null }>
   listenUnix (path: string): Promise<void>
   /** Listen on a file descriptor passed by systemd socket activation. */
   listenFd (fd: number): Promise<void>
@@ -45,62 +102,129 @@ function bearerMatches (header: string | undefined, token: string): boolean {
   return given.length === want.length && timingSafeEqual(given, want)
 }
 
+/** The owner's unix socket (or systemd fd): reaching it is the proof. */
+export function ownerSocketListener (mounts: readonly RawMount[]): Listener {
+  return { name: 'owner', serves: ['owner'], mounts, authenticate: () => ({ access: ['owner'] }) }
+}
+
+/** The owner's loopback TCP listener: the bearer token in `identity/api-token` is the proof. */
+export function ownerTokenListener (token: string, mounts: readonly RawMount[]): Listener {
+  return {
+    name: 'owner-tcp',
+    serves: ['owner'],
+    mounts,
+    authenticate (req) {
+      if (!bearerMatches(req.headers.authorization, token)) {
+        throw new HearthError('UNAUTHORIZED', 'the TCP listener requires Authorization: Bearer <token> (see identity/api-token)')
+      }
+      // the app's own Authorization (the TCP bearer) must not travel further (the upstream passthrough)
+      delete req.headers.authorization
+      return { access: ['owner'] }
+    }
+  }
+}
+
+const PARSER_ERRORS: Record<string, { code: 'HEADERS_TOO_LARGE' | 'REQUEST_TIMEOUT' | 'BODY_TOO_LARGE', message: string }> = {
+  HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'the request headers are too large' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: { code: 'BODY_TOO_LARGE', message: 'the chunk extensions are too large' },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'the request was not received in time' }
+}
+
+/** The one error shape for what Node's HTTP parser refuses (there is no request object to answer). */
+export function parserErrorResponse (err: NodeJS.ErrnoException): { bytes: string; errorCode: string } {
+  const known = PARSER_ERRORS[err.code ?? '']
+  const error = known !== undefined
+    ? new HearthError(known.code, known.message)
+    : new HearthError('MALFORMED_REQUEST', `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'}: ${String(err.message).replace(/[^\x20-\x7e]/g, '?').slice(0, 120)})`)
+  const body = JSON.stringify(toErrorBody(error))
+  const status = error.status
+  return {
+    errorCode: error.code,
+    bytes: `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  }
+}
+
 export function createApiServer (deps: ApiServerDeps): ApiServer {
   const servers: Server[] = []
   const sockets: string[] = []
 
-  async function handle (req: IncomingMessage, res: ServerResponse, tcpToken: string | null): Promise<void> {
+  function logRefusal (listener: Listener, network: boolean, fields: Record<string, unknown>, msg: string): void {
+    // refusals on a network listener are worth a look (probing, a misconfigured app); on the
+    // owner's socket they are the owner's own mistakes
+    if (network) deps.logger.warn({ listener: listener.name, ...fields }, msg)
+    else deps.logger.debug({ listener: listener.name, ...fields }, msg)
+  }
+
+  async function handle (listener: Listener, network: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now()
+    const extraHeaders = (): Record<string, string> => listener.headers?.(req) ?? {}
+    let refused: string | null = null
     try {
-      if (tcpToken !== null && !bearerMatches(req.headers.authorization, tcpToken)) {
-        req.resume()
-        throw new HearthError('UNAUTHORIZED', 'the TCP listener requires Authorization: Bearer <token> (see identity/api-token)')
-      }
       let url: URL
       try {
         url = new URL(req.url ?? '/', 'http://hearth.local')
       } catch {
         throw new HearthError('INVALID_PATH', 'request target is not a valid URL path')
       }
-      const mount = deps.mounts.find((m) => url.pathname.startsWith(m.prefix))
-      if (mount !== undefined) {
-        // the app's own Authorization (the TCP bearer) must not travel further
-        if (tcpToken !== null) delete req.headers.authorization
-        await mount.handle(req, res)
-        return
+      const early = await listener.intercept?.(req, url) ?? null
+      if (early !== null) { finish(req, res, { ...early, headers: { ...extraHeaders(), ...early.headers } }); return }
+
+      let body: Promise<Buffer> | null = null
+      const bytes = async (): Promise<Buffer> => await (body ??= readBody(req, deps.maxBodyBytes))
+      let caller: Caller
+      try {
+        caller = await listener.authenticate(req, { url, bytes })
+      } catch (err) {
+        refused = 'authentication'
+        throw err
       }
-      const method = (req.method ?? 'GET').toUpperCase()
-      // match on the raw path: URL parsing would resolve `/v1/data/..` into another route
+      // match on the raw path, never a resolved one: `/v1/data/../upstream/status` is refused here
       const rawPath = (req.url ?? '/').split(/[?#]/)[0]!
-      const { handler, params } = deps.router.match(method, rawPath)
+      refuseDotSegments(rawPath)
+      const mount = listener.mounts?.find((m) => rawPath.startsWith(m.prefix))
+      if (mount !== undefined) { await mount.handle(req, res); return }
+
+      const method = (req.method ?? 'GET').toUpperCase()
+      const { handler, params, access } = deps.router.match(method, rawPath, listener.serves)
+      if (!access.some((a) => caller.access.includes(a))) {
+        refused = 'access'
+        throw new HearthError('UNAUTHORIZED', `${method} ${rawPath} needs one of: ${access.join(', ')}`)
+      }
       const apiReq: ApiRequest = {
-        method,
-        url,
-        params,
-        raw: req,
-        json: async () => await readJson(req, deps.maxBodyBytes),
-        bytes: async () => await readBody(req, deps.maxBodyBytes)
+        method, url, params, raw: req, caller, listener: listener.name,
+        json: async () => await readJson(req, bytes),
+        bytes
       }
       const reply = await handler(apiReq)
-      if (!req.readableEnded) req.resume()
-      sendReply(res, method === 'HEAD' ? { ...reply, body: undefined } : reply)
+      finish(req, res, { ...reply, headers: { ...extraHeaders(), ...reply.headers }, ...(method === 'HEAD' ? { body: undefined } : {}) })
     } catch (err) {
       const reply = errorReply(err)
-      if (err instanceof HearthError && err.code === 'METHOD_NOT_ALLOWED') {
-        reply.headers = { ...reply.headers, allow: ((err.details?.allow as string[]) ?? []).join(', ') }
-      }
-      if (reply.status >= 500) deps.logger.error({ err, url: req.url, method: req.method }, 'request failed')
-      // an error before the body was read: drain it so the client sees the answer, not EPIPE
-      if (!req.readableEnded) req.resume()
-      if (res.headersSent) res.destroy(); else sendReply(res, reply)
+      if (reply.status >= 500) deps.logger.error({ err, listener: listener.name, url: req.url, method: req.method }, 'request failed')
+      if (refused !== null) logRefusal(listener, network, { method: req.method, url: req.url, remote: req.socket.remoteAddress, errorCode: (reply.body as { error: { errorCode: string } }).error.errorCode, step: refused }, 'request refused')
+      if (res.headersSent) { res.destroy(); return }
+      finish(req, res, { ...reply, headers: { ...extraHeaders(), ...reply.headers } })
     } finally {
-      deps.logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
+      deps.logger.debug({ listener: listener.name, method: req.method, url: req.url, status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
     }
   }
 
-  function makeServer (tcpToken: string | null): Server {
-    const server = createServer((req, res) => { void handle(req, res, tcpToken) })
+  /** Answer, after draining an unread body so the client sees the answer, not EPIPE. */
+  function finish (req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+    if (!req.readableEnded) req.resume()
+    sendReply(res, reply)
+  }
+
+  function makeServer (listener: Listener, network: boolean): Server {
+    const server = createServer((req, res) => { void handle(listener, network, req, res) })
     server.keepAliveTimeout = 5_000
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage
+      if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) { socket.destroy(); return }
+      const answer = parserErrorResponse(err)
+      logRefusal(listener, network, { remote: socket.remoteAddress, errorCode: answer.errorCode, parserError: err.code }, 'request refused by the HTTP parser')
+      socket.end(answer.bytes)
+    })
     servers.push(server)
     return server
   }
@@ -112,28 +236,36 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
     })
   }
 
-  return {
-    async listenUnix (path) {
-      await mkdir(dirname(path), { recursive: true, mode: 0o700 })
-      await chmod(dirname(path), 0o700)
+  async function listen (listener: Listener, at: ListenTarget): Promise<{ port: number | null }> {
+    if ('path' in at) {
+      await mkdir(dirname(at.path), { recursive: true, mode: 0o700 })
+      await chmod(dirname(at.path), 0o700)
       // a socket left by a crashed daemon; the daemon lock already proved nobody is serving it
-      await unlink(path).catch(() => {})
-      const server = makeServer(null)
-      await listening(server, path)
-      await chmod(path, 0o600)
-      sockets.push(path)
-    },
-    async listenFd (fd) {
-      await listening(makeServer(null), { fd })
-    },
+      await unlink(at.path).catch(() => {})
+      await listening(makeServer(listener, false), at.path)
+      await chmod(at.path, 0o600)
+      sockets.push(at.path)
+      return { port: null }
+    }
+    if ('fd' in at) {
+      await listening(makeServer(listener, false), { fd: at.fd })
+      return { port: null }
+    }
+    const address = await resolveLoopback(at.host, at.configKey ?? 'host')
+    const server = makeServer(listener, true)
+    await listening(server, { host: address, port: at.port })
+    const addr = server.address()
+    return { port: typeof addr === 'object' && addr !== null ? addr.port : at.port }
+  }
+
+  const owner = ownerSocketListener(deps.mounts)
+  return {
+    listen,
+    async listenUnix (path) { await listen(owner, { path }) },
+    async listenFd (fd) { await listen(owner, { fd }) },
     async listenTcp (host, port, token) {
-      if (!['127.0.0.1', '::1', 'localhost'].includes(host) && !host.startsWith('127.')) {
-        throw new HearthError('CONFIG_INVALID', `api.tcp.host must be a loopback address, got ${host}`)
-      }
-      const server = makeServer(token)
-      await listening(server, { host, port })
-      const addr = server.address()
-      return { port: typeof addr === 'object' && addr !== null ? addr.port : port }
+      const { port: bound } = await listen(ownerTokenListener(token, deps.mounts), { host, port, configKey: 'api.tcp.host' })
+      return { port: bound ?? port }
     },
     async close () {
       await Promise.all(servers.map(async (s) => await new Promise<void>((resolve) => {

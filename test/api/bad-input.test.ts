@@ -33,8 +33,9 @@ test('bad input matrix over the socket', async (t) => {
     { name: 'one segment', method: 'POST', path: '/v1/data/instagram', headers: json, body: '{}', status: 400, code: 'INVALID_SCOPE' },
     { name: 'four segments', method: 'POST', path: '/v1/data/a.b.c.d', headers: json, body: '{}', status: 400, code: 'INVALID_SCOPE' },
     { name: 'empty segment', method: 'POST', path: '/v1/data/instagram..profile', headers: json, body: '{}', status: 400, code: 'INVALID_SCOPE' },
-    { name: 'dot dot', method: 'GET', path: '/v1/data/..', status: 400, code: 'INVALID_SCOPE' },
-    { name: 'encoded dot dot', method: 'GET', path: '/v1/data/%2e%2e', status: 400, code: 'INVALID_SCOPE' },
+    { name: 'dot dot', method: 'GET', path: '/v1/data/..', status: 400, code: 'INVALID_PATH' },
+    { name: 'encoded dot dot', method: 'GET', path: '/v1/data/%2e%2e', status: 400, code: 'INVALID_PATH' },
+    { name: 'dot dot into another route', method: 'GET', path: '/v1/data/../upstream/status', status: 400, code: 'INVALID_PATH' },
     { name: 'encoded slash', method: 'POST', path: '/v1/data/instagram%2Fprofile', headers: json, body: '{}', status: 400, code: 'INVALID_SCOPE' },
     { name: 'bad percent encoding', method: 'GET', path: '/v1/data/%E0%A4%A', status: 400, code: 'INVALID_PATH' },
     { name: 'unicode', method: 'POST', path: `/v1/data/${encodeURIComponent('instagräm.profile')}`, headers: json, body: '{}', status: 400, code: 'INVALID_SCOPE' },
@@ -62,7 +63,7 @@ test('bad input matrix over the socket', async (t) => {
     { name: 'unknown schema id', method: 'GET', path: '/v1/schemas/999999', status: 404, code: 'SCHEMA_NOT_FOUND' },
     { name: 'schema lookup bad scope', method: 'GET', path: '/v1/schemas?scope=NOPE', status: 400, code: 'INVALID_SCOPE' },
     { name: 'bad schema definition', method: 'POST', path: '/v1/schemas', headers: json, body: '{"name":"x"}', status: 400, code: 'INVALID_SCHEMA_DEFINITION' },
-    { name: 'storage cat of a non-CID', method: 'GET', path: '/v1/storage/..%2F..%2Fetc', status: 400, code: 'INVALID_ARGUMENT' }
+    { name: 'storage cat of a non-CID', method: 'GET', path: '/v1/storage/..%2F..%2Fetc', status: 400, code: 'INVALID_PATH' }
   ]
   for (const c of cases) {
     const res = await rawRequest(d.home.socket, c)
