@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   DECRYPTION_FAILED: 422,
   // local resources
   FILE_UNREADABLE: 422,
+  FILE_TOO_LARGE: 413,        // a dropped data file over ingest.maxFileBytes: rejected without being read
   EXPORT_UNREADABLE: 422,     // a platform export (zip/folder) a connector cannot read: not a zip, corrupt, unsupported
   PATH_OUTSIDE_DATA: 400,
   DAEMON_LOCKED: 409,

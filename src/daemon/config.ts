@@ -57,6 +57,8 @@ export interface HearthConfig {
     /** Rescan the folder periodically instead of change notifications (network filesystems). */
     usePolling: boolean
     pollIntervalMs: number
+    /** Largest dropped data file read; larger ones are rejected with FILE_TOO_LARGE unread. */
+    maxFileBytes: number
   }
 }
 
@@ -79,7 +81,7 @@ export const DEFAULT_CONFIG: HearthConfig = {
   },
   sync: { enabled: true, listen: ['/ip4/0.0.0.0/tcp/4011'], mdns: true, peers: [], intervalMs: 60_000 },
   upstream: { baseUrl: null, timeoutMs: 30_000, jobPollMs: 2_000, jobDeadlineMs: 30 * 60_000 },
-  ingest: { concurrency: 4, stabilityMs: 300, usePolling: false, pollIntervalMs: 5_000 }
+  ingest: { concurrency: 4, stabilityMs: 300, usePolling: false, pollIntervalMs: 5_000, maxFileBytes: 16 * 1024 * 1024 }
 }
 
 /** Environment variables that override a config key (documented in the README). */
@@ -167,7 +169,7 @@ export function validateConfig (value: unknown): HearthConfig {
     const v = getPath(value, path)
     if (!allowed.includes(v)) problems.push(`${path} must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`)
   }
-  for (const path of ['api.maxBodyBytes', 'api.tcp.port', 'ingest.concurrency', 'chain.confirmations', 'chain.batchSize']) {
+  for (const path of ['api.maxBodyBytes', 'api.tcp.port', 'ingest.concurrency', 'ingest.maxFileBytes', 'chain.confirmations', 'chain.batchSize']) {
     const v = getPath(value, path)
     if (typeof v === 'number' && (!Number.isInteger(v) || v < 0)) problems.push(`${path} must be a non-negative integer`)
   }

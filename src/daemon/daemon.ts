@@ -17,6 +17,7 @@ import { addSyncRoutes } from '../api/routes/sync.js'
 import { createIngestPipeline, isTransientFailure } from '../ingest/pipeline.js'
 import { createRetrySet } from '../ingest/retry-set.js'
 import { createWorkQueue } from '../ingest/work-queue.js'
+import { removeStaleTemps } from '../ingest/atomic-write.js'
 import { scanDataFolder, type ScanProgress } from '../ingest/scanner.js'
 import { watchDataFolder } from '../ingest/watcher.js'
 import { createApiServer, systemdListenFd, type RawMount } from '../api/server.js'
@@ -65,6 +66,8 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     await chmod(home.root, 0o700)
     const lock = await acquireDaemonLock(home.lock)
     stack.push(async () => { await lock.release() })
+    const staleTemps = await removeStaleTemps(home.data)
+    if (staleTemps > 0) logger.info({ removed: staleTemps }, 'removed temp files of writes a previous run did not finish')
 
     const identity = await ensureIdentity(home, print)
     const db = await openDatabase(home.index)
@@ -90,6 +93,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       validate: schemas.validate,
       masterKey: identity.masterKey,
       logger,
+      maxFileBytes: config.ingest.maxFileBytes,
       onStored: (record) => chainWorkers?.enqueueFile(record),
       onIndexed: () => sync?.notifyLocalChange(),
       onDeferred: (path) => retries.add(path)

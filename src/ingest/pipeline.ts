@@ -4,7 +4,7 @@
 // The file on disk is the source of truth and every step is idempotent: a crash at any point is
 // repaired by running the same step again on the next scan, and a file already indexed with the
 // same bytes is never processed twice.
-import { lstat, readFile } from 'node:fs/promises'
+import { lstat, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { HearthError, isHearthError, type ErrorCode } from '../errors.js'
 import type { Logger } from '../log.js'
@@ -15,7 +15,8 @@ import { assertScope } from '../protocol/scope.js'
 import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
 import { scopeKeyHex } from '../protocol/keys.js'
 import { encryptEnvelopeBytes, decryptEnvelopeBytes, type EncryptOptions } from '../protocol/encryption.js'
-import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
+import { classifyDataPath, absoluteDataPath } from './layout.js'
+import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { writeNewFile } from './atomic-write.js'
 
@@ -49,6 +50,8 @@ export interface IngestDeps {
   onIndexed?: (record: FileRecord) => void
   /** A file could not be stored because a remote service failed: retry it later. */
   onDeferred?: (path: string) => void
+  /** Largest data file read (ingest.maxFileBytes); larger ones are rejected with FILE_TOO_LARGE. */
+  maxFileBytes?: number
   /** Encryption settings; the default is Hearth's S2K choice (bench/ingest compares OpenPGP's). */
   encryption?: EncryptOptions
 }
@@ -114,6 +117,7 @@ export interface IngestPipeline {
 export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   const locks = new PathLocks()
   const log = deps.logger
+  const maxFileBytes = deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
 
   async function record (base: Omit<FileRecord, 'updatedAt'>): Promise<FileRecord> {
     const r: FileRecord = { ...base, updatedAt: Date.now() }
@@ -147,12 +151,13 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const abs = absoluteDataPath(deps.dataDir, rel)
     let st
     try {
-      st = await lstat(abs)
+      // follows a symlink (stat never opens, so a FIFO cannot block here): the size and mtime
+      // compared below are the target's, the ones that change when the data does
+      st = await stat(abs)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'missing', path: rel }
       throw err
     }
-    if (!st.isFile() && !st.isSymbolicLink()) return { outcome: 'ignored', path: rel, reason: 'not a regular file' }
     const existing = await deps.index.get(rel) ?? null
     // a cheap first check: same size and mtime as when it was indexed → nothing to do
     if (existing !== null && existing.state !== 'waiting-schema' && existing.size === st.size && existing.mtimeMs === st.mtimeMs) {
@@ -174,10 +179,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
 
     let bytes: Uint8Array
     try {
-      await resolveInsideData(deps.dataDir, rel)
-      bytes = await readFile(abs)
+      bytes = (await readDataFile(deps.dataDir, rel, { maxBytes: maxFileBytes })).bytes
     } catch (err) {
-      if (isHearthError(err, 'PATH_OUTSIDE_DATA')) return await reject(base, 'PATH_OUTSIDE_DATA', [err.message])
+      if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message])
       const code = (err as NodeJS.ErrnoException).code
       if (code === 'ENOENT') return { outcome: 'missing', path: rel }
       return await reject(base, 'FILE_UNREADABLE', [`cannot read the file: ${code ?? (err as Error).message}`])
@@ -260,7 +264,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         // Only a caller-given collectedAt makes identical bytes a re-delivery (connector
         // re-imports); two requests stamped "now" are two collections even with equal data.
         if (opts.collectedAt === undefined) return 'taken'
-        const current = await readFile(abs).catch(() => null)
+        const current = await readDataFileOrNull(deps.dataDir, rel, bytes.byteLength)
         return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
       })
       if (outcome === 'taken') { collectedAt = nextMillisecond(env.collectedAt); continue }
@@ -298,7 +302,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
         const abs = absoluteDataPath(deps.dataDir, rel)
         const written = await writeNewFile(abs, plaintext)
-        const current = written ? null : await readFile(abs).catch(() => null)
+        const current = written ? null : await readDataFileOrNull(deps.dataDir, rel, plaintext.byteLength)
         if (!written && (current === null || sha256Hex(current) !== sha256Hex(plaintext))) return 'taken' as const
         // the same envelope is already stored here under its own ciphertext: keep that one, so
         // two devices never trade CIDs for one file

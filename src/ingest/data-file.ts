@@ -1,0 +1,66 @@
+// The one rule for reading a file of the data folder, used by every path that does (the initial
+// scan, the watcher, a write's duplicate check, reading a version back, `hearth doctor`):
+//   - it (and every symlink on the way) must resolve inside the data folder;
+//   - what is opened must be a regular file: a FIFO, socket or device — directly or behind a
+//     symlink — is refused without blocking (opened O_NONBLOCK, checked with fstat on the same
+//     descriptor, so a swap between check and read cannot slip one in);
+//   - it must not be larger than the limit, checked before reading and again while reading (a
+//     sparse 1 GB file costs one fstat, and a file that grows is cut off at the limit).
+import { open, constants } from 'node:fs/promises'
+import { HearthError } from '../errors.js'
+import { resolveInsideData } from './layout.js'
+
+/** Default largest data file read, equal to the API's default body limit. */
+export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
+
+export interface DataFile {
+  bytes: Uint8Array
+  size: number
+  mtimeMs: number
+}
+
+const CHUNK = 256 * 1024
+
+/**
+ * Reads `rel` (relative to the data folder). Throws PATH_OUTSIDE_DATA, FILE_UNREADABLE (not a
+ * regular file) or FILE_TOO_LARGE as HearthErrors; filesystem errors (ENOENT, EACCES...) as they are.
+ */
+export async function readDataFile (dataDir: string, rel: string, opts: { maxBytes: number }): Promise<DataFile> {
+  const real = await resolveInsideData(dataDir, rel)
+  // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever.
+  const fh = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+  try {
+    const st = await fh.stat()
+    if (!st.isFile()) {
+      throw new HearthError('FILE_UNREADABLE', `${rel} is not a regular file`, { path: rel, reasons: ['not a regular file (a FIFO, socket or device, or a link to one)'] })
+    }
+    if (st.size > opts.maxBytes) throw tooLarge(rel, st.size, opts.maxBytes)
+    const chunks: Buffer[] = []
+    let total = 0
+    for (;;) {
+      const buf = Buffer.allocUnsafe(Math.min(CHUNK, opts.maxBytes + 1 - total))
+      const { bytesRead } = await fh.read(buf, 0, buf.byteLength, null)
+      if (bytesRead === 0) break
+      total += bytesRead
+      if (total > opts.maxBytes) throw tooLarge(rel, total, opts.maxBytes)
+      chunks.push(bytesRead === buf.byteLength ? buf : buf.subarray(0, bytesRead))
+    }
+    return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), size: total, mtimeMs: st.mtimeMs }
+  } finally {
+    await fh.close()
+  }
+}
+
+/** The bytes of `rel` when it is a readable data file of at most `maxBytes`, else null. */
+export async function readDataFileOrNull (dataDir: string, rel: string, maxBytes: number): Promise<Uint8Array | null> {
+  try {
+    return (await readDataFile(dataDir, rel, { maxBytes })).bytes
+  } catch {
+    return null
+  }
+}
+
+function tooLarge (rel: string, size: number, maxBytes: number): HearthError {
+  return new HearthError('FILE_TOO_LARGE', `${rel} is larger than the ${maxBytes}-byte limit for data files (ingest.maxFileBytes)`,
+    { path: rel, size, maxBytes, reasons: [`${size} bytes or more; the limit is ${maxBytes} (ingest.maxFileBytes)`] })
+}
