@@ -12,7 +12,7 @@ import { openDatabase } from '../src/db/database.js'
 import { openFileIndex } from '../src/db/file-index.js'
 import { createEmbeddedStorage } from '../src/storage/embedded.js'
 import { buildSchemaRegistry } from '../src/daemon/schemas-setup.js'
-import { DEFAULT_CONFIG } from '../src/daemon/config.js'
+import { defaultConfig } from '../src/config/resolve.js'
 import { createIngestPipeline } from '../src/ingest/pipeline.js'
 import { createIdentity } from '../src/identity/identity.js'
 import type { S2kChoice } from '../src/protocol/encryption.js'
@@ -28,7 +28,7 @@ async function withPipeline<T> (s2k: S2kChoice, fn: (submit: (data: Record<strin
   const db = await openDatabase(home.index)
   const index = await openFileIndex({ db })
   const storage = await createEmbeddedStorage({ blocksDir: home.blocks, datastoreDir: home.datastore, logger })
-  const schemas = await buildSchemaRegistry({ config: DEFAULT_CONFIG, home, db, storage, logger })
+  const schemas = await buildSchemaRegistry({ config: defaultConfig(), home, db, storage, logger })
   const pipeline = createIngestPipeline({ dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, logger, encryption: { s2k } })
   try {
     return await fn(async (data) => await pipeline.submit('youtube.history', data))

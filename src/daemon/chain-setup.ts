@@ -4,7 +4,7 @@
 import { join } from 'node:path'
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
-import type { HearthConfig } from './config.js'
+import type { HearthConfig } from '../config/types.js'
 import { HearthError } from '../errors.js'
 import { openKv, type HearthDatabase } from '../db/database.js'
 import { createDurableQueue } from '../db/queue.js'

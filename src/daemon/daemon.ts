@@ -4,7 +4,8 @@
 import { mkdir, chmod } from 'node:fs/promises'
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
-import type { HearthConfig } from './config.js'
+import type { HearthConfig } from '../config/types.js'
+import type { ConfigSource, ConfigSources } from '../config/resolve.js'
 import { acquireDaemonLock } from './lock.js'
 import { ensureIdentity } from './identity-setup.js'
 import { openDatabase, openKv } from '../db/database.js'
@@ -25,6 +26,7 @@ import { Router } from '../api/router.js'
 import { addDataRoutes } from '../api/routes/data.js'
 import { addSchemaRoutes } from '../api/routes/schemas.js'
 import { addSystemRoutes, type StatusPart } from '../api/routes/system.js'
+import { addConfigRoutes } from '../api/routes/config.js'
 import { loadOrCreateApiToken } from './api-token.js'
 import { addConnectorRoutes } from '../connectors/routes.js'
 import { connectorDirs } from '../connectors/loader.js'
@@ -34,6 +36,10 @@ import { createDurableQueue } from '../db/queue.js'
 export interface DaemonOptions {
   home: HomeLayout
   config: HearthConfig
+  /** Where each configuration value came from (shown by GET /v1/config); defaults when absent. */
+  configSources?: Record<string, ConfigSource>
+  /** The environment variables and --set flags the configuration was resolved with. */
+  configAmbient?: Omit<ConfigSources, 'file'>
   logger: Logger
   env?: NodeJS.ProcessEnv
   /** Progress and readiness lines for the person who started the daemon. */
@@ -147,8 +153,13 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       index,
       storage,
       storageBackend: config.storage.backend,
-      config,
       parts: statusParts
+    })
+    addConfigRoutes(router, {
+      configFile: home.config,
+      running: { config, sources: opts.configSources ?? {} },
+      ambient: opts.configAmbient ?? { env },
+      logger
     })
     addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
     const proxy = createProxy({

@@ -5,7 +5,7 @@ import type { HomeLayout } from '../home.js'
 import { openDatabase, openKv } from '../db/database.js'
 import { openFileIndex } from '../db/file-index.js'
 import { createSchemaCache } from '../registry/cache.js'
-import { loadConfig, readConfigFile } from './config.js'
+import { loadConfig, readConfigFile } from '../config/resolve.js'
 import type { StorageConfig } from '../storage/factory.js'
 import type { StorageCommandDeps } from '../cli/commands/storage.js'
 

@@ -2,7 +2,7 @@
 // chain), the validator cache, and the shipped definitions that make a fresh install work offline.
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
-import type { HearthConfig } from './config.js'
+import type { HearthConfig } from '../config/types.js'
 import { openKv, type HearthDatabase } from '../db/database.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { ResolvedSchema, SchemaResolver } from '../registry/types.js'

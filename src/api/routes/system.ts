@@ -1,8 +1,7 @@
-// Health, status, configuration and raw storage reads.
+// Health, status and raw storage reads.
 import { HearthError } from '../../errors.js'
 import type { FileIndex } from '../../db/file-index.js'
 import type { StorageBackend } from '../../storage/types.js'
-import type { HearthConfig } from '../../daemon/config.js'
 import { ok } from '../http.js'
 import type { Router } from '../router.js'
 
@@ -17,18 +16,10 @@ export interface SystemRouteDeps {
   index: FileIndex
   storage: StorageBackend
   storageBackend: string
-  config: HearthConfig
   parts: StatusPart[]
 }
 
 const CID_PATTERN = /^[a-zA-Z0-9]{10,120}$/
-
-/** The configuration with anything secret-looking removed (header values may carry credentials). */
-export function publicConfig (config: HearthConfig): HearthConfig {
-  const copy = structuredClone(config)
-  copy.storage.kubo.headers = Object.fromEntries(Object.keys(copy.storage.kubo.headers).map((k) => [k, '[redacted]']))
-  return copy
-}
 
 export function addSystemRoutes (router: Router, deps: SystemRouteDeps): void {
   const started = Date.now()
@@ -57,8 +48,6 @@ export function addSystemRoutes (router: Router, deps: SystemRouteDeps): void {
     }
     return ok(body)
   })
-
-  router.get('/v1/config', async () => ok(publicConfig(deps.config)))
 
   router.get('/v1/storage/:cid', async (req) => {
     const cid = req.params.cid!

@@ -1,6 +1,6 @@
 // `hearth daemon`: runs the daemon in the foreground until SIGINT/SIGTERM.
 import { parseArgs } from 'node:util'
-import { loadConfig } from '../../daemon/config.js'
+import { loadConfigWithSources } from '../../config/resolve.js'
 import { startDaemon } from '../../daemon/daemon.js'
 import { createLogger } from '../../log.js'
 import { EXIT, type Command } from '../command.js'
@@ -19,10 +19,10 @@ export const daemonCommand: Command = {
       const { values } = parseArgs({ args: ctx.args, options: { set: { type: 'string', multiple: true }, 'dev-chain': { type: 'boolean' } } })
       const sets = [...(values.set ?? [])]
       if (values['dev-chain'] === true) sets.push('chain.preset="dev"')
-      const config = await loadConfig(ctx.home.config, ctx.env, sets)
+      const { config, sources } = await loadConfigWithSources(ctx.home.config, ctx.env, sets)
       const logger = createLogger({ level: config.logLevel })
       const print = (line: string): void => { ctx.stdout.write(line + '\n') }
-      const daemon = await startDaemon({ home: ctx.home, config, logger, env: ctx.env, print })
+      const daemon = await startDaemon({ home: ctx.home, config, configSources: sources, configAmbient: { env: ctx.env, sets }, logger, env: ctx.env, print })
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals): void => {
           print(`${signal}: shutting down`)

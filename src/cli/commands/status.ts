@@ -1,6 +1,5 @@
-// `hearth status` and `hearth config`: what the daemon is doing, and the configuration in force.
+// `hearth status`: what the daemon is doing.
 import { parseArgs } from 'node:util'
-import { loadConfig } from '../../daemon/config.js'
 import { EXIT, type Command } from '../command.js'
 import { callDaemon, guarded, writeJson } from '../output.js'
 
@@ -34,22 +33,6 @@ export const statusCommand: Command = {
         }
       }
       ctx.stdout.write(out)
-      return EXIT.OK
-    })
-  }
-}
-
-const CONFIG_USAGE = 'usage: hearth config [--set path=value ...] [--json]\n  prints the effective configuration: config.json, then HEARTH_* variables, then --set'
-
-export const configCommand: Command = {
-  name: 'config',
-  summary: 'print the effective configuration',
-  usage: CONFIG_USAGE,
-  async run (ctx) {
-    return await guarded(ctx, CONFIG_USAGE, async () => {
-      const { values } = parseArgs({ args: ctx.args, options: { json: { type: 'boolean' }, set: { type: 'string', multiple: true } } })
-      const config = await loadConfig(ctx.home.config, ctx.env, values.set ?? [])
-      writeJson(ctx, { home: ctx.home.root, configFile: ctx.home.config, config })
       return EXIT.OK
     })
   }

@@ -1,0 +1,148 @@
+// The one description of the configuration: every key's type, range, format and default, the
+// environment variable that may set it, and whether a change needs a restart. The daemon
+// validates against it (resolve.ts), `hearth config` and the dashboard show it, and the README's
+// table is generated from it (scripts/config-table.ts; a test keeps the README in step).
+//
+// Annotations beside JSON Schema's own keywords (registered as a vocabulary in resolve.ts):
+//   x-env      the HEARTH_* variable that overrides the key
+//   x-live     true when a running daemon applies the change at once (otherwise: at next start)
+
+export interface KeySchema {
+  type?: string | string[]
+  enum?: readonly unknown[]
+  default?: unknown
+  description?: string
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  maxItems?: number
+  pattern?: string
+  format?: string
+  items?: KeySchema
+  properties?: Record<string, KeySchema>
+  additionalProperties?: boolean | KeySchema
+  required?: string[]
+  'x-env'?: string
+  'x-live'?: boolean
+}
+
+const MS_DAY = 24 * 60 * 60 * 1000
+
+function object (properties: Record<string, KeySchema>, description?: string): KeySchema {
+  return { type: 'object', properties, additionalProperties: false, default: {}, ...(description !== undefined ? { description } : {}) }
+}
+
+function integer (def: number, minimum: number, maximum: number, description: string, env?: string): KeySchema {
+  return { type: 'integer', minimum, maximum, default: def, description, ...(env !== undefined ? { 'x-env': env } : {}) }
+}
+
+function boolean (def: boolean, description: string, env?: string): KeySchema {
+  return { type: 'boolean', default: def, description, ...(env !== undefined ? { 'x-env': env } : {}) }
+}
+
+/** An http(s) URL, or null when the key names an optional service. */
+function httpUrl (def: string | null, description: string, env?: string): KeySchema {
+  return {
+    type: def === null ? ['string', 'null'] : 'string',
+    pattern: '^https?://[^\\s]+$',
+    maxLength: 2048,
+    default: def,
+    description,
+    ...(env !== undefined ? { 'x-env': env } : {})
+  }
+}
+
+const ADDRESS = '^0x[0-9a-fA-F]{40}$'
+function address (description: string): KeySchema {
+  return { type: ['string', 'null'], pattern: ADDRESS, default: null, description }
+}
+
+const ROOT_PROPERTIES: Record<string, KeySchema> = {
+  logLevel: {
+    type: 'string',
+    enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    description: 'pino log level',
+    'x-env': 'HEARTH_LOG_LEVEL',
+    'x-live': true
+  },
+  api: object({
+    maxBodyBytes: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'largest request body on /v1 routes, in bytes', 'HEARTH_MAX_BODY_BYTES'),
+    tcp: object({
+      enabled: boolean(false, 'loopback TCP listener (demands the bearer token in identity/api-token)'),
+      host: { type: 'string', minLength: 1, maxLength: 253, default: '127.0.0.1', description: 'its address; must resolve to a loopback address' },
+      port: integer(8471, 0, 65535, 'its port (0 = any free port)', 'HEARTH_TCP_PORT')
+    })
+  }),
+  storage: object({
+    backend: { type: 'string', enum: ['embedded', 'kubo'], default: 'embedded', description: '`embedded` (in-process IPFS) or `kubo`', 'x-env': 'HEARTH_STORAGE' },
+    kubo: object({
+      url: httpUrl('http://127.0.0.1:5001', 'Kubo RPC API', 'HEARTH_KUBO_URL'),
+      timeoutMs: integer(10_000, 1, MS_DAY, 'per-request deadline'),
+      headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 }, default: {}, description: 'extra request headers (auth)' }
+    })
+  }),
+  schemas: object({
+    dpRpcUrl: httpUrl(null, 'a DP RPC schema lookup service', 'HEARTH_DP_RPC_URL'),
+    timeoutMs: integer(5_000, 1, MS_DAY, 'lookup and definition fetch deadline'),
+    retryWaitingMs: integer(30_000, 10, MS_DAY, 'how often `waiting-schema` files are retried')
+  }),
+  chain: object({
+    preset: { type: ['string', 'null'], enum: ['vana', 'moksha', 'dev', 'custom', null], default: null, description: '`vana`, `moksha`, `dev` (`--dev-chain`), `custom`, or none', 'x-env': 'HEARTH_CHAIN' },
+    rpcUrl: httpUrl(null, 'chain RPC endpoint (the preset\'s when null)', 'HEARTH_CHAIN_RPC_URL'),
+    chainId: { type: ['integer', 'null'], minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: null, description: 'chain id (the preset\'s when null)' },
+    dataRegistry: address('DataRegistry address (the preset\'s when null)'),
+    dataRefinerRegistry: address('DataRefinerRegistry address (the preset\'s when null)'),
+    multicall: address('Multicall3 address (detected when null)'),
+    confirmations: integer(1, 1, 1000, 'blocks before a file counts as registered'),
+    batchSize: integer(100, 1, 1000, 'registrations per batched transaction'),
+    pollIntervalMs: integer(2_000, 10, MS_DAY, 'queue and event polling interval'),
+    signer: { type: 'string', enum: ['daemon', 'owner'], default: 'daemon', description: '`daemon` (own tx key) or `owner` (the owner\'s wallet, when known)' }
+  }),
+  sync: object({
+    enabled: boolean(true, 'libp2p sync with the owner\'s other devices', 'HEARTH_SYNC'),
+    listen: { type: 'array', items: { type: 'string', pattern: '^/', maxLength: 512 }, maxItems: 32, default: ['/ip4/0.0.0.0/tcp/4011'], description: 'libp2p listen multiaddrs (comma-separated in the variable)', 'x-env': 'HEARTH_SYNC_LISTEN' },
+    mdns: boolean(true, 'LAN discovery', 'HEARTH_MDNS'),
+    peers: { type: 'array', items: { type: 'string', pattern: '^/', maxLength: 1024 }, maxItems: 256, default: [], description: 'peer multiaddrs to keep dialing' },
+    intervalMs: integer(60_000, 100, MS_DAY, 'periodic sync round')
+  }),
+  upstream: object({
+    baseUrl: httpUrl(null, 'the conversation/image API (`{baseUrl}/api/v0`)', 'HEARTH_UPSTREAM_URL'),
+    timeoutMs: integer(30_000, 1, MS_DAY, 'upstream request deadline'),
+    jobPollMs: integer(2_000, 10, MS_DAY, 'image job polling interval'),
+    jobDeadlineMs: integer(30 * 60_000, 1_000, 7 * MS_DAY, 'how long an image job is followed')
+  }),
+  ingest: object({
+    concurrency: integer(4, 1, 256, 'files processed at once'),
+    stabilityMs: integer(300, 0, 60_000, 'a dropped file must be unchanged this long before it is read'),
+    maxFileBytes: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),
+    usePolling: boolean(false, 'rescan the folder every `ingest.pollIntervalMs` instead of change notifications (network filesystems)'),
+    pollIntervalMs: integer(5_000, 100, MS_DAY, 'rescan interval with `ingest.usePolling`')
+  })
+}
+
+export const CONFIG_SCHEMA: KeySchema = { type: 'object', properties: ROOT_PROPERTIES, additionalProperties: false }
+
+/** The schema node of a dotted key path, or undefined when the path names no key. */
+export function keySchema (path: string): KeySchema | undefined {
+  let node: KeySchema | undefined = CONFIG_SCHEMA
+  for (const k of path.split('.')) {
+    node = node?.properties?.[k]
+    if (node === undefined) return undefined
+  }
+  return node
+}
+
+/** Every leaf key (objects with fixed properties are walked; free-form maps are leaves). */
+export function leafKeys (node: KeySchema = CONFIG_SCHEMA, prefix = ''): Array<{ path: string, schema: KeySchema }> {
+  if (node.properties === undefined) return [{ path: prefix, schema: node }]
+  return Object.entries(node.properties).flatMap(([k, child]) => leafKeys(child, prefix === '' ? k : `${prefix}.${k}`))
+}
+
+/** Environment variable name → key path. */
+export function envOverrides (): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const { path, schema } of leafKeys()) if (schema['x-env'] !== undefined) out[schema['x-env']] = path
+  return out
+}

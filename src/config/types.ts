@@ -1,0 +1,61 @@
+// The shape of the daemon's configuration, as the rest of the code reads it. The schema in
+// schema.ts is the one description of every key (type, range, default, environment variable);
+// this interface mirrors it for the type checker, and a test keeps the two in step.
+
+export interface HearthConfig {
+  logLevel: string
+  api: {
+    /** Largest request body accepted on /v1 routes, in bytes. */
+    maxBodyBytes: number
+    /** Optional loopback TCP listener; it demands the bearer token in identity/api-token. */
+    tcp: { enabled: boolean; host: string; port: number }
+  }
+  storage: {
+    backend: 'embedded' | 'kubo'
+    kubo: { url: string; timeoutMs: number; headers: Record<string, string> }
+  }
+  schemas: {
+    /** A DP RPC lookup service (docs/protocol.md §2.6); null = none (cache and chain only). */
+    dpRpcUrl: string | null
+    timeoutMs: number
+    /** How often files waiting for their schema are retried. */
+    retryWaitingMs: number
+  }
+  chain: {
+    /** null = no chain: registrations wait in the queue. 'dev' = `--dev-chain`. */
+    preset: 'vana' | 'moksha' | 'dev' | 'custom' | null
+    rpcUrl: string | null
+    chainId: number | null
+    dataRegistry: string | null
+    dataRefinerRegistry: string | null
+    multicall: string | null
+    confirmations: number
+    batchSize: number
+    pollIntervalMs: number
+    /** 'daemon' signs with the daemon's own key; 'owner' with the owner's wallet when it is known. */
+    signer: 'daemon' | 'owner'
+  }
+  sync: {
+    enabled: boolean
+    listen: string[]
+    mdns: boolean
+    peers: string[]
+    intervalMs: number
+  }
+  upstream: {
+    baseUrl: string | null
+    timeoutMs: number
+    jobPollMs: number
+    jobDeadlineMs: number
+  }
+  ingest: {
+    concurrency: number
+    /** A file must stay unchanged this long before the watcher ingests it. */
+    stabilityMs: number
+    /** Rescan the folder periodically instead of change notifications (network filesystems). */
+    usePolling: boolean
+    pollIntervalMs: number
+    /** Largest dropped data file read; larger ones are rejected with FILE_TOO_LARGE unread. */
+    maxFileBytes: number
+  }
+}
