@@ -1,7 +1,9 @@
-// Reading one JSON file out of a large export zip, three ways, side by side:
-//   hearth   — src/connectors/zip.ts: central directory + one entry, inflated by node:zlib (async, thread pool)
+// Reading one JSON file out of a large export zip, four ways, side by side:
+//   yauzl    — src/connectors/zip.ts (yauzl): central directory + one entry, streamed through node:zlib, collected whole
+//   yauzl-js — the same entry parsed as it streams (source.streamJson, @streamparser/json), values counted and dropped
 //   fflate-s — the whole zip read into memory, fflate unzipSync with a filter (the simple fflate way)
 //   fflate-a — the whole zip read into memory, fflate unzip (async, worker threads) with a filter
+// (The hand-written reader yauzl replaced measured like `yauzl` here: same inflate, same stall.)
 // The export is a ChatGPT-like conversations.json (compressible JSON) next to incompressible media,
 // the shape of a real export with images. Reports wall time, the longest event-loop stall (what a
 // daemon serving its socket at the same time would feel) and the RSS growth.
@@ -12,7 +14,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { unzip, unzipSync, zipSync, type Zippable } from 'fflate'
-import { openZip } from '../src/connectors/zip.js'
+import { openExport } from '../src/connectors/source.js'
 
 const jsonMB = Number(process.argv[2] ?? 40)
 const mediaMB = Number(process.argv[3] ?? 150)
@@ -54,9 +56,15 @@ try {
   console.log(`export: ${jsonMB} MB conversations.json + ${mediaMB} MB media; reading conversations.json`)
 
   for (let round = 0; round < 2; round++) {
-    await measure('hearth', async () => {
-      const zip = await openZip(path)
-      try { return await zip.read(zip.entries.find((e) => e.name === 'conversations.json')!) } finally { await zip.close() }
+    await measure('yauzl', async () => {
+      const source = await openExport(path)
+      try { return await source.readBytes('conversations.json') } finally { await source.close() }
+    })
+    await measure('yauzl-js', async () => {
+      const source = await openExport(path)
+      let n = 0
+      try { for await (const _ of source.streamJson('conversations.json')) n++ } finally { await source.close() }
+      return Buffer.alloc(n)
     })
     await measure('fflate-s', async () => unzipSync(await readFile(path), { filter: (f) => f.name === 'conversations.json' })['conversations.json']!)
     await measure('fflate-a', async () => {

@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   FILE_UNREADABLE: 422,
   FILE_TOO_LARGE: 413,        // a dropped data file over ingest.maxFileBytes: rejected without being read
   EXPORT_UNREADABLE: 422,     // a platform export (zip/folder) a connector cannot read: not a zip, corrupt, unsupported
+  EXPORT_TOO_LARGE: 413,      // an export entry over the size limit, or inflating past its declared size (a zip bomb)
   PATH_OUTSIDE_DATA: 400,
   DAEMON_LOCKED: 409,
   DAEMON_NOT_RUNNING: 503,

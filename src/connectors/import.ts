@@ -1,13 +1,15 @@
-// Runs one connector over one export and hands every item to `submit` (the daemon). Items are
-// pulled from the connector only as submit slots free up, so a huge export never piles up in
-// memory. Items that break the contract (undeclared scope, clock-like or malformed collectedAt,
-// non-object data) are rejected here with a reason and never reach the daemon.
+// Runs one connector over one export (one archive, folder or file, or several parts of it) and
+// hands every item to `submit` (the daemon). Items are pulled from the connector only as submit
+// slots free up, so a huge export never piles up in memory. Items that break the contract
+// (undeclared scope, clock-like or malformed collectedAt, non-object data) are rejected here with
+// a reason and never reach the daemon. The result names each scope, and each file of the export
+// that was not imported with the reason.
 import { isHearthError } from '../errors.js'
 import { silentLogger, type Logger } from '../log.js'
 import { collectedAtProblem } from '../protocol/envelope.js'
 import { scopeProblem } from '../protocol/scope.js'
 import { openExport } from './source.js'
-import type { Connector, ConnectorItem, ExportSource, Submit, SubmitStatus } from './types.js'
+import type { Connector, ConnectorItem, ExportPart, ExportSource, SkippedEntry, Submit, SubmitStatus } from './types.js'
 
 export interface ScopeCounts {
   scope: string
@@ -28,11 +30,17 @@ export interface RejectedItem {
 
 export interface ImportSummary {
   connectorId: string
-  source: { kind: ExportSource['kind']; location: string; exportedAt: string }
+  source: { kind: ExportSource['kind']; location: string; exportedAt: string; parts?: ExportPart[] }
   /** One row per declared scope (in connector.json order), then any undeclared scope an item used. */
   scopes: ScopeCounts[]
   total: { items: number; stored: number; duplicate: number; rejected: number; waiting: number }
   rejected: RejectedItem[]
+  /**
+   * Files of the export that were not imported, each with the reason: refused names, files the
+   * connector could not read or passed over, files it does not know. Media files (which items
+   * refer to by path) are counted in a note instead of listed. At most MAX_SKIPPED_LISTED rows.
+   */
+  skipped: SkippedEntry[]
   /** What the connector wanted the user to know (missing files, skipped records). */
   notes: string[]
   /** Set when the import stopped early; the counts say what got through before. */
@@ -40,20 +48,26 @@ export interface ImportSummary {
 }
 
 export type ImportProgress =
-  | { type: 'opened'; kind: ExportSource['kind']; location: string; entries: number; exportedAt: string }
+  | { type: 'opened'; kind: ExportSource['kind']; location: string; entries: number; exportedAt: string; parts: number }
   | { type: 'note'; message: string }
+  | { type: 'skipped'; path: string; reason: string }
   | { type: 'item'; scope: string; status: SubmitStatus; done: number; label?: string; path?: string }
 
 export interface ImportOptions {
   connector: Connector
-  /** Path of the export: a zip, the folder it was unzipped into, or a single JSON file. */
-  source: string
+  /** Path(s) of the export: a zip, the folder it was unzipped into, a single JSON file, or the parts of a split export (or a folder of them). */
+  source: string | readonly string[]
   submit: Submit
   onProgress?: (event: ImportProgress) => void
   /** Items submitted at once (default 4): the daemon encrypts and pins in parallel. */
   concurrency?: number
   logger?: Logger
 }
+
+/** An export of 100,000 unknown files must not make a 100,000-row result. */
+export const MAX_SKIPPED_LISTED = 1000
+
+const MEDIA = /\.(jpe?g|png|gif|webp|heic|heif|bmp|tiff?|mp4|mov|m4v|webm|avi|mkv|3gp|mp3|m4a|aac|ogg|opus|wav|flac|srt|vtt)$/i
 
 /** Why an item breaks the connector contract, or null. Pure. */
 export function itemProblem (item: unknown, declaredScopes: ReadonlySet<string>): string | null {
@@ -74,98 +88,166 @@ export function itemProblem (item: unknown, declaredScopes: ReadonlySet<string>)
  * the import and is reported in `failure`, with the counts of what was already submitted.
  */
 export async function runImport (opts: ImportOptions): Promise<ImportSummary> {
-  const { connector, submit } = opts
   const logger = opts.logger ?? silentLogger()
-  const progress = opts.onProgress ?? (() => {})
+  const source = await openExport(opts.source)
+  const tally = new ImportTally(opts.connector, source, opts.onProgress ?? (() => {}), logger)
+  try {
+    await submitItems(tally, opts, source, logger)
+  } finally {
+    await source.close()
+  }
+  listWhatWasNotRead(tally, source)
+  return tally.summary()
+}
+
+/** Pulls items from the connector and submits up to `concurrency` at a time; stops at the first failure. */
+async function submitItems (tally: ImportTally, opts: ImportOptions, source: ExportSource, logger: Logger): Promise<void> {
+  const { connector, submit } = opts
   const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4))
   const declared = new Set(connector.metadata.scopes.map((s) => s.scope))
-
-  const source = await openExport(opts.source)
-  const rows = new Map<string, ScopeCounts>()
-  const row = (scope: string): ScopeCounts => {
-    let r = rows.get(scope)
-    if (r === undefined) { r = { scope, stored: 0, duplicate: 0, rejected: 0, waiting: 0, paths: [] }; rows.set(scope, r) }
-    return r
+  const handle = async (item: ConnectorItem): Promise<void> => {
+    const problem = itemProblem(item, declared)
+    if (problem !== null) { tally.record(item, 'rejected', [problem]); return }
+    try {
+      const result = await submit(item)
+      tally.record(item, result.status, result.reasons, result.path)
+    } catch (err) {
+      tally.fail(err, 'submitting')
+    }
   }
-  for (const s of connector.metadata.scopes) row(s.scope)
-  const summary: ImportSummary = {
-    connectorId: connector.id,
-    source: { kind: source.kind, location: source.location, exportedAt: source.exportedAt },
-    scopes: [],
-    total: { items: 0, stored: 0, duplicate: 0, rejected: 0, waiting: 0 },
-    rejected: [],
-    notes: []
+  const inFlight = new Set<Promise<void>>()
+  try {
+    const items = connector.module.read(source, {
+      note: (message) => { tally.note(message) },
+      skip: (path, reason) => { tally.skip(path, reason) },
+      logger: logger.child({ connector: connector.id })
+    })
+    for await (const item of items) {
+      tally.itemSeen()
+      const p: Promise<void> = handle(item).finally(() => inFlight.delete(p))
+      inFlight.add(p)
+      if (inFlight.size >= concurrency) await Promise.race(inFlight)
+      if (tally.failed) break
+    }
+  } catch (err) {
+    tally.fail(err, 'reading')
+  } finally {
+    await Promise.all(inFlight)
   }
-  progress({ type: 'opened', kind: source.kind, location: source.location, entries: source.entries().length, exportedAt: source.exportedAt })
+}
 
-  let done = 0
-  const record = (item: ConnectorItem, status: SubmitStatus, reasons: string[] = [], path?: string): void => {
+/**
+ * After the connector is done: every entry it neither read nor skipped is listed with a reason
+ * (an empty category, a file it does not know), media are counted, refused names come first.
+ */
+function listWhatWasNotRead (tally: ImportTally, source: ExportSource): void {
+  for (const r of source.refused()) tally.skip(r.path, r.reason)
+  if (tally.failed) return
+  const opened = source.opened()
+  let media = 0
+  for (const e of source.entries()) {
+    if (opened.has(e.path) || tally.isSkipped(e.path)) continue
+    const name = e.path.slice(e.path.lastIndexOf('/') + 1)
+    if (name === 'no-data.txt') tally.skip(e.path, 'the export says this category is empty (no-data.txt)')
+    else if (MEDIA.test(name)) media++
+    else tally.skip(e.path, `not read: the ${tally.connectorId} connector does not know this file (plugins/README.md says how to report a layout)`)
+  }
+  if (media > 0) tally.note(`${media} media file(s) (photos, videos, audio) are not imported themselves; the imported data refers to them by their path in the export`)
+}
+
+/** The running counts of one import and the summary made from them. */
+class ImportTally {
+  readonly connectorId: string
+  private readonly rows = new Map<string, ScopeCounts>()
+  private readonly declared: Set<string>
+  private readonly rejected: RejectedItem[] = []
+  private readonly notes: string[] = []
+  private readonly skipped: SkippedEntry[] = []
+  private readonly skippedPaths = new Set<string>()
+  private skippedUnlisted = 0
+  private items = 0
+  private done = 0
+  private failure: { code: string; message: string } | undefined
+
+  constructor (private readonly connector: Connector, private readonly source: ExportSource, private readonly progress: (e: ImportProgress) => void, private readonly logger: Logger) {
+    this.connectorId = connector.id
+    this.declared = new Set(connector.metadata.scopes.map((s) => s.scope))
+    for (const s of connector.metadata.scopes) this.row(s.scope)
+    progress({ type: 'opened', kind: source.kind, location: source.location, entries: source.entries().length, exportedAt: source.exportedAt, parts: source.parts().length })
+  }
+
+  get failed (): boolean { return this.failure !== undefined }
+
+  itemSeen (): void { this.items++ }
+
+  note (message: string): void {
+    this.notes.push(message)
+    this.progress({ type: 'note', message })
+  }
+
+  skip (path: string, reason: string): void {
+    if (this.skippedPaths.has(path)) return
+    this.skippedPaths.add(path)
+    if (this.skipped.length < MAX_SKIPPED_LISTED) this.skipped.push({ path, reason })
+    else this.skippedUnlisted++
+    this.progress({ type: 'skipped', path, reason })
+  }
+
+  isSkipped (path: string): boolean { return this.skippedPaths.has(path) }
+
+  record (item: ConnectorItem, status: SubmitStatus, reasons: string[] = [], path?: string): void {
     const scope = typeof item?.scope === 'string' ? item.scope : '(invalid)'
-    const r = row(scope)
+    const r = this.row(scope)
     if (status === 'waiting-schema') r.waiting++
     else r[status]++
     if (path !== undefined && (status === 'stored' || status === 'duplicate')) r.paths.push(path)
+    const label = typeof item?.label === 'string' ? { label: item.label } : {}
     if (status === 'rejected') {
-      summary.rejected.push({
-        scope,
-        collectedAt: String(item?.collectedAt),
-        ...(typeof item?.label === 'string' ? { label: item.label } : {}),
-        reasons: reasons.length > 0 ? reasons : ['rejected without a reason']
-      })
+      this.rejected.push({ scope, collectedAt: String(item?.collectedAt), ...label, reasons: reasons.length > 0 ? reasons : ['rejected without a reason'] })
     }
-    done++
-    progress({ type: 'item', scope, status, done, ...(typeof item?.label === 'string' ? { label: item.label } : {}), ...(path !== undefined ? { path } : {}) })
+    this.done++
+    this.progress({ type: 'item', scope, status, done: this.done, ...label, ...(path !== undefined ? { path } : {}) })
   }
+
   // A HearthError keeps its code; anything else thrown by the connector is its bug (PLUGIN_INVALID).
-  const fail = (err: unknown, during: 'reading' | 'submitting'): void => {
-    if (summary.failure !== undefined) return
+  fail (err: unknown, during: 'reading' | 'submitting'): void {
+    if (this.failure !== undefined) return
     const code = isHearthError(err) ? err.code : during === 'reading' ? 'PLUGIN_INVALID' : 'INTERNAL'
     const message = isHearthError(err)
       ? err.message
       : during === 'reading'
-        ? `connector ${connector.id} failed while reading the export: ${(err as Error)?.message ?? String(err)}`
+        ? `connector ${this.connectorId} failed while reading the export: ${(err as Error)?.message ?? String(err)}`
         : `submitting an item failed: ${(err as Error)?.message ?? String(err)}`
-    logger.warn({ connector: connector.id, code, err: message }, 'import stopped')
-    summary.failure = { code, message }
+    this.logger.warn({ connector: this.connectorId, code, err: message }, 'import stopped')
+    this.failure = { code, message }
   }
 
-  const handle = async (item: ConnectorItem): Promise<void> => {
-    const problem = itemProblem(item, declared)
-    if (problem !== null) { record(item, 'rejected', [problem]); return }
-    try {
-      const result = await submit(item)
-      record(item, result.status, result.reasons, result.path)
-    } catch (err) {
-      fail(err, 'submitting')
+  summary (): ImportSummary {
+    const scopes = [...this.rows.values()].filter((r) => this.declared.has(r.scope) || r.stored + r.duplicate + r.rejected + r.waiting > 0)
+    const total = { items: this.items, stored: 0, duplicate: 0, rejected: 0, waiting: 0 }
+    for (const r of scopes) {
+      total.stored += r.stored
+      total.duplicate += r.duplicate
+      total.rejected += r.rejected
+      total.waiting += r.waiting
+    }
+    const notes = this.skippedUnlisted > 0 ? [...this.notes, `${this.skippedUnlisted} more file(s) not imported are not listed`] : this.notes
+    const parts = this.source.parts()
+    return {
+      connectorId: this.connector.id,
+      source: { kind: this.source.kind, location: this.source.location, exportedAt: this.source.exportedAt, ...(parts.length > 1 ? { parts: [...parts] } : {}) },
+      scopes,
+      total,
+      rejected: this.rejected,
+      skipped: this.skipped,
+      notes,
+      ...(this.failure !== undefined ? { failure: this.failure } : {})
     }
   }
 
-  const inFlight = new Set<Promise<void>>()
-  try {
-    const items = connector.module.read(source, {
-      note: (message) => { summary.notes.push(message); progress({ type: 'note', message }) },
-      logger: logger.child({ connector: connector.id })
-    })
-    for await (const item of items) {
-      summary.total.items++
-      const p: Promise<void> = handle(item).finally(() => inFlight.delete(p))
-      inFlight.add(p)
-      if (inFlight.size >= concurrency) await Promise.race(inFlight)
-      if (summary.failure !== undefined) break
-    }
-  } catch (err) {
-    fail(err, 'reading')
-  } finally {
-    await Promise.all(inFlight)
-    await source.close()
+  private row (scope: string): ScopeCounts {
+    let r = this.rows.get(scope)
+    if (r === undefined) { r = { scope, stored: 0, duplicate: 0, rejected: 0, waiting: 0, paths: [] }; this.rows.set(scope, r) }
+    return r
   }
-
-  summary.scopes = [...rows.values()].filter((r) => declared.has(r.scope) || r.stored + r.duplicate + r.rejected + r.waiting > 0)
-  for (const r of summary.scopes) {
-    summary.total.stored += r.stored
-    summary.total.duplicate += r.duplicate
-    summary.total.rejected += r.rejected
-    summary.total.waiting += r.waiting
-  }
-  return summary
 }

@@ -28,15 +28,30 @@ export interface ExportEntry {
   readonly modifiedAt: Date | null
 }
 
+/** One archive, folder or file an export was opened from. */
+export interface ExportPart {
+  readonly kind: 'zip' | 'folder' | 'file'
+  /** Absolute path. */
+  readonly location: string
+}
+
+/** An entry the source will not read, or a file a connector passed over, with the reason. */
+export interface SkippedEntry {
+  readonly path: string
+  readonly reason: string
+}
+
 /**
  * Uniform read access to a platform export, whether the user points at the downloaded zip, the
- * folder it was unzipped into, or a single JSON file. Entries are read on demand: a zip's central
- * directory is read once and only the entries a connector asks for are inflated, so the media in
- * a multi-gigabyte export are never decompressed.
+ * folder it was unzipped into, a single JSON file, or several archives of one export (platforms
+ * split large exports into parts): the parts' entries form one tree. Entries are read on demand:
+ * a zip's central directory is read once and only the entries a connector asks for are
+ * inflated, so the media in a multi-gigabyte export are never decompressed.
  */
 export interface ExportSource {
-  readonly kind: 'zip' | 'folder' | 'file'
-  /** Absolute path of the zip, folder or file. */
+  /** 'parts' when the export was opened from more than one archive, folder or file. */
+  readonly kind: ExportPart['kind'] | 'parts'
+  /** Absolute path of the zip, folder or file (the first one's for several parts). */
   readonly location: string
   /**
    * When the platform produced the export: the newest modification time among its entries,
@@ -45,20 +60,37 @@ export interface ExportSource {
    * duplicated by a re-import. Falls back to the archive's own mtime when no entry has a time.
    */
   readonly exportedAt: string
+  /** The archives, folders or files the export was opened from, in the order given. */
+  parts (): readonly ExportPart[]
   /** Every file entry (no directories, no `__MACOSX/` or `.DS_Store` noise), sorted by path. */
   entries (): readonly ExportEntry[]
+  /** Entries the source refuses to read (names pointing outside the export, a second copy of a path in another part). */
+  refused (): readonly SkippedEntry[]
+  /** Paths of the entries read so far (by any read method), for the import's list of what it left unread. */
+  opened (): ReadonlySet<string>
   /**
    * Entries matching `pattern`: a string matches a path equal to it or ending in `/<pattern>`
    * (so `conversations.json` finds it at the root or inside the export's top folder); a RegExp is
    * tested against the whole path. Shallowest paths first, then by path.
    */
   find (pattern: string | RegExp): ExportEntry[]
-  /** Throws NOT_FOUND for a path that is not an entry, EXPORT_UNREADABLE when it cannot be read. */
+  /**
+   * Throws NOT_FOUND for a path that is not an entry, EXPORT_UNREADABLE when it cannot be read,
+   * EXPORT_TOO_LARGE over MAX_ENTRY_BYTES (or when a zip entry inflates past its declared size).
+   */
   readBytes (path: string): Promise<Uint8Array>
   /** UTF-8 text, byte-order mark removed. */
   readText (path: string): Promise<string>
   /** Parsed JSON; EXPORT_UNREADABLE with the entry's path when it is not valid JSON. */
   readJson (path: string): Promise<unknown>
+  /** The entry's bytes in chunks, for files too large to hold (up to MAX_STREAM_BYTES). */
+  stream (path: string): AsyncIterable<Uint8Array>
+  /**
+   * The values at `paths` (JSONPath subset of @streamparser/json, default `$.*`: the elements of
+   * a top-level array) one by one, parsed as the entry streams in: memory holds one value at a
+   * time, whatever the file's size. EXPORT_UNREADABLE when the text stops being valid JSON.
+   */
+  streamJson (path: string, opts?: { paths?: string[] }): AsyncIterable<unknown>
   close (): Promise<void>
 }
 
@@ -80,6 +112,11 @@ export interface ConnectorItem {
 export interface ReadOptions {
   /** Something the user should know, e.g. "no YourLibrary.json in this export: nothing for spotify.savedTracks". */
   note (message: string): void
+  /**
+   * A file of the export the connector passed over, and why (not valid JSON, an unknown shape, a
+   * file it knows holds nothing for its scopes). The import goes on; the result lists each one.
+   */
+  skip (path: string, reason: string): void
   logger: Logger
 }
 

@@ -6,8 +6,8 @@ import { test } from 'node:test'
 import { crc32 } from 'node:zlib'
 import { isHearthError } from '../../src/errors.js'
 import { openExport } from '../../src/connectors/source.js'
-import { openZip } from '../../src/connectors/zip.js'
 import { tempDir } from '../support/tmp.js'
+import { craftZip } from './fixtures/craft-zip.js'
 import { EXPORT_TIME, writeBothExports, writeFolderExport, writeZipExport, zipBytes } from './fixtures/exports.js'
 
 const FILES = {
@@ -205,11 +205,11 @@ test('zip: ZIP64 archives (exports over 4 GB use them) are read', async (t) => {
   const dir = await tempDir(t)
   const path = join(dir, 'z64.zip')
   await writeFile(path, zip64Bytes('Spotify Account Data/YourLibrary.json', Buffer.from('{"tracks": []}')))
-  const zip = await openZip(path)
-  assert.equal(zip.entries.length, 1)
-  assert.equal(zip.entries[0]!.size, 14)
-  assert.equal(zip.entries[0]!.modifiedAt?.getFullYear(), 2024)
-  assert.equal((await zip.read(zip.entries[0]!)).toString(), '{"tracks": []}')
+  const zip = await openExport(path)
+  assert.equal(zip.entries().length, 1)
+  assert.equal(zip.entries()[0]!.size, 14)
+  assert.equal(zip.entries()[0]!.modifiedAt?.getFullYear(), 2024)
+  assert.deepEqual(await zip.readJson('Spotify Account Data/YourLibrary.json'), { tracks: [] })
   await zip.close()
 })
 
@@ -225,4 +225,97 @@ test('zip: an archive written by Info-ZIP (extra fields, directory entries) read
   assert.equal(z.exportedAt, f.exportedAt)
   assert.ok(Buffer.from(await z.readBytes('media/a.jpg')).equals(await readFile(join(folder, 'media/a.jpg'))))
   await z.close()
+})
+
+test('zip: a zip bomb that declares 100 bytes is stopped at 100 bytes with EXPORT_TOO_LARGE', async (t) => {
+  const dir = await tempDir(t)
+  const path = join(dir, 'bomb.zip')
+  // 64 MiB of zeros deflate to ~64 KB; the headers claim 100 bytes
+  await writeFile(path, craftZip([{ name: 'conversations.json', data: Buffer.alloc(64 * 1024 * 1024), declaredSize: 100 }, { name: 'ok.json', data: Buffer.from('[1]') }]))
+  const s = await openExport(path)
+  const rss0 = process.memoryUsage().rss
+  await assert.rejects(s.readJson('conversations.json'), (err) => isCode('EXPORT_TOO_LARGE')(err) && /inflates past the 100 bytes it declares/.test((err as Error).message))
+  await assert.rejects(async () => { for await (const _ of s.streamJson('conversations.json')) { /* nothing */ } }, isCode('EXPORT_TOO_LARGE'))
+  assert.ok(process.memoryUsage().rss - rss0 < 48 * 1024 * 1024, 'nothing near the 64 MiB was inflated')
+  assert.deepEqual(await s.readJson('ok.json'), [1], 'the archive stays readable')
+  await s.close()
+})
+
+test('zip: an entry declaring more than the global limit is refused before inflating', async (t) => {
+  const dir = await tempDir(t)
+  const path = join(dir, 'huge.zip')
+  await writeFile(path, craftZip([{ name: 'a.json', data: Buffer.from('[]'), declaredSize: 0xfffffff0 }]))
+  const s = await openExport(path)
+  await assert.rejects(s.readBytes('a.json'), (err) => isCode('EXPORT_TOO_LARGE')(err) && /more than the 536870912/.test((err as Error).message))
+  await s.close()
+})
+
+test('zip: names that climb out with ../ or are absolute are refused and listed, the rest is read', async (t) => {
+  const dir = await tempDir(t)
+  const path = join(dir, 'evil.zip')
+  await writeFile(path, craftZip([
+    { name: '../../.bashrc', data: Buffer.from('evil') },
+    { name: 'ok/../../escape.json', data: Buffer.from('{}') },
+    { name: '/etc/passwd', data: Buffer.from('x') },
+    { name: 'conversations.json', data: Buffer.from('[]') }
+  ]))
+  const s = await openExport(path)
+  assert.deepEqual(s.entries().map((e) => e.path), ['conversations.json'])
+  assert.deepEqual(s.refused().map((r) => r.path), ['../../.bashrc', 'ok/../../escape.json', '/etc/passwd'])
+  assert.ok(s.refused().every((r) => /points outside the export/.test(r.reason)))
+  await assert.rejects(s.readBytes('../../.bashrc'), isCode('NOT_FOUND'))
+  await s.close()
+})
+
+test('zip: entry names are decoded as the encoding flag says (UTF-8 with bit 11, CP437 without)', async (t) => {
+  const dir = await tempDir(t)
+  const path = join(dir, 'names.zip')
+  await writeFile(path, craftZip([
+    { name: 'messages/inbox/café_1/message_1.json', data: Buffer.from('{}') },
+    // "Müller.json" as an old Windows tool writes it: CP437 ü = 0x81, no UTF-8 flag
+    { name: Buffer.concat([Buffer.from('M'), Buffer.from([0x81]), Buffer.from('ller.json')]), data: Buffer.from('{}'), utf8Flag: false }
+  ]))
+  const s = await openExport(path)
+  assert.deepEqual(s.entries().map((e) => e.path), ['Müller.json', 'messages/inbox/café_1/message_1.json'])
+  assert.deepEqual(await s.readJson('Müller.json'), {})
+  await s.close()
+})
+
+test('source: several archives of one export read as one tree; a folder of them too; a repeated path is read from the first', async (t) => {
+  const dir = await tempDir(t)
+  await mkdir(join(dir, 'parts'))
+  const a = await writeZipExport(join(dir, 'parts'), 'export-part1.zip', { 'index.json': { part: 1 }, 'a/1.json': [1] }, { mtime: new Date('2024-05-01T00:00:00Z') })
+  const b = await writeZipExport(join(dir, 'parts'), 'export-part2.zip', { 'index.json': { part: 2 }, 'b/2.json': [2] })
+  const s = await openExport([a, b])
+  assert.equal(s.kind, 'parts')
+  assert.deepEqual(s.parts().map((p) => p.location), [a, b])
+  assert.deepEqual(s.entries().map((e) => e.path), ['a/1.json', 'b/2.json', 'index.json'])
+  assert.deepEqual(await s.readJson('index.json'), { part: 1 })
+  assert.deepEqual(await s.readJson('b/2.json'), [2])
+  assert.deepEqual(s.refused(), [{ path: 'export-part2.zip:index.json', reason: 'also in export-part1.zip; that copy is used' }])
+  assert.equal(s.exportedAt, EXPORT_TIME.toISOString().replace('.000Z', 'Z'), 'the newest part dates the export')
+  assert.deepEqual([...s.opened()].sort(), ['b/2.json', 'index.json'])
+  await s.close()
+
+  const folder = await openExport(join(dir, 'parts'))
+  assert.equal(folder.kind, 'parts')
+  assert.deepEqual(folder.entries().map((e) => e.path), ['a/1.json', 'b/2.json', 'index.json'])
+  await folder.close()
+})
+
+test('source: streamJson yields a large array element by element, from a zip and from a file, and names invalid JSON', async (t) => {
+  const dir = await tempDir(t)
+  const list = Array.from({ length: 2000 }, (_, i) => ({ id: `c${i}`, text: 'ü'.repeat(i % 50) }))
+  const { zip, folder } = await writeBothExports(dir, 'big', { 'conversations.json': '\ufeff' + JSON.stringify(list), 'bad.json': '[{"a": 1}, {"b": ' })
+  for (const location of [zip, folder]) {
+    const s = await openExport(location)
+    const seen: unknown[] = []
+    for await (const v of s.streamJson('conversations.json')) seen.push(v)
+    assert.deepEqual(seen, list)
+    const partial: unknown[] = []
+    await assert.rejects(async () => { for await (const v of s.streamJson('bad.json')) partial.push(v) },
+      (err) => isCode('EXPORT_UNREADABLE')(err) && /bad\.json .* is not valid JSON/.test((err as Error).message))
+    assert.deepEqual(partial, [{ a: 1 }])
+    await s.close()
+  }
 })

@@ -36,8 +36,9 @@ export const connectorsCommand: Command = {
   }
 }
 
-const IMPORT_USAGE = 'usage: hearth import <connector> <export.zip|folder|file.json> [--json] [--concurrency N]\n' +
+const IMPORT_USAGE = 'usage: hearth import <connector> <export.zip|folder|file.json> [more parts …] [--json] [--concurrency N]\n' +
   '  reads a platform export with the connector and stores its data through the daemon;\n' +
+  '  an export split into several archives is given as all of them, or as the folder holding them;\n' +
   '  importing the same export again stores nothing new'
 export const importCommand: Command = {
   name: 'import',
@@ -50,8 +51,8 @@ export const importCommand: Command = {
         allowPositionals: true,
         options: { json: { type: 'boolean' }, concurrency: { type: 'string' } }
       })
-      if (positionals.length !== 2) throw new UsageError('import takes a connector id and the path of an export')
-      const [id, exportPath] = positionals as [string, string]
+      if (positionals.length < 2) throw new UsageError('import takes a connector id and the path of an export (or of each of its parts)')
+      const [id, ...exportPaths] = positionals as [string, ...string[]]
       const concurrency = values.concurrency === undefined ? 4 : Number(values.concurrency)
       if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new UsageError('--concurrency must be an integer from 1 to 64')
 
@@ -68,7 +69,7 @@ export const importCommand: Command = {
 
       const summary = await runImport({
         connector,
-        source: resolve(exportPath),
+        source: exportPaths.map((p) => resolve(p)),
         submit: daemonSubmit({ socketPath: ctx.home.socket }),
         onProgress: progressPrinter(ctx),
         concurrency
@@ -97,7 +98,10 @@ function progressPrinter (ctx: CommandContext): (e: ImportProgress) => void {
   const line = (done: number): string => `  ${done} item(s): ${counts.stored} stored, ${counts.duplicate} duplicate, ${counts.rejected} rejected, ${counts['waiting-schema']} waiting for a schema`
   return (e) => {
     if (e.type === 'opened') {
-      ctx.stderr.write(`reading ${e.location} (${e.kind}, ${e.entries} entries, exported ${e.exportedAt})\n`)
+      const what = e.parts > 1 ? `${e.parts} parts` : e.kind
+      ctx.stderr.write(`reading ${e.location} (${what}, ${e.entries} entries, exported ${e.exportedAt})\n`)
+    } else if (e.type === 'skipped') {
+      // Listed in the summary; the progress line stays about items.
     } else if (e.type === 'note') {
       ctx.stderr.write(`${tty ? '\r\x1b[K' : ''}note: ${e.message}\n`)
     } else {
@@ -115,7 +119,8 @@ function progressPrinter (ctx: CommandContext): (e: ImportProgress) => void {
 function printSummary (ctx: CommandContext, s: ImportSummary): void {
   const out = (text: string): void => { ctx.stdout.write(text + '\n') }
   if ((ctx.stderr as { isTTY?: boolean }).isTTY === true) ctx.stderr.write('\r\x1b[K')
-  out(`${s.connectorId}: ${s.source.location} (exported ${s.source.exportedAt})`)
+  const parts = s.source.parts !== undefined ? ` and ${s.source.parts.length - 1} more part(s)` : ''
+  out(`${s.connectorId}: ${s.source.location}${parts} (exported ${s.source.exportedAt})`)
   const width = Math.max(5, ...s.scopes.map((r) => r.scope.length))
   out(`  ${'scope'.padEnd(width)}  stored  duplicate  rejected  waiting`)
   for (const r of s.scopes) {
@@ -136,6 +141,10 @@ function printSummary (ctx: CommandContext, s: ImportSummary): void {
       for (const reason of r.reasons.slice(0, 10)) out(`    - ${reason}`)
       if (r.reasons.length > 10) out(`    - …and ${r.reasons.length - 10} more`)
     }
+  }
+  if (s.skipped.length > 0) {
+    out('not imported:')
+    for (const k of s.skipped) out(`  ${k.path}: ${k.reason}`)
   }
   if (s.notes.length > 0) {
     out('notes:')
