@@ -56,6 +56,29 @@ export const ERROR_CODES = {
   SYNC_PROTOCOL_ERROR: 502,
   PLUGIN_INVALID: 422,
   TIMEOUT: 504,
+  // builders (docs/protocol.md §3.8): every refused signed request has its own code
+  SIGNATURE_MISSING: 401,          // no Authorization: Web3Signed header
+  SIGNATURE_MALFORMED: 401,        // the header, its payload or its fields are not well-formed
+  SIGNATURE_INVALID: 401,          // the signature does not recover, or recovers to another key than `iss`
+  SIGNATURE_WRONG_AUDIENCE: 401,   // aud is not this daemon's builders.publicUrl
+  SIGNATURE_WRONG_METHOD: 401,
+  SIGNATURE_WRONG_URI: 401,        // uri is not the request's path and query
+  SIGNATURE_WRONG_BODY: 401,       // bodyHash is not the SHA-256 of the body
+  SIGNATURE_EXPIRED: 401,
+  SIGNATURE_NOT_YET_VALID: 401,    // iat in the future (beyond 60 s of clock skew)
+  SIGNATURE_WINDOW_TOO_LONG: 401,  // exp - iat over 600 s
+  SIGNATURE_REPLAYED: 401,
+  BUILDER_NOT_REGISTERED: 403,
+  GRANT_NOT_FOUND: 403,
+  GRANT_WRONG_OWNER: 403,          // the grant was given by another owner
+  GRANT_WRONG_BUILDER: 403,        // the grant names another builder than the signer
+  GRANT_EXPIRED: 403,
+  GRANT_REVOKED: 403,
+  SCOPE_NOT_GRANTED: 403,          // no scope pattern of the grant covers the scope
+  FILE_NOT_IN_SCOPE: 403,          // ?fileId= names a file of another (uncovered) scope
+  RATE_LIMITED: 429,
+  ACCESS_REQUEST_LIMIT: 429,       // too many pending access requests from one builder
+  WALLET_KEY_MISSING: 409,         // signing a grant needs the owner's wallet key, not only the master signature
   INTERNAL: 500
 } as const
 

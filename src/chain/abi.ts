@@ -33,8 +33,43 @@ export const multicall3Abi = parseAbi([
   'function aggregate3(Call3[] calls) payable returns (Result[] returnData)'
 ])
 
-/** Every custom error the registries can raise, for decoding revert data from any call. */
+/** Every custom error the registries and the builder contracts can raise, for decoding revert data from any call. */
 export const registryErrorsAbi = parseAbi([
   'error FileUrlAlreadyUsed()',
-  'error InvalidSchemaId(uint256 schemaId)'
+  'error InvalidSchemaId(uint256 schemaId)',
+  'error ZeroAddress()',
+  'error GranteeAlreadyRegistered()',
+  'error GranteeNotFound()',
+  'error InvalidNonce()',
+  'error InvalidSignature()',
+  'error InactivePermission()',
+  'error NotPermissionGrantor()'
+])
+
+export const dataPortabilityGranteesAbi = parseAbi([
+  'struct GranteeInfo { address owner; address granteeAddress; string publicKey; }',
+  'function registerGrantee(address owner, address granteeAddress, string publicKey) returns (uint256)',
+  'function granteeAddressToId(address) view returns (uint256)',
+  'function grantees(uint256 granteeId) view returns (GranteeInfo)',
+  'function granteesCount() view returns (uint256)',
+  'event GranteeRegistered(uint256 indexed granteeId, address indexed owner, address indexed granteeAddress, string publicKey)',
+  'error ZeroAddress()',
+  'error GranteeAlreadyRegistered()',
+  'error GranteeNotFound()'
+])
+
+export const dataPortabilityPermissionsAbi = parseAbi([
+  'struct PermissionInput { uint256 nonce; uint256 granteeId; string grant; uint256[] fileIds; }',
+  'struct PermissionInfo { uint256 id; address grantor; uint256 nonce; uint256 granteeId; string grant; uint256 startBlock; uint256 endBlock; uint256[] fileIds; }',
+  'function addPermission(PermissionInput input, bytes signature) returns (uint256)',
+  'function revokePermission(uint256 permissionId)',
+  'function userNonce(address) view returns (uint256)',
+  'function permissions(uint256 permissionId) view returns (PermissionInfo)',
+  'event PermissionAdded(uint256 indexed permissionId, address indexed user, uint256 indexed granteeId, string grant, uint256[] fileIds)',
+  'event PermissionRevoked(uint256 indexed permissionId)',
+  'error InvalidNonce()',
+  'error InvalidSignature()',
+  'error GranteeNotFound()',
+  'error InactivePermission()',
+  'error NotPermissionGrantor()'
 ])

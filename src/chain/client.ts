@@ -13,7 +13,7 @@ import { dataRefinerRegistryAbi, dataRegistryAbi } from './abi.js'
 import { CANONICAL_MULTICALL3, type ChainConfig } from './config.js'
 import { findRevert, toChainError } from './errors.js'
 import { createFileRegistrar, type FileToRegister, type RegisterOptions, type RegistrationOutcome } from './file-registration.js'
-import { createTxSender, mapLimit, type ChainPublicClient } from './transactions.js'
+import { createTxSender, mapLimit, type ChainPublicClient, type TxSender } from './transactions.js'
 
 export type { FileToRegister, RegisterOptions, RegistrationOutcome } from './file-registration.js'
 
@@ -55,6 +55,12 @@ export interface ChainHealth {
 
 export interface ChainClient {
   readonly config: ChainConfig
+  /** Reads for other contract modules (builders); no transport retries, like every call here. */
+  readonly publicClient: ChainPublicClient
+  /** Sends from the daemon's transaction key (shared, so nonces never collide). */
+  readonly txSender: TxSender
+  /** A sender for another local key (the owner's wallet); one per address, shared with the file registrar. */
+  senderFor (privateKey: Hex): TxSender
   /** Address of the daemon's transaction key (pays for every transaction). */
   readonly txAddress: Address
   /** Address of the owner's wallet when its key is configured (files are then sent from it). */
@@ -122,6 +128,8 @@ export function createChainClient (opts: ChainClientOptions): ChainClient {
   const senderOptions = { publicClient, chainId: config.chainId, pollIntervalMs: config.pollIntervalMs, receiptTimeoutMs: opts.receiptTimeoutMs ?? 120_000 }
   const txSender = createTxSender({ ...senderOptions, account: txAccount })
   const ownerSender = ownerAccount !== null ? createTxSender({ ...senderOptions, account: ownerAccount }) : null
+  const senders = new Map<string, TxSender>([[txAccount.address.toLowerCase(), txSender]])
+  if (ownerSender !== null) senders.set(ownerSender.address.toLowerCase(), ownerSender)
   const maxLogRange = opts.maxLogRange ?? 10_000n
 
   async function attempt<T> (action: string, fn: () => Promise<T>): Promise<T> {
@@ -165,6 +173,18 @@ export function createChainClient (opts: ChainClientOptions): ChainClient {
 
   const client: ChainClient = {
     config,
+    publicClient,
+    txSender,
+    senderFor (privateKey) {
+      const account = privateKeyToAccount(privateKey)
+      const key = account.address.toLowerCase()
+      let sender = senders.get(key)
+      if (sender === undefined) {
+        sender = createTxSender({ ...senderOptions, account })
+        senders.set(key, sender)
+      }
+      return sender
+    },
     txAddress: txAccount.address,
     ownerAddress: ownerAccount?.address ?? null,
 

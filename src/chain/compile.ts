@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import type { Abi, Hex } from 'viem'
 import { HearthError } from '../errors.js'
 
-export const CONTRACT_NAMES = ['DataRefinerRegistry', 'DataRegistry', 'Multicall3'] as const
+export const CONTRACT_NAMES = ['DataRefinerRegistry', 'DataRegistry', 'Multicall3', 'DataPortabilityGrantees', 'DataPortabilityPermissions'] as const
 export type ContractName = typeof CONTRACT_NAMES[number]
 
 export interface CompiledContract {

@@ -16,6 +16,10 @@ export interface ChainConfig {
    * call (and one transaction) per item.
    */
   multicall?: Address
+  /** The builder registry (docs/protocol.md §3.8); absent = builders only in the local registry. */
+  dataPortabilityGrantees?: Address
+  /** Where approved grants are relayed (docs/protocol.md §3.8); absent = grants stay local. */
+  dataPortabilityPermissions?: Address
   /** Blocks on top of the registration block (inclusive) before a file counts as registered. */
   confirmations: number
   pollIntervalMs: number
@@ -24,6 +28,8 @@ export interface ChainConfig {
 /** Proxies of the deployed registries; the same addresses on mainnet and on Moksha. */
 const VANA_DATA_REGISTRY: Address = '0x8C8788f98385F6ba1adD4234e551ABba0f82Cb7C'
 const VANA_DATA_REFINER_REGISTRY: Address = '0x93c3EF89369fDcf08Be159D9DeF0F18AB6Be008c'
+const VANA_DATA_PORTABILITY_GRANTEES: Address = '0x8325C0A0948483EdA023A1A2Fd895e62C5131234'
+const VANA_DATA_PORTABILITY_PERMISSIONS: Address = '0xD54523048AdD05b4d734aFaE7C68324Ebb7373eF'
 
 /**
  * The address the canonical Multicall3 has on most EVM chains. It is not in the presets because
@@ -39,6 +45,8 @@ export const CHAIN_PRESETS: Record<ChainPreset, ChainConfig> = {
     chainId: 1480,
     dataRegistry: VANA_DATA_REGISTRY,
     dataRefinerRegistry: VANA_DATA_REFINER_REGISTRY,
+    dataPortabilityGrantees: VANA_DATA_PORTABILITY_GRANTEES,
+    dataPortabilityPermissions: VANA_DATA_PORTABILITY_PERMISSIONS,
     confirmations: 3,
     pollIntervalMs: 4_000
   },
@@ -48,6 +56,8 @@ export const CHAIN_PRESETS: Record<ChainPreset, ChainConfig> = {
     chainId: 14800,
     dataRegistry: VANA_DATA_REGISTRY,
     dataRefinerRegistry: VANA_DATA_REFINER_REGISTRY,
+    dataPortabilityGrantees: VANA_DATA_PORTABILITY_GRANTEES,
+    dataPortabilityPermissions: VANA_DATA_PORTABILITY_PERMISSIONS,
     confirmations: 3,
     pollIntervalMs: 4_000
   }
@@ -72,7 +82,9 @@ export function resolveChainConfig (input: Partial<ChainConfig> & { preset?: Cha
   for (const key of ['dataRegistry', 'dataRefinerRegistry'] as const) {
     if (typeof config[key] !== 'string' || !isAddress(config[key])) problems.push(`${key} must be an address`)
   }
-  if (config.multicall !== undefined && !isAddress(config.multicall)) problems.push('multicall must be an address')
+  for (const key of ['multicall', 'dataPortabilityGrantees', 'dataPortabilityPermissions'] as const) {
+    if (config[key] !== undefined && !isAddress(config[key])) problems.push(`${key} must be an address`)
+  }
   if (!Number.isSafeInteger(config.confirmations) || (config.confirmations ?? 0) < 1) problems.push('confirmations must be an integer >= 1')
   if (!Number.isSafeInteger(config.pollIntervalMs) || (config.pollIntervalMs ?? 0) < 1) problems.push('pollIntervalMs must be a positive integer')
   if (problems.length > 0) throw new HearthError('CONFIG_INVALID', 'invalid chain configuration', { problems })

@@ -1,5 +1,5 @@
 // A local EVM for development and tests: the `anvil` binary from @foundry-rs/anvil on
-// 127.0.0.1, with the two registries and a Multicall3 deployed, so the whole protocol runs on one
+// 127.0.0.1, with the two registries, a Multicall3 and the two builder-permission contracts deployed, so the whole protocol runs on one
 // machine. The chain can be killed and restarted on the same port with the same state (tests use
 // this to make the RPC really unreachable in between).
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -31,6 +31,8 @@ export interface DevChainContracts {
   dataRegistry: Address
   dataRefinerRegistry: Address
   multicall: Address
+  dataPortabilityGrantees: Address
+  dataPortabilityPermissions: Address
 }
 
 export interface DevChain {
@@ -240,7 +242,8 @@ async function freePort (): Promise<number> {
 
 /**
  * Deploys the contracts from account 0 unless a loaded state already has them. The addresses
- * follow from the deployer's nonces 0..2, so they are the same on every fresh dev chain.
+ * follow from the deployer's nonces 0..4, so they are the same on every fresh dev chain. A state
+ * saved before the builder contracts existed (nonces 0..2 used) gets them at nonces 3..4.
  */
 async function deployContracts (rpcUrl: string, deployerKey: Hex): Promise<DevChainContracts> {
   const account = privateKeyToAccount(deployerKey)
@@ -249,19 +252,30 @@ async function deployContracts (rpcUrl: string, deployerKey: Hex): Promise<DevCh
   const publicClient = createPublicClient({ transport, chain })
   const walletClient = createWalletClient({ transport, chain, account })
   const at = (nonce: number): Address => getContractAddress({ from: account.address, nonce: BigInt(nonce) })
-  const contracts: DevChainContracts = { dataRefinerRegistry: at(0), dataRegistry: at(1), multicall: at(2) }
+  const contracts: DevChainContracts = {
+    dataRefinerRegistry: at(0),
+    dataRegistry: at(1),
+    multicall: at(2),
+    dataPortabilityGrantees: at(3),
+    dataPortabilityPermissions: at(4)
+  }
   const order: Array<[keyof DevChainContracts, ContractName, unknown[]]> = [
     ['dataRefinerRegistry', 'DataRefinerRegistry', []],
     ['dataRegistry', 'DataRegistry', [contracts.dataRefinerRegistry]],
-    ['multicall', 'Multicall3', []]
+    ['multicall', 'Multicall3', []],
+    ['dataPortabilityGrantees', 'DataPortabilityGrantees', []],
+    ['dataPortabilityPermissions', 'DataPortabilityPermissions', [contracts.dataPortabilityGrantees]]
   ]
-  const code = await publicClient.getCode({ address: contracts.multicall })
-  if (code !== undefined && code !== '0x') return contracts
-  if (await publicClient.getTransactionCount({ address: account.address }) !== 0) {
+  const sent = await publicClient.getTransactionCount({ address: account.address })
+  if (sent >= order.length) {
+    const code = await publicClient.getCode({ address: contracts.dataPortabilityPermissions })
+    if (code !== undefined && code !== '0x') return contracts
+  }
+  if (sent !== 0 && sent !== 3) {
     throw new HearthError('CONFIG_INVALID', 'the dev chain state was used by something else: its deployer account has sent transactions but the contracts are missing')
   }
   const compiled = await compileContracts()
-  for (const [key, name, args] of order) {
+  for (const [key, name, args] of order.slice(sent)) {
     const hash = await walletClient.deployContract({ abi: compiled[name].abi, bytecode: compiled[name].bytecode, args })
     const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 })
     if (receipt.status !== 'success' || receipt.contractAddress?.toLowerCase() !== contracts[key].toLowerCase()) {
