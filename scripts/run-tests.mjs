@@ -1,5 +1,6 @@
 // Runs every test under test/ with node:test. Node 20's runner does not discover .ts files on
 // its own, so the list is explicit. Extra arguments narrow the run to files whose path contains them.
+// A full run type-checks src/, test/, bench/ and scripts/ first (tsx runs without checking types).
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
@@ -14,6 +15,10 @@ function walk (dir) {
 const filters = process.argv.slice(2)
 const files = walk('test').sort().filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
 if (files.length === 0) { console.error('no test files matched'); process.exit(1) }
+if (filters.length === 0) {
+  const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.check.json'], { stdio: 'inherit' })
+  if (tsc.status !== 0) { console.error('type check failed'); process.exit(tsc.status ?? 1) }
+}
 const concurrency = process.env.HEARTH_TEST_CONCURRENCY ?? '2'
 const r = spawnSync(process.execPath, [
   '--import', 'tsx', '--import', './src/polyfill.ts',

@@ -164,7 +164,7 @@ test('the optional TCP listener demands the bearer token', async (t) => {
   const token = (await readFile(join(d.home.identity, 'api-token'), 'utf8')).trim()
   const anon = await fetch(`http://127.0.0.1:${port}/health`)
   assert.equal(anon.status, 401)
-  assert.equal((await anon.json()).error.errorCode, 'UNAUTHORIZED')
+  assert.equal(((await anon.json()) as { error: { errorCode: string } }).error.errorCode, 'UNAUTHORIZED')
   const wrong = await fetch(`http://127.0.0.1:${port}/health`, { headers: { authorization: 'Bearer nope' } })
   assert.equal(wrong.status, 401)
   const good = await fetch(`http://127.0.0.1:${port}/health`, { headers: { authorization: `Bearer ${token}` } })

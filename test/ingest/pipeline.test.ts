@@ -1,0 +1,183 @@
+// The ingest pipeline on its own: a real index in a temp folder, an in-memory storage backend
+// with real CIDs, real OpenPGP, one schema. What the daemon tests reach only through processes.
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/db/database.js'
+import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
+import { createSchemaValidators } from '../../src/registry/validators.js'
+import type { ResolvedSchema } from '../../src/registry/types.js'
+import { decryptEnvelopeBytes, encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
+import { scopeKeyHex } from '../../src/protocol/keys.js'
+import { silentLogger } from '../../src/log.js'
+import { memoryStorage, type MemoryStorage } from '../support/memory-storage.js'
+import { tempDir } from '../support/tmp.js'
+
+const SCOPE = 'instagram.profile'
+const SCHEMA: ResolvedSchema = {
+  id: '7',
+  ownerAddress: null,
+  name: 'Instagram Profile',
+  dialect: 'json',
+  definitionUrl: 'ipfs://bafkreitestdefinition',
+  scope: SCOPE,
+  addedAt: null,
+  definition: {
+    name: 'Instagram Profile',
+    version: '1.0.0',
+    scope: SCOPE,
+    dialect: 'json',
+    schema: { type: 'object', properties: { username: { type: 'string' } }, required: ['username'] }
+  }
+}
+const MASTER = new Uint8Array(65).fill(7)
+
+interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: MemoryStorage, dataDir: string, stored: string[], indexed: string[] }
+
+async function rig (t: TestContext): Promise<Rig> {
+  const root = await tempDir(t, 'hearth-pipeline-')
+  const dataDir = join(root, 'data')
+  await mkdir(dataDir)
+  const db = await openDatabase(join(root, 'index'))
+  t.after(async () => { await db.close() })
+  const index = await openFileIndex({ db })
+  const storage = memoryStorage()
+  const validators = createSchemaValidators()
+  const stored: string[] = []
+  const indexed: string[] = []
+  const pipeline = createIngestPipeline({
+    dataDir,
+    index,
+    storage,
+    schemas: {
+      byScope: async (scope) => scope === SCOPE ? SCHEMA : null,
+      byId: async (id) => id === SCHEMA.id ? SCHEMA : null
+    },
+    validate: (schema, data) => validators.validateData(schema, data),
+    masterKey: MASTER,
+    logger: silentLogger(),
+    onStored: (r) => { stored.push(r.path) },
+    onIndexed: (r) => { indexed.push(r.path) }
+  })
+  return { pipeline, index, storage, dataDir, stored, indexed }
+}
+
+function envelope (username: string, collectedAt: string): string {
+  return JSON.stringify({ $schema: SCHEMA.definitionUrl, version: '1.0', scope: SCOPE, collectedAt, data: { username } })
+}
+
+async function decryptRecord (r: Rig, path: string): Promise<any> {
+  const record = await r.index.get(path)
+  assert.ok(record?.cid, `${path} has a CID`)
+  const plain = await decryptEnvelopeBytes(await r.storage.get(record.cid), scopeKeyHex(MASTER, SCOPE))
+  return JSON.parse(new TextDecoder().decode(plain))
+}
+
+test('a dropped file is validated, encrypted, stored and indexed once; a second pass changes nothing', async (t) => {
+  const r = await rig(t)
+  await mkdir(join(r.dataDir, SCOPE))
+  await writeFile(join(r.dataDir, SCOPE, '2026-01-21T10-00-00Z.json'), envelope('alice', '2026-01-21T10:00:00Z'))
+  const first = await r.pipeline.ingestPath(`${SCOPE}/2026-01-21T10-00-00Z.json`)
+  assert.equal(first.outcome, 'ingested')
+  assert.equal(first.record?.state, 'stored')
+  assert.equal(first.record?.schemaId, '7')
+  assert.equal((await decryptRecord(r, first.path)).data.username, 'alice')
+  const again = await r.pipeline.ingestPath(`${SCOPE}/2026-01-21T10-00-00Z.json`)
+  assert.equal(again.outcome, 'unchanged')
+  assert.equal(r.storage.blobs.size, 1, 'nothing stored twice')
+  assert.deepEqual(r.stored, [first.path])
+})
+
+test('an edited stored file becomes a new version; the old one keeps its ciphertext under path#cid', async (t) => {
+  const r = await rig(t)
+  const rel = `${SCOPE}/2026-01-21T10-00-00Z.json`
+  await mkdir(join(r.dataDir, SCOPE))
+  await writeFile(join(r.dataDir, rel), envelope('alice', '2026-01-21T10:00:00Z'))
+  const v1 = await r.pipeline.ingestPath(rel)
+  await writeFile(join(r.dataDir, rel), envelope('alice2', '2026-01-21T10:00:00Z'))
+  const v2 = await r.pipeline.ingestPath(rel)
+  assert.equal(v2.outcome, 'ingested')
+  assert.notEqual(v2.record?.cid, v1.record?.cid)
+  const old = await r.index.get(`${rel}#${v1.record!.cid!}`)
+  assert.equal(old?.cid, v1.record?.cid, 'the old version is indexed under path#cid')
+  assert.equal((await decryptRecord(r, `${rel}#${v1.record!.cid!}`)).data.username, 'alice')
+  assert.equal((await decryptRecord(r, rel)).data.username, 'alice2')
+})
+
+test('an invalid file is rejected with its reasons and stays where it is; an unknown scope waits', async (t) => {
+  const r = await rig(t)
+  await mkdir(join(r.dataDir, SCOPE))
+  await writeFile(join(r.dataDir, SCOPE, 'bad.json'), JSON.stringify({ $schema: SCHEMA.definitionUrl, version: '1.0', scope: SCOPE, collectedAt: '2026-01-21T10:00:00Z', data: { name: 'x' } }))
+  const bad = await r.pipeline.ingestPath(`${SCOPE}/bad.json`)
+  assert.equal(bad.outcome, 'rejected')
+  assert.equal(bad.record?.errorCode, 'SCHEMA_VALIDATION_FAILED')
+  assert.match(bad.reason ?? '', /username/)
+  assert.ok((await readdir(join(r.dataDir, SCOPE))).includes('bad.json'))
+  await mkdir(join(r.dataDir, 'spotify.savedTracks'))
+  await writeFile(join(r.dataDir, 'spotify.savedTracks', 'a.json'), JSON.stringify({ $schema: 'ipfs://x', version: '1.0', scope: 'spotify.savedTracks', collectedAt: '2026-01-21T10:00:00Z', data: {} }))
+  const waiting = await r.pipeline.ingestPath('spotify.savedTracks/a.json')
+  assert.equal(waiting.outcome, 'waiting-schema')
+  assert.equal(r.storage.blobs.size, 0)
+  assert.deepEqual(r.stored, [])
+})
+
+test('submits stamped in one millisecond each get their own file; a taken name moves on by a millisecond', async (t) => {
+  const r = await rig(t)
+  const results = await Promise.all(Array.from({ length: 20 }, async (_, i) => await r.pipeline.submit(SCOPE, { username: `u${i}` })))
+  assert.equal(new Set(results.map((x) => x.path)).size, 20, 'twenty distinct files')
+  assert.ok(results.every((x) => x.status === 'stored'))
+  // a caller-given collectedAt whose name is taken by other bytes moves on by one millisecond
+  const at = '2026-02-01T00:00:00.000Z'
+  const a = await r.pipeline.submit(SCOPE, { username: 'first' }, { collectedAt: at })
+  const b = await r.pipeline.submit(SCOPE, { username: 'second' }, { collectedAt: at })
+  assert.equal(a.path, `${SCOPE}/2026-02-01T00-00-00.000Z.json`)
+  assert.equal(b.path, `${SCOPE}/2026-02-01T00-00-00.001Z.json`)
+  // the same bytes again with the same collectedAt are a re-delivery, not a new file
+  const again = await r.pipeline.submit(SCOPE, { username: 'first' }, { collectedAt: at })
+  assert.equal(again.status, 'duplicate')
+  assert.equal(again.path, a.path)
+  assert.equal((await readdir(join(r.dataDir, SCOPE))).length, 22)
+})
+
+test('with storage down a submit is written and reported queued, and stored once storage is back', async (t) => {
+  const r = await rig(t)
+  r.storage.down = true
+  const queued = await r.pipeline.submit(SCOPE, { username: 'offline' })
+  assert.equal(queued.status, 'queued')
+  assert.match(await readFile(join(r.dataDir, queued.path), 'utf8'), /offline/)
+  r.storage.down = false
+  const later = await r.pipeline.ingestPath(queued.path)
+  assert.equal(later.outcome, 'ingested')
+  assert.equal((await decryptRecord(r, queued.path)).data.username, 'offline')
+})
+
+test('a received ciphertext is written under its collectedAt name, a clash gets a CID-suffixed name, a repeat is "exists"', async (t) => {
+  const r = await rig(t)
+  const key = scopeKeyHex(MASTER, SCOPE)
+  const at = '2026-03-01T12:00:00Z'
+  const peerCipher = await encryptEnvelopeBytes(new TextEncoder().encode(envelope('from-peer', at)), key)
+  const cid = await r.storage.add(peerCipher)
+  assert.equal(await r.pipeline.receive(peerCipher, { cid, schemaId: '7', origin: 'peer' }), 'written')
+  const rel = `${SCOPE}/2026-03-01T12-00-00Z.json`
+  assert.equal((await r.index.get(rel))?.cid, cid, 'indexed under the sender\'s CID')
+  assert.equal(JSON.parse(await readFile(join(r.dataDir, rel), 'utf8')).data.username, 'from-peer')
+  assert.equal(await r.pipeline.receive(peerCipher, { cid, schemaId: '7', origin: 'peer' }), 'exists')
+
+  // another envelope with the same collectedAt: same name taken by other bytes → suffixed name
+  const other = await encryptEnvelopeBytes(new TextEncoder().encode(envelope('other', at)), key)
+  const otherCid = await r.storage.add(other)
+  assert.equal(await r.pipeline.receive(other, { cid: otherCid, schemaId: '7', origin: 'peer', fileId: '42' }), 'written')
+  const suffixed = `${SCOPE}/2026-03-01T12-00-00Z.${otherCid.slice(-12)}.json`
+  const rec = await r.index.get(suffixed)
+  assert.equal(rec?.state, 'registered')
+  assert.equal(rec?.fileId, '42')
+  assert.deepEqual(r.stored, [], 'received files are not queued for registration again')
+  assert.deepEqual(r.indexed, [rel, suffixed])
+
+  // a ciphertext under a key of another scope does not decrypt: refused, nothing written
+  const foreign = await encryptEnvelopeBytes(new TextEncoder().encode(envelope('x', at)), scopeKeyHex(MASTER, 'spotify.savedTracks'))
+  await assert.rejects(r.pipeline.receive(foreign, { cid: await r.storage.add(foreign), schemaId: '7', origin: 'peer' }), (e: Error & { code?: string }) => e.code === 'DECRYPTION_FAILED')
+  assert.equal((await readdir(join(r.dataDir, SCOPE))).length, 2)
+})
