@@ -116,7 +116,7 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
   ingest: object({
     concurrency: integer(4, 1, 256, 'files processed at once'),
     stabilityMs: integer(300, 0, 60_000, 'a dropped file must be unchanged this long before it is read'),
-    maxFileBytes: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),
+    maxFileBytes: integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),
     usePolling: boolean(false, 'rescan the folder every `ingest.pollIntervalMs` instead of change notifications (network filesystems)'),
     pollIntervalMs: integer(5_000, 100, MS_DAY, 'rescan interval with `ingest.usePolling`')
   })
