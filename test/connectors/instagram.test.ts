@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import { fixMojibake } from '../../plugins/instagram/index.js'
 import { tempDir } from '../support/tmp.js'
 import { writeBothExports, writeZipExport } from './fixtures/exports.js'
-import { carouselPost, instagramExportFiles, metaJson, singlePost, type ProfileSpec } from './fixtures/instagram.js'
+import { carouselPost, instagramExportFiles, metaJson, singlePost, type Categories, type Layout, type ProfileSpec } from './fixtures/instagram.js'
 import { assertItemsValid, readItems, shippedConnector } from './fixtures/run.js'
 
 const JANE: ProfileSpec = {
@@ -28,6 +28,39 @@ const PAGE_1 = [
 ]
 const PAGE_2 = [singlePost('media/posts/202312/17800000000000009.heic', 1703000000, '')]
 
+const ABSENT_NOTES = [
+  'no followers in this export: nothing for instagram.followers',
+  'no followed accounts in this export: nothing for instagram.following',
+  'no likes in this export: nothing for instagram.likes',
+  'no saved posts in this export: nothing for instagram.saved',
+  'no comments in this export: nothing for instagram.comments',
+  'no messages/inbox/ in this export: nothing for instagram.conversations'
+]
+
+const T = 1717000000
+const CATEGORIES: Categories = {
+  followers: [['friend.one', T], ['zoë_ü', T + 60]],
+  following: [['friend.one', T + 120], ['café.tokyo', T + 180]],
+  likedPosts: [['friend.one', 'https://www.instagram.com/p/AbC123/', T + 200]],
+  likedComments: [['zoë_ü', 'https://www.instagram.com/p/XyZ789/', T + 210]],
+  saved: [['café.tokyo', 'https://www.instagram.com/p/SaVeD1/', T + 300]],
+  comments: [['friend.one', 'Magnifique 😍 vue', T + 400]],
+  reelComments: [['zoë_ü', 'lol 😂', T + 500]],
+  threads: [{
+    folder: 'friendone_1234567890',
+    title: 'friend.one',
+    participants: ['friend.one', 'Jane Dœ 🌸'],
+    pages: 2,
+    messages: [
+      { sender_name: 'friend.one', timestamp_ms: T * 1000 + 1, content: 'Salut ! On se voit à Zürich ? 🇨🇭', is_geoblocked_for_viewer: false },
+      { sender_name: 'Jane Dœ 🌸', timestamp_ms: T * 1000 + 2000, content: 'Oui 😀', reactions: [{ reaction: '❤', actor: 'friend.one' }] },
+      { sender_name: 'friend.one', timestamp_ms: T * 1000 + 3000, photos: [{ uri: 'your_instagram_activity/messages/inbox/friendone_1234567890/photos/1.jpg', creation_timestamp: T }] },
+      { sender_name: 'Jane Dœ 🌸', timestamp_ms: T * 1000 + 4000, share: { link: 'https://www.instagram.com/p/AbC123/', share_text: 'look', original_content_owner: 'friend.one' } },
+      { sender_name: 'friend.one', timestamp_ms: T * 1000 + 5000, audio_files: [{ uri: 'your_instagram_activity/messages/inbox/friendone_1234567890/audio/2.mp4', creation_timestamp: T }], is_unsent: false }
+    ]
+  }]
+}
+
 test('instagram: profile and posts from a current-layout export, mojibake repaired, zip equal to folder', async (t) => {
   const dir = await tempDir(t)
   const connector = await shippedConnector('instagram')
@@ -39,7 +72,7 @@ test('instagram: profile and posts from a current-layout export, mojibake repair
   const fromFolder = await readItems(connector, folder)
   assert.deepEqual(fromFolder.items, fromZip.items)
   await assertItemsValid(fromZip.items)
-  assert.deepEqual(fromZip.notes, ['1 post(s) without media or time skipped'])
+  assert.deepEqual(fromZip.notes, ['1 post(s) without media or time skipped', ...ABSENT_NOTES])
 
   const [profile, posts] = fromZip.items
   assert.equal(fromZip.items.length, 2)
@@ -88,7 +121,7 @@ test('instagram: the older layout (personal_information/ and content/ at the top
   const zip = await writeZipExport(dir, 'old.zip', instagramExportFiles({ profile: { username: 'old_timer' }, posts: [PAGE_2], layout: 'older' }))
   const { items, notes } = await readItems(connector, zip)
   await assertItemsValid(items)
-  assert.deepEqual(notes, [])
+  assert.deepEqual(notes, ABSENT_NOTES)
   assert.deepEqual(items.map((i) => [i.scope, i.data]), [
     ['instagram.profile', { username: 'old_timer' }],
     ['instagram.posts', { posts: [{ createdAt: '2023-12-19T15:33:20Z', media: [{ uri: 'media/posts/202312/17800000000000009.heic', kind: 'photo', createdAt: '2023-12-19T15:33:20Z' }] }] }]
@@ -101,22 +134,82 @@ test('instagram: missing files yield nothing for their scope, with a note; no po
 
   const profileOnly = await readItems(connector, await writeZipExport(dir, 'profile-only.zip', instagramExportFiles({ profile: JANE })))
   assert.deepEqual(profileOnly.items.map((i) => i.scope), ['instagram.profile'])
-  assert.deepEqual(profileOnly.notes, ['no content/posts_1.json in this export: nothing for instagram.posts'])
+  assert.deepEqual(profileOnly.notes, ['no posts_1.json (content/ or media/) in this export: nothing for instagram.posts', ...ABSENT_NOTES])
 
   const postsOnly = await readItems(connector, await writeZipExport(dir, 'posts-only.zip', instagramExportFiles({ posts: [[]] })))
   assert.deepEqual(postsOnly.items.map((i) => [i.scope, i.data]), [['instagram.posts', { posts: [] }]])
-  assert.deepEqual(postsOnly.notes, ['no personal_information/personal_information.json in this export: nothing for instagram.profile'])
+  assert.deepEqual(postsOnly.notes, ['no personal_information.json in this export: nothing for instagram.profile', ...ABSENT_NOTES])
   await assertItemsValid(postsOnly.items)
 
   const empty = await readItems(connector, await writeZipExport(dir, 'empty.zip', {}))
   assert.deepEqual(empty.items, [])
-  assert.equal(empty.notes.length, 2)
+  assert.equal(empty.notes.length, 2 + ABSENT_NOTES.length)
 
   const nameless = await readItems(connector, await writeZipExport(dir, 'nameless.zip', {
     'personal_information/personal_information/personal_information.json': metaJson({ profile_user: [{ string_map_data: { Name: { value: 'x' } } }] })
   }))
   assert.deepEqual(nameless.items, [])
-  assert.match(nameless.notes[0]!, /has no username/)
+  assert.deepEqual(nameless.skipped, [{ path: 'personal_information/personal_information/personal_information.json', reason: 'no username in it: nothing for instagram.profile' }])
+})
+
+test('instagram: every category of an export, in each layout (2023, 2024, 2025–2026), gives the same items', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('instagram')
+  const read = async (layout: Layout): Promise<Awaited<ReturnType<typeof readItems>>> =>
+    await readItems(connector, await writeZipExport(dir, `ig-${layout}.zip`, instagramExportFiles({ layout, profile: JANE, posts: [PAGE_2], categories: CATEGORIES })))
+  const layouts = { 2023: await read('2023'), 2024: await read('2024'), 2025: await read('2025') }
+  for (const [layout, r] of Object.entries(layouts)) {
+    await assertItemsValid(r.items)
+    assert.deepEqual(r.notes, [], layout)
+    assert.deepEqual(r.skipped, [], layout)
+    assert.deepEqual(r.items.map((i) => i.scope), ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations'], layout)
+  }
+  const data = (layout: keyof typeof layouts, scope: string): any => layouts[layout].items.find((i) => i.scope === scope)!.data
+  for (const layout of [2023, 2024, 2025] as const) {
+    assert.deepEqual(data(layout, 'instagram.followers').accounts.map((a: any) => [a.username, a.since]), [['friend.one', '2024-05-29T16:26:40Z'], ['zoë_ü', '2024-05-29T16:27:40Z']], `${layout} followers`)
+    assert.deepEqual(data(layout, 'instagram.following').accounts.map((a: any) => [a.username, a.since]), [['friend.one', '2024-05-29T16:28:40Z'], ['café.tokyo', '2024-05-29T16:29:40Z']], `${layout} following, username from title in 2025`)
+    assert.deepEqual(data(layout, 'instagram.likes').likes.map((l: any) => [l.kind, l.owner, l.url, l.likedAt]), [
+      ['post', 'friend.one', 'https://www.instagram.com/p/AbC123/', '2024-05-29T16:30:00Z'],
+      ['comment', 'zoë_ü', 'https://www.instagram.com/p/XyZ789/', '2024-05-29T16:30:10Z']
+    ], `${layout} likes`)
+    assert.deepEqual(data(layout, 'instagram.saved'), { saved: [{ owner: 'café.tokyo', url: 'https://www.instagram.com/p/SaVeD1/', savedAt: '2024-05-29T16:31:40Z' }] })
+    assert.deepEqual(data(layout, 'instagram.comments'), { comments: [
+      { text: 'Magnifique 😍 vue', on: 'post', mediaOwner: 'friend.one', createdAt: '2024-05-29T16:33:20Z' },
+      { text: 'lol 😂', on: 'reel', mediaOwner: 'zoë_ü', createdAt: '2024-05-29T16:35:00Z' }
+    ] })
+    assert.deepEqual(data(layout, 'instagram.conversations'), data(2024, 'instagram.conversations'))
+    assert.deepEqual(data(layout, 'instagram.posts'), data(2024, 'instagram.posts'), `${layout}: posts from content/ or media/`)
+  }
+  const dm = layouts[2025].items.find((i) => i.scope === 'instagram.conversations')!
+  assert.equal(dm.collectedAt, new Date(T * 1000 + 5000).toISOString(), 'a thread is dated by its last message')
+  const inboxPrefix = 'your_instagram_activity/messages/inbox/friendone_1234567890'
+  assert.deepEqual(dm.data, {
+    id: 'friendone_1234567890',
+    folder: 'inbox',
+    title: 'friend.one',
+    participants: ['friend.one', 'Jane Dœ 🌸'],
+    messages: [
+      { sender: 'friend.one', sentAt: new Date(T * 1000 + 1).toISOString(), text: 'Salut ! On se voit à Zürich ? 🇨🇭' },
+      { sender: 'Jane Dœ 🌸', sentAt: new Date(T * 1000 + 2000).toISOString(), text: 'Oui 😀', reactions: [{ reaction: '❤', actor: 'friend.one' }] },
+      { sender: 'friend.one', sentAt: new Date(T * 1000 + 3000).toISOString(), attachments: [{ kind: 'photo', uri: `${inboxPrefix}/photos/1.jpg` }] },
+      { sender: 'Jane Dœ 🌸', sentAt: new Date(T * 1000 + 4000).toISOString(), share: { url: 'https://www.instagram.com/p/AbC123/', text: 'look', owner: 'friend.one' } },
+      { sender: 'friend.one', sentAt: new Date(T * 1000 + 5000).toISOString(), attachments: [{ kind: 'audio', uri: `${inboxPrefix}/audio/2.mp4` }] }
+    ]
+  }, 'two message files merged oldest first, mojibake repaired, media kept as paths')
+})
+
+test('instagram: a partial export with a broken file and an empty category imports the rest', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('instagram')
+  const files = instagramExportFiles({ layout: '2025', categories: { following: CATEGORIES.following!, comments: CATEGORIES.comments! } })
+  files['connections/followers_and_following/followers_1.json'] = '[{"title": "", "string_list_data": [{"href": '
+  files['your_instagram_activity/saved/no-data.txt'] = 'No data'
+  const r = await readItems(connector, await writeZipExport(dir, 'partial.zip', files))
+  await assertItemsValid(r.items)
+  assert.deepEqual(r.items.map((i) => i.scope), ['instagram.following', 'instagram.comments'])
+  assert.equal(r.skipped.length, 1)
+  assert.equal(r.skipped[0]!.path, 'connections/followers_and_following/followers_1.json')
+  assert.match(r.skipped[0]!.reason, /is not valid JSON/)
 })
 
 test('instagram: mojibake repair leaves genuine Latin-1 and already-correct text alone', () => {

@@ -1,0 +1,107 @@
+// @ts-check
+// Helpers the shipped connectors share (the loader skips folders named _x). A file of an export
+// that cannot be read — not valid JSON (real Spotify exports hold one), over the size limit, a
+// zip bomb — is passed over with its reason through opts.skip, and the import goes on.
+
+/** @typedef {import('../../src/connectors/types.js').ExportSource} ExportSource */
+/** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
+
+/** Error codes that concern one file of the export, not the whole import. */
+const FILE_PROBLEMS = new Set(['EXPORT_UNREADABLE', 'EXPORT_TOO_LARGE'])
+
+/** @param {unknown} err @returns {err is Error & {code: string}} */
+export function isFileProblem (err) {
+  return err instanceof Error && FILE_PROBLEMS.has(/** @type {{code?: unknown}} */ (err).code)
+}
+
+/**
+ * The parsed JSON of `path`, or undefined (the file is listed as skipped with the reason).
+ * @param {ExportSource} source @param {string} path @param {ReadOptions} opts
+ * @returns {Promise<unknown>}
+ */
+export async function readJsonOrSkip (source, path, opts) {
+  try {
+    return await source.readJson(path)
+  } catch (err) {
+    if (!isFileProblem(err)) throw err
+    opts.skip(path, err.message)
+    return undefined
+  }
+}
+
+/**
+ * The values at `paths` of `path` as they stream in (default: the elements of the top-level
+ * array). When the file turns out broken part way, what came before is kept and the file is
+ * listed as skipped with how far it got.
+ * @param {ExportSource} source @param {string} path @param {ReadOptions} opts @param {string[]} [paths]
+ * @returns {AsyncGenerator<unknown>}
+ */
+export async function * streamJsonOrSkip (source, path, opts, paths) {
+  let n = 0
+  try {
+    for await (const value of source.streamJson(path, paths !== undefined ? { paths } : {})) {
+      n++
+      yield value
+    }
+  } catch (err) {
+    if (!isFileProblem(err)) throw err
+    opts.skip(path, n > 0 ? `${err.message} (the ${n} record(s) before the damage were read)` : err.message)
+  }
+}
+
+/** @param {unknown} v @returns {v is Record<string, unknown>} */
+export function isObject (v) { return v !== null && typeof v === 'object' && !Array.isArray(v) }
+
+/** @param {unknown} v @returns {string | undefined} */
+export function text (v) { return typeof v === 'string' && v.trim() !== '' ? v : undefined }
+
+/**
+ * Unix seconds → ISO 8601 UTC without fraction.
+ * @param {unknown} t
+ * @returns {string | undefined}
+ */
+export function isoSeconds (t) {
+  if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) return undefined
+  const d = new Date(Math.floor(t) * 1000)
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString().replace('.000Z', 'Z')
+}
+
+/**
+ * `{key: value}` when value is defined, else `{}`: for spreading optional fields.
+ * @template T
+ * @param {string} key
+ * @param {T | undefined} value
+ * @returns {Record<string, T>}
+ */
+export function optional (key, value) { return value === undefined ? {} : { [key]: value } }
+
+/**
+ * Groups time-stamped records by UTC month ("YYYY-MM"), months in order, records in time order
+ * (ties keep input order).
+ * @template R
+ * @param {R[]} records
+ * @param {(r: R) => string} timeOf ISO time of a record
+ * @returns {[string, R[]][]}
+ */
+export function byMonth (records, timeOf) {
+  const sorted = [...records].sort((a, b) => timeOf(a) < timeOf(b) ? -1 : timeOf(a) > timeOf(b) ? 1 : 0)
+  /** @type {Map<string, R[]>} */
+  const months = new Map()
+  for (const r of sorted) {
+    const month = timeOf(r).slice(0, 7)
+    const list = months.get(month)
+    if (list === undefined) months.set(month, [r])
+    else list.push(r)
+  }
+  return [...months]
+}
+
+/**
+ * Files matching `pattern`, sorted by the number in their name (posts_2 before posts_10), then path.
+ * @param {ExportSource} source @param {RegExp} pattern
+ */
+export function numberedFiles (source, pattern) {
+  /** @param {string} p */
+  const num = (p) => Number(/(\d+)\.\w+$/.exec(p)?.[1] ?? 0)
+  return source.find(pattern).sort((a, b) => num(a.path) - num(b.path) || (a.path < b.path ? -1 : 1))
+}
