@@ -5,9 +5,9 @@
 // time-to-first-chunk of a chat stream.
 //   node --import tsx bench/proxy.ts [requestsPerClient]
 import '../src/polyfill.js'
-import { Agent, createServer, request, type RequestOptions } from 'node:http'
+import { Agent, request, type RequestOptions } from 'node:http'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, mkdir, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
@@ -15,6 +15,7 @@ import { homeLayout } from '../src/home.js'
 import { openDatabase, openKv, createDurableQueue } from '../src/db/index.js'
 import { createProxy, type QueuedImageRequest } from '../src/proxy/index.js'
 import { startUpstreamSim } from '../test/support/upstream-sim.js'
+import { serveProxy } from '../test/support/upstream-proxy-harness.js'
 
 interface Target { name: string, options: (path: string, method: string) => RequestOptions }
 
@@ -88,13 +89,10 @@ async function proxyRole (baseUrl: string, token: string): Promise<void> {
   const proxy = createProxy({ config: { baseUrl }, home, kv: openKv(db, 'proxy'), queue: createDurableQueue<QueuedImageRequest>(db, 'upstream-images') })
   await proxy.start()
   await proxy.credentials.save(token)
-  await mkdir(home.run, { recursive: true })
-  const server = createServer((req, res) => { void proxy.handle(req, res) })
-  await new Promise<void>((resolve) => server.listen(home.socket, resolve))
+  const api = await serveProxy(home.socket, () => proxy)
   process.stdout.write(JSON.stringify({ socket: home.socket }) + '\n')
   await untilStdinEnds()
-  server.closeAllConnections()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
+  await api.close()
   await proxy.stop()
   await db.close()
   await rm(root, { recursive: true, force: true })

@@ -6,6 +6,8 @@ export const ERROR_CODES = {
   INVALID_SCOPE: 400,
   INVALID_BODY: 400,
   INVALID_JSON: 400,
+  JSON_TOO_DEEP: 400,         // objects/arrays nested deeper than the limit (body or dropped file)
+  NUMBER_NOT_REPRESENTABLE: 400, // a number literal a double cannot hold exactly (1e400, 1e-400, 2^53+1)
   INVALID_ENVELOPE: 400,
   INVALID_SCHEMA_DEFINITION: 400,
   INVALID_ARGUMENT: 400,

@@ -2,6 +2,7 @@
 // and the `{status, body, headers}` reply contract that keeps handlers free of raw response handling.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HearthError, toErrorBody } from '../errors.js'
+import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../protocol/bounded-json.js'
 import type { Access } from './router.js'
 
 export interface Reply {
@@ -64,18 +65,22 @@ export function isJsonContentType (header: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
 
-/** Check the content type, then parse `bytes()` as UTF-8 JSON. */
+/** Check the content type, then parse `bytes()` as UTF-8 JSON within the depth and number rules. */
 export async function readJson (req: IncomingMessage, bytes: () => Promise<Buffer>): Promise<unknown> {
   if (!isJsonContentType(req.headers['content-type'])) {
     req.resume()
     throw new HearthError('UNSUPPORTED_MEDIA_TYPE', `expected content-type application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}`)
   }
-  const body = await bytes()
-  try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body))
-  } catch (err) {
-    throw new HearthError('INVALID_JSON', `request body is not valid JSON: ${(err as Error).message}`)
-  }
+  return parseBoundedJsonBytes(await bytes(), { maxDepth: MAX_DATA_DEPTH, subject: 'request body' })
+}
+
+/**
+ * Values JSON has no form for, as the API writes them: a bigint (block numbers, chain ids, wei
+ * amounts, on-chain file ids) is always its decimal string, whatever its size, so a field has one
+ * type on the wire and no digit is lost. Everything else follows JSON.stringify (toJSON, Dates).
+ */
+export function wireValue (_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? value.toString() : value
 }
 
 export function sendReply (res: ServerResponse, reply: Reply): void {
@@ -91,7 +96,7 @@ export function sendReply (res: ServerResponse, reply: Reply): void {
     res.writeHead(reply.status, headers).end(reply.body)
     return
   }
-  const text = JSON.stringify(reply.body)
+  const text = JSON.stringify(reply.body, wireValue)
   headers['content-type'] ??= 'application/json; charset=utf-8'
   headers['content-length'] = String(Buffer.byteLength(text))
   res.writeHead(reply.status, headers).end(text)

@@ -36,10 +36,21 @@ import type { Access, Router } from './router.js'
 import { refuseDotSegments } from './path.js'
 import { resolveLoopback } from './loopback.js'
 
-/** A handler that owns the raw response (the streaming upstream passthrough). */
+/** What a raw mount gets besides the request: the parsed URL and a body reader with its own limit. */
+export interface MountContext {
+  url: URL
+  /** The body, refused past `limitBytes` with BODY_TOO_LARGE. */
+  readBody (limitBytes: number): Promise<Buffer>
+}
+
+/**
+ * A handler that owns the raw response (the streaming upstream passthrough): it writes `res`
+ * itself and returns null, or returns a Reply for the server to write. A thrown error is answered
+ * in the one error shape (when nothing was written yet). Paths reach it as sent, dot segments refused.
+ */
 export interface RawMount {
   prefix: string
-  handle (req: IncomingMessage, res: ServerResponse): Promise<void>
+  handle (req: IncomingMessage, res: ServerResponse, ctx: MountContext): Promise<Reply | null | void>
 }
 
 /** What a listener's authentication may use besides the request head. */
@@ -183,7 +194,11 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       const rawPath = (req.url ?? '/').split(/[?#]/)[0]!
       refuseDotSegments(rawPath)
       const mount = listener.mounts?.find((m) => rawPath.startsWith(m.prefix))
-      if (mount !== undefined) { await mount.handle(req, res); return }
+      if (mount !== undefined) {
+        const reply = await mount.handle(req, res, { url, readBody: async (limit) => await readBody(req, limit) })
+        if (reply != null) finish(req, res, { ...reply, headers: { ...extraHeaders(), ...reply.headers } })
+        return
+      }
 
       const method = (req.method ?? 'GET').toUpperCase()
       const { handler, params, access } = deps.router.match(method, rawPath, listener.serves)

@@ -27,6 +27,8 @@ import { addDataRoutes } from '../api/routes/data.js'
 import { addSchemaRoutes } from '../api/routes/schemas.js'
 import { addSystemRoutes, type StatusPart } from '../api/routes/system.js'
 import { addConfigRoutes } from '../api/routes/config.js'
+import { addUpstreamRoutes } from '../api/routes/upstream.js'
+import { addImageRoutes } from '../api/routes/images.js'
 import { loadOrCreateApiToken } from './api-token.js'
 import { addConnectorRoutes } from '../connectors/routes.js'
 import { connectorDirs } from '../connectors/loader.js'
@@ -172,6 +174,8 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     await proxy.start()
     stack.push(async () => { await proxy.stop() })
     statusParts.push({ name: 'upstream', read: async () => await proxy.status() })
+    addUpstreamRoutes(router, proxy)
+    addImageRoutes(router, proxy)
     const mounts: RawMount[] = PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: proxy.handle }))
     const api = createApiServer({ router, mounts, maxBodyBytes: config.api.maxBodyBytes, logger })
     stack.push(async () => { await api.close() })

@@ -2,6 +2,7 @@
 // the collectedAt ⇄ file name mapping. Pure: no I/O.
 import { HearthError } from '../errors.js'
 import { scopeProblem } from './scope.js'
+import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from './bounded-json.js'
 
 export const ENVELOPE_VERSION = '1.0'
 
@@ -95,22 +96,12 @@ export function buildEnvelope (input: BuildEnvelopeInput): Envelope {
   })
 }
 
-/** Parses the UTF-8 JSON bytes of a data file: INVALID_JSON when they are not JSON, else checkEnvelope. */
+/**
+ * Parses the UTF-8 JSON bytes of a data file: INVALID_JSON when they are not JSON, JSON_TOO_DEEP /
+ * NUMBER_NOT_REPRESENTABLE past the limits request bodies have too (the envelope adds one level), else checkEnvelope.
+ */
 export function parseEnvelopeBytes (bytes: Uint8Array): Envelope {
-  let text: string
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-  } catch (err) {
-    throw new HearthError('INVALID_JSON', 'file is not valid UTF-8', { reason: 'invalid UTF-8' }, { cause: err })
-  }
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err)
-    throw new HearthError('INVALID_JSON', `file is not valid JSON: ${reason}`, { reason }, { cause: err })
-  }
-  return checkEnvelope(value)
+  return checkEnvelope(parseBoundedJsonBytes(bytes, { maxDepth: MAX_DATA_DEPTH + 1, subject: 'file' }))
 }
 
 /** UTF-8 JSON with the fields in a fixed order, so one envelope always gives the same bytes. */

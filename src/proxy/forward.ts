@@ -18,7 +18,8 @@ import type { HealthTracker } from './health.js'
 import { chatPayload } from './conversation-shape.js'
 import { downstreamResponseHeaders, upstreamRequestHeaders } from './headers.js'
 import { classifyRoute, isCacheableRoute, isJsonRoute, type Route } from './routes.js'
-import { parseAppJson, readRequestBody, sendBytes, sendError, sendJson } from './respond.js'
+import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../protocol/bounded-json.js'
+import type { PassthroughContext, ProxyAnswer } from './types.js'
 import { pipeStream } from './stream.js'
 import { isOfflineError, parseJsonBody, readBody, type HttpTransport, type UpstreamResponse } from './upstream.js'
 
@@ -46,11 +47,21 @@ interface Call {
   startedAt: number
 }
 
-function tryJson (body: Buffer): Record<string, unknown> | null {
-  try { return parseAppJson(body) } catch { return null }
+/** An app's JSON body where the proxy itself needs its fields (same rules as every request body). */
+function appJsonObject (body: Buffer): Record<string, unknown> {
+  if (body.length === 0) return {}
+  const v = parseBoundedJsonBytes(body, { maxDepth: MAX_DATA_DEPTH, subject: 'request body' })
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new HearthError('INVALID_BODY', 'the request body must be a JSON object')
+  return v as Record<string, unknown>
 }
 
-export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> } {
+function tryJson (body: Buffer): Record<string, unknown> | null {
+  try { return appJsonObject(body) } catch { return null }
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): ProxyAnswer => ({ status, body, headers })
+
+export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMessage, res: ServerResponse, ctx: PassthroughContext): Promise<ProxyAnswer | null> } {
   const { config, transport, credentials, cache, models, jobs, imageQueue, health, logger } = deps
 
   /** Bookkeeping the app may look at right after this answer: image jobs, model changes. */
@@ -82,21 +93,19 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
     if (route.kind === 'clear' && route.id !== undefined) await cache.forgetMessages(route.id)
   }
 
-  async function whenOffline (call: Call, err: unknown): Promise<void> {
-    const { route, res } = call
+  async function whenOffline (call: Call, err: unknown): Promise<ProxyAnswer> {
+    const { route } = call
     if (call.req.method === 'GET' && isCacheableRoute(route.kind)) {
       const cached = await cache.recall(route)
       if (cached !== undefined) {
-        sendJson(res, 200, cached.body, { 'x-hearth-cache': 'hit', 'x-hearth-cached-at': new Date(cached.fetchedAt).toISOString() })
-        return
+        return json(200, cached.body, { 'x-hearth-cache': 'hit', 'x-hearth-cached-at': new Date(cached.fetchedAt).toISOString() })
       }
     }
     if (route.kind === 'images') {
-      const body = parseAppJson(call.body)
+      const body = appJsonObject(call.body)
       const localJobId = await imageQueue.enqueue(body)
       logger.info({ localJobId }, 'image request queued until the conversation service is reachable')
-      sendJson(res, 202, { success: true, jobId: localJobId, queued: true })
-      return
+      return json(202, { success: true, jobId: localJobId, queued: true })
     }
     throw err
   }
@@ -108,7 +117,7 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
     // The app still gets its answer when local bookkeeping fails; only the bookkeeping misses it.
     const bookkeeping = (err: unknown): void => { logger.warn({ route: call.route.kind, err: (err as Error).message }, 'proxy bookkeeping failed') }
     if (ok) await beforeAnswer(call, json).catch(bookkeeping)
-    sendBytes(call.res, upstream.status, bytes, downstreamResponseHeaders(upstream.message.headers))
+    call.res.writeHead(upstream.status, { ...downstreamResponseHeaders(upstream.message.headers), 'content-length': bytes.length }).end(bytes)
     if (ok) await afterAnswer(call, json, bytes).catch(bookkeeping)
   }
 
@@ -124,7 +133,8 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
     }
   }
 
-  async function forward (call: Call): Promise<void> {
+  /** Streams the answer into `call.res` (null), or returns the answer made here (offline). */
+  async function forward (call: Call): Promise<ProxyAnswer | null> {
     const { req, res, route } = call
     const headers = upstreamRequestHeaders(req.headers)
     if (route.kind !== 'auth') headers.authorization = `Bearer ${await credentials.bearer()}`
@@ -142,9 +152,9 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
         timeoutMs: config.timeoutMs
       })
     } catch (err) {
-      if (abort.signal.aborted) return
+      if (abort.signal.aborted) return null
       health.failed(err)
-      if (isOfflineError(err)) { await whenOffline(call, err); return }
+      if (isOfflineError(err)) return await whenOffline(call, err)
       throw err
     }
     health.ok()
@@ -156,28 +166,25 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
         await cache.recordExchange(route.id, { at: Date.now(), request, reply: { data: outcome.text, mimeType: 'text/plain' } })
           .catch((err: unknown) => { logger.warn({ err: (err as Error).message }, 'chat exchange not cached') })
       }
-      return
+      return null
     }
     if (isJsonRoute(route.kind) || route.kind === 'chat-stream') await passJson(call, upstream)
     else await passRaw(call, upstream)
+    return null
   }
 
   /** GET /api/v0/jobs/local-<uuid>: the upstream job once submitted, else the local queued record. */
-  async function localJob (call: Call, localJobId: string): Promise<void> {
+  async function localJob (call: Call, localJobId: string): Promise<ProxyAnswer | null> {
     const jobId = await jobs.upstreamIdOf(localJobId)
     if (jobId !== null) {
       call.res.setHeader('x-hearth-job-id', jobId)
-      await forward({ ...call, route: { kind: 'job', id: jobId }, target: `/jobs/${encodeURIComponent(jobId)}` })
-      return
+      return await forward({ ...call, route: { kind: 'job', id: jobId }, target: `/jobs/${encodeURIComponent(jobId)}` })
     }
     const record = await jobs.get(localJobId)
     if (record === null) throw new HearthError('NOT_FOUND', `no image job ${localJobId}`)
-    if (record.rejection !== undefined) {
-      sendJson(call.res, record.rejection.status, record.rejection.body)
-      return
-    }
+    if (record.rejection !== undefined) return json(record.rejection.status, record.rejection.body)
     const created = record.createdAt
-    sendJson(call.res, 200, {
+    return json(200, {
       success: true,
       queued: true,
       job: {
@@ -188,17 +195,17 @@ export function createForwarder (deps: ForwardDeps): { handle (req: IncomingMess
   }
 
   return {
-    async handle (req, res, url) {
+    async handle (req, res, { url, readBody: readRequestBody }) {
       const target = (url.pathname.slice(API_PREFIX.length) || '/') + url.search
       const route = classifyRoute(req.method ?? 'GET', url.pathname.slice(API_PREFIX.length))
       const started = performance.now()
       try {
-        const call: Call = { req, res, route, target, body: await readRequestBody(req, config.maxBodyBytes), startedAt: Date.now() }
-        if (route.kind === 'job' && route.id?.startsWith('local-') === true) await localJob(call, route.id)
-        else await forward(call)
+        const call: Call = { req, res, route, target, body: await readRequestBody(config.maxBodyBytes), startedAt: Date.now() }
+        if (route.kind === 'job' && route.id?.startsWith('local-') === true) return await localJob(call, route.id)
+        return await forward(call)
       } catch (err) {
         if (!(err instanceof HearthError)) logger.error({ err: (err as Error).message, route: route.kind }, 'proxy request failed')
-        sendError(res, err)
+        throw err
       } finally {
         logger.debug({ method: req.method, route: route.kind, status: res.statusCode, ms: Math.round((performance.now() - started) * 100) / 100 }, 'proxied')
       }

@@ -4,10 +4,12 @@
 //                               queue: createDurableQueue(db, 'upstream-images'), logger })
 //   await proxy.start()
 //   mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: proxy.handle }))
+//   addUpstreamRoutes(router, proxy); addImageRoutes(router, proxy)    // src/api/routes/
 //   ... at shutdown: await proxy.stop()
 //
-// `handle` answers `/api/v0/...` (forwarded upstream), `/v1/upstream/...` (login, token,
-// status) and `/v1/images[/:id]` (downloaded image jobs).
+// `handle` is the raw `/api/v0/...` passthrough (forwarded upstream, streamed); the daemon's own
+// endpoints (`/v1/upstream/...`, `/v1/images[/:id]`) are ordinary routes over `login`,
+// `credentials`, `status`, `listImages` and `getImage`.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HearthError } from '../errors.js'
 import type { HomeLayout } from '../home.js'
@@ -18,21 +20,21 @@ import { createCredentialStore, type CredentialStore } from './credentials.js'
 import { createHttpTransport } from './upstream.js'
 import { createUpstreamApi } from './api.js'
 import { createHealthTracker } from './health.js'
-import { createLoginFlow } from './login.js'
+import { createLoginFlow, type LoginFlow } from './login.js'
 import { createProxyCache } from './cache.js'
 import { createModelTracker, type ModelStatus } from './models.js'
 import { createDownloader } from './download.js'
 import { createImageJobs } from './image-jobs.js'
 import { createImageQueue, type QueuedImageRequest } from './image-queue.js'
 import { API_PREFIX, createForwarder } from './forward.js'
-import { createControl, imageView, tokenView, type ImageView } from './control.js'
-import { sendError } from './respond.js'
-import type { ProxyKv, UpstreamHealth } from './types.js'
+import { imageView, tokenView, type ImageView } from './views.js'
+import type { PassthroughContext, ProxyAnswer, ProxyKv, UpstreamHealth } from './types.js'
 
 export type { ProxyConfig } from './config.js'
 export type { ProxyKv } from './types.js'
 export type { QueuedImageRequest } from './image-queue.js'
-export type { ImageView } from './control.js'
+export type { ImageView } from './views.js'
+export type { LoginFlow } from './login.js'
 
 export interface ProxyDeps {
   /** `upstream.*` from the daemon's config; without a baseUrl every upstream call answers 503. */
@@ -56,10 +58,15 @@ export interface ProxyStatus {
 }
 
 export interface Proxy {
-  /** True for the paths `handle` answers. */
-  owns (pathname: string): boolean
-  handle (req: IncomingMessage, res: ServerResponse): Promise<void>
+  /** False without `upstream.baseUrl`: nothing is ever sent upstream. */
+  configured: boolean
+  /** The `/api/v0/...` passthrough: streams its answer into `res` (null) or returns one. */
+  handle (req: IncomingMessage, res: ServerResponse, ctx: PassthroughContext): Promise<ProxyAnswer | null>
+  /** The email one-time-code login (throws UPSTREAM_UNAVAILABLE when not configured). */
+  login: LoginFlow
   listImages (): Promise<{ images: ImageView[] }>
+  /** A downloaded or followed image job by upstream or local job id. */
+  getImage (id: string): Promise<ImageView | null>
   status (): Promise<ProxyStatus>
   /** The credential store (for a CLI running without the daemon, or tests). */
   credentials: CredentialStore
@@ -69,13 +76,8 @@ export interface Proxy {
   settled (): Promise<void>
 }
 
-/** Path prefixes to mount `handle` on (e.g. as the API server's raw mounts). */
-export const PROXY_MOUNT_PREFIXES = [`${API_PREFIX}/`, '/v1/upstream/', '/v1/images'] as const
-
-export function ownsProxyPath (pathname: string): boolean {
-  return pathname === API_PREFIX || pathname.startsWith(`${API_PREFIX}/`) ||
-    pathname.startsWith('/v1/upstream/') || pathname === '/v1/images' || pathname.startsWith('/v1/images/')
-}
+/** Path prefixes to mount `handle` on (the API server's raw mounts). */
+export const PROXY_MOUNT_PREFIXES = [`${API_PREFIX}/`] as const
 
 export function createProxy (deps: ProxyDeps): Proxy {
   const logger = deps.logger ?? silentLogger()
@@ -114,32 +116,23 @@ export function createProxy (deps: ProxyDeps): Proxy {
     }
   }
 
-  const control = createControl({
-    credentials,
-    login: createLoginFlow({ api, credentials }),
-    listImages,
-    getImage: async (id) => { const r = await jobs.get(id); return r === null ? null : imageView(r) },
-    status,
-    maxBodyBytes: config.maxBodyBytes
-  })
-
-  const notConfigured = new HearthError('UPSTREAM_UNAVAILABLE', 'no conversation service is configured; set upstream.baseUrl in config.json')
+  const notConfigured = (): HearthError => new HearthError('UPSTREAM_UNAVAILABLE', 'no conversation service is configured; set upstream.baseUrl in config.json')
+  const loginFlow = createLoginFlow({ api, credentials })
+  const login: LoginFlow = {
+    async start (email) { if (!configured) throw notConfigured(); await loginFlow.start(email) },
+    async finish (email, code) { if (!configured) throw notConfigured(); return await loginFlow.finish(email, code) }
+  }
 
   return {
-    owns: ownsProxyPath,
+    configured,
     credentials,
-    async handle (req, res) {
-      let url: URL
-      try { url = new URL(req.url ?? '/', 'http://hearth.local') } catch {
-        sendError(res, new HearthError('INVALID_PATH', 'bad request path'))
-        return
-      }
-      const isApi = url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)
-      if (!configured && (isApi || url.pathname.startsWith('/v1/upstream/login/'))) { req.resume(); sendError(res, notConfigured); return }
-      if (isApi) await forwarder.handle(req, res, url)
-      else await control.handle(req, res, url)
+    login,
+    async handle (req, res, ctx) {
+      if (!configured) throw notConfigured()
+      return await forwarder.handle(req, res, ctx)
     },
     listImages,
+    async getImage (id) { const r = await jobs.get(id); return r === null ? null : imageView(r) },
     status,
     async start () {
       if (!configured) return

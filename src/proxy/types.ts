@@ -16,3 +16,16 @@ export interface UpstreamHealth {
   lastFailureAt: number | null
   lastError: string | null
 }
+
+/** An answer the proxy made itself, written by the server that mounts it (the API's reply shape). */
+export interface ProxyAnswer {
+  status: number
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+/** What the mounting server gives the passthrough: the parsed URL and a bounded body reader. */
+export interface PassthroughContext {
+  url: URL
+  readBody (limitBytes: number): Promise<Buffer>
+}

@@ -1,10 +1,8 @@
 // Every DESIGN-4 endpoint through the proxy on a real unix socket, against the simulator.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import { mkdir } from 'node:fs/promises'
 import type { DestinationStream } from 'pino'
-import { startHarness, socketRequest } from '../support/upstream-proxy-harness.js'
+import { startHarness, serveProxy, socketRequest } from '../support/upstream-proxy-harness.js'
 import { audioBytes } from '../support/upstream-sim-state.js'
 import { eventually } from '../support/upstream-stream-client.js'
 import { tempDir } from '../support/tmp.js'
@@ -251,10 +249,8 @@ test('without a configured upstream, /api/v0 answers 503 and the local endpoints
   const db = await openDatabase(home.index)
   const proxy = createProxy({ config: { baseUrl: null }, home, kv: openKv(db, 'proxy'), queue: createDurableQueue<QueuedImageRequest>(db, 'q') })
   await proxy.start()
-  await mkdir(home.run, { recursive: true })
-  const server = createServer((req, res) => { void proxy.handle(req, res) })
-  await new Promise<void>((resolve) => server.listen(home.socket, resolve))
-  t.after(async () => { await new Promise((resolve) => server.close(resolve)); await proxy.stop(); await db.close() })
+  const server = await serveProxy(home.socket, () => proxy)
+  t.after(async () => { await server.close(); await proxy.stop(); await db.close() })
   const api = await socketRequest(home.socket, 'GET', `${API}/conversations`)
   assert.equal(api.status, 503)
   assert.equal(api.json.error.errorCode, 'UPSTREAM_UNAVAILABLE')

@@ -1,14 +1,15 @@
 // A proxy mounted on a real node:http server on a per-test unix socket (as the daemon mounts it),
 // in front of the upstream simulator, with the real database, KV and durable queue.
-import { createServer, request as httpRequest, type Server, type IncomingHttpHeaders } from 'node:http'
-import { mkdir } from 'node:fs/promises'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import type { TestContext } from 'node:test'
 import { homeLayout, type HomeLayout } from '../../src/home.js'
 import { openDatabase, openKv, createDurableQueue, type HearthDatabase } from '../../src/db/index.js'
-import { createProxy, type Proxy, type ProxyConfig, type QueuedImageRequest } from '../../src/proxy/index.js'
-import { sendError } from '../../src/proxy/respond.js'
-import { HearthError } from '../../src/errors.js'
-import type { Logger } from '../../src/log.js'
+import { createProxy, PROXY_MOUNT_PREFIXES, type Proxy, type ProxyConfig, type QueuedImageRequest } from '../../src/proxy/index.js'
+import { silentLogger, type Logger } from '../../src/log.js'
+import { createApiServer, type ApiServer } from '../../src/api/server.js'
+import { Router } from '../../src/api/router.js'
+import { addUpstreamRoutes } from '../../src/api/routes/upstream.js'
+import { addImageRoutes } from '../../src/api/routes/images.js'
 import { tempDir } from './tmp.js'
 import { startUpstreamSim, type UpstreamSim } from './upstream-sim.js'
 import type { SimOptions } from './upstream-sim-state.js'
@@ -56,6 +57,26 @@ export async function socketRequest (socketPath: string, method: string, path: s
   })
 }
 
+/**
+ * The proxy's routes and its `/api/v0/` passthrough on the API server, as the daemon serves them.
+ * `current` is read per request, so a restarted proxy is served by the same listener.
+ */
+export async function serveProxy (socket: string, current: () => Proxy, logger: Logger = silentLogger()): Promise<ApiServer> {
+  const router = new Router()
+  const live = {
+    login: { start: async (email: string) => { await current().login.start(email) }, finish: async (email: string, code: string) => await current().login.finish(email, code) },
+    get credentials () { return current().credentials },
+    status: async () => await current().status(),
+    listImages: async () => await current().listImages(),
+    getImage: async (id: string) => await current().getImage(id)
+  }
+  addUpstreamRoutes(router, live)
+  addImageRoutes(router, live)
+  const api = createApiServer({ router, mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: async (req, res, ctx) => await current().handle(req, res, ctx) })), maxBodyBytes: 16 * 1024 * 1024, logger })
+  await api.listenUnix(socket)
+  return api
+}
+
 export async function startHarness (t: TestContext, opts: HarnessOptions = {}): Promise<Harness> {
   const sim = await startUpstreamSim(opts.sim)
   t.after(async () => { await sim.stop() })
@@ -82,16 +103,9 @@ export async function startHarness (t: TestContext, opts: HarnessOptions = {}): 
   }
   await open()
 
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://hearth.local')
-    if (proxy.owns(url.pathname)) { void proxy.handle(req, res); return }
-    sendError(res, new HearthError('NOT_FOUND', 'not a proxy path'))
-  })
-  await mkdir(home.run, { recursive: true })
-  await new Promise<void>((resolve) => server.listen(socket, resolve))
+  const api = await serveProxy(socket, () => proxy, opts.logger)
   t.after(async () => {
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await api.close()
     await close()
   })
 

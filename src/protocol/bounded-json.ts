@@ -1,0 +1,147 @@
+// JSON text as Hearth accepts it, for request bodies and dropped data files alike (pure, no I/O).
+//
+// Two limits JSON.parse does not have:
+// - Nesting depth. JSON.parse copes with a million levels, but everything after it recurses
+//   (JSON.stringify, schema validation, canonical serialisation) and overflows the stack, which
+//   surfaced as a 500. Deeper than the limit is JSON_TOO_DEEP (400), checked before parsing.
+// - Numbers that do not survive the trip into a double: `1e400` would become Infinity (stored as
+//   null), `1e-400` 0, `9007199254740993` 9007199254740992. Every number literal must denote the
+//   same decimal value as the double it parses to prints back as; otherwise
+//   NUMBER_NOT_REPRESENTABLE (400) with the JSON path. Refusing is chosen over keeping such numbers
+//   exact: the stored envelope, schema validation and every client are plain JSON in JavaScript,
+//   so an exact big number would need a second number representation in all of them.
+import { HearthError } from '../errors.js'
+
+/** Deepest nesting of objects/arrays accepted in a data value (a file's envelope adds one level). */
+export const MAX_DATA_DEPTH = 512
+
+export interface BoundedJsonOptions {
+  /** Deepest nesting of objects and arrays (`{}` is depth 1). */
+  maxDepth: number
+  /** What the text is, for messages: `request body`, `file`. */
+  subject: string
+}
+
+interface Frame { array: boolean; index: number; expectKey: boolean; keyStart: number; keyEnd: number }
+
+/** Parse UTF-8 JSON bytes within the limits (INVALID_JSON, JSON_TOO_DEEP, NUMBER_NOT_REPRESENTABLE). */
+export function parseBoundedJsonBytes (bytes: Uint8Array, opts: BoundedJsonOptions): unknown {
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch (err) {
+    throw new HearthError('INVALID_JSON', `${opts.subject} is not valid UTF-8`, { reason: 'invalid UTF-8' }, { cause: err })
+  }
+  return parseBoundedJson(text, opts)
+}
+
+export function parseBoundedJson (text: string, opts: BoundedJsonOptions): unknown {
+  checkJsonLimits(text, opts)
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err)
+    throw new HearthError('INVALID_JSON', `${opts.subject} is not valid JSON: ${reason}`, { reason }, { cause: err })
+  }
+}
+
+/**
+ * One linear pass over the text: depth and number literals, with the path of each position.
+ * Syntax is left to JSON.parse; on text that is not JSON this may report a limit first.
+ */
+export function checkJsonLimits (text: string, opts: BoundedJsonOptions): void {
+  const stack: Frame[] = []
+  const n = text.length
+  let i = 0
+  while (i < n) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) { // "
+      const end = stringEnd(text, i)
+      const top = stack[stack.length - 1]
+      if (top !== undefined && top.expectKey) { top.keyStart = i; top.keyEnd = end; top.expectKey = false }
+      i = end
+    } else if (c === 0x7b || c === 0x5b) { // { [
+      if (stack.length >= opts.maxDepth) {
+        throw new HearthError('JSON_TOO_DEEP', `${opts.subject} is nested deeper than ${opts.maxDepth} levels (at ${shortPath(text, stack)})`, { maxDepth: opts.maxDepth, path: shortPath(text, stack) })
+      }
+      stack.push({ array: c === 0x5b, index: 0, expectKey: c === 0x7b, keyStart: -1, keyEnd: -1 })
+      i++
+    } else if (c === 0x7d || c === 0x5d) { // } ]
+      stack.pop()
+      i++
+    } else if (c === 0x2c) { // ,
+      const top = stack[stack.length - 1]
+      if (top !== undefined) { if (top.array) top.index++; else top.expectKey = true }
+      i++
+    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // - 0-9
+      let j = i + 1
+      while (j < n && isNumberChar(text.charCodeAt(j))) j++
+      const literal = text.slice(i, j)
+      if (!numberIsExact(literal)) {
+        const path = shortPath(text, stack)
+        throw new HearthError('NUMBER_NOT_REPRESENTABLE', `${opts.subject} has a number JSON cannot carry exactly at ${path}: ${literal.slice(0, 40)} (write it as a string)`, { path, literal: literal.slice(0, 40) })
+      }
+      i = j
+    } else {
+      i++
+    }
+  }
+}
+
+/** Index after the closing quote of the string starting at `start` (or the text's end). */
+function stringEnd (text: string, start: number): number {
+  let from = start + 1
+  for (;;) {
+    const q = text.indexOf('"', from)
+    if (q < 0) return text.length
+    let backslashes = 0
+    for (let k = q - 1; k > start && text.charCodeAt(k) === 0x5c; k--) backslashes++
+    if (backslashes % 2 === 0) return q + 1
+    from = q + 1
+  }
+}
+
+function isNumberChar (c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === 0x2d
+}
+
+const LITERAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
+
+/** Exact when the literal and the double it parses to print the same decimal value. */
+export function numberIsExact (literal: string): boolean {
+  // up to 15 significant digits without an exponent always round-trips (DBL_DIG)
+  if (literal.length <= 15 && !/[eE]/.test(literal)) return true
+  const value = Number(literal)
+  if (Number.isNaN(value)) return true // not a JSON number: JSON.parse reports the syntax error
+  if (!Number.isFinite(value)) return false
+  const a = decimal(literal)
+  const b = decimal(String(value))
+  if (a === null || b === null) return true
+  return a.zero === b.zero && (a.zero || (a.negative === b.negative && a.digits === b.digits && a.exponent === b.exponent))
+}
+
+function decimal (s: string): { zero: boolean; negative: boolean; digits: string; exponent: number } | null {
+  const m = LITERAL.exec(s)
+  if (m === null) return null
+  const fraction = m[3] ?? ''
+  let digits = (m[2]! + fraction).replace(/^0+/, '')
+  if (digits.length === 0) return { zero: true, negative: false, digits: '', exponent: 0 }
+  const trimmed = digits.replace(/0+$/, '')
+  const exponent = Number(m[4] ?? '0') - fraction.length + (digits.length - trimmed.length)
+  digits = trimmed
+  return { zero: false, negative: m[1] === '-', digits, exponent }
+}
+
+/** `$.a.b[3]["odd key"]` for the current position, shortened for messages. */
+function shortPath (text: string, stack: Frame[]): string {
+  let path = '$'
+  for (const frame of stack) {
+    if (path.length > 200) return `${path}…`
+    if (frame.array) { path += `[${frame.index}]`; continue }
+    if (frame.keyStart < 0) continue
+    let key: string
+    try { key = JSON.parse(text.slice(frame.keyStart, frame.keyEnd)) as string } catch { key = '?' }
+    path += /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key.slice(0, 60))}]`
+  }
+  return path
+}
