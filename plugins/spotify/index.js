@@ -1,20 +1,31 @@
 // @ts-check
-// Spotify "Download your data" (Account privacy page) → spotify.savedTracks and
-// spotify.streamingHistory.
+// Spotify "Download your data" (Account privacy page) → spotify.savedTracks, spotify.playlists
+// and spotify.streamingHistory.
 //
-// Two exports exist, both handled:
-//   Account data ("Spotify Account Data/"):
+// Two exports exist, both handled, alone, together, or in several archives:
+//   Account data ("Spotify Account Data/", "MyData/" in older ones):
 //     YourLibrary.json                 {"tracks": [{"artist", "album", "track", "uri"}], "albums": ..., ...}
+//     Playlist1.json, Playlist2.json   {"playlists": [{"name", "lastModifiedDate", "description"?,
+//                                        "numberOfFollowers"?, "items": [{"track": {"trackName",
+//                                        "artistName", "albumName", "trackUri"} | null, "episode":
+//                                        {"episodeName", "showName", "episodeUri"} | null,
+//                                        "localTrack": {"uri"} | null, "addedDate"?}]}]}
 //     StreamingHistory_music_0.json    [{"endTime": "2024-01-01 12:34", "artistName", "trackName", "msPlayed"}]
 //     StreamingHistory_podcast_0.json  [{"endTime", "podcastName", "episodeName", "msPlayed"}]
 //     (older exports: StreamingHistory0.json, music and podcasts mixed)
-//   Extended streaming history ("Spotify Extended Streaming History/"):
+//   Extended streaming history ("Spotify Extended Streaming History/", often its own archive):
 //     Streaming_History_Audio_2019-2021_0.json, ... (older: endsong_0.json)
-//     [{"ts": "2024-01-01T12:34:56Z", "ms_played", "master_metadata_track_name", ...}]
-// Spotify documents every time in these files as UTC. When one folder holds both exports, the
-// extended history (a superset) is used and the account-data history is left out.
+//     [{"ts": "2024-01-01T12:34:56Z", "ms_played", "master_metadata_track_name", ...,
+//       "ip_addr" (2023 and later) or "ip_addr_decrypted" (before), "user_agent_decrypted", "username"}]
+//     Streaming_History_Video_*.json is video and is not read.
+// Spotify documents every time in these files as UTC. When an export holds both histories, the
+// extended one (a superset) is used and the account-data history is left out.
 //
-// spotify.savedTracks is a snapshot of the library: one item, dated source.exportedAt.
+// What is kept: the IP address, user agent and username of each play are left out on purpose —
+// they describe the device and network, not the listening, and an IP address locates the owner.
+// Platform and country are kept (coarse, and what "where did I listen" needs).
+//
+// spotify.savedTracks and spotify.playlists are snapshots: one item each, dated source.exportedAt.
 // spotify.streamingHistory is an event log, split into one item per calendar month (UTC) and
 // dated by the month's last play: a lifetime of extended history stays far below the daemon's
 // request size limit, and a later export repeats the finished months with the same time and
@@ -24,9 +35,13 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
+import { byMonth as groupByMonth, isObject, numberedFiles, optional, readJsonOrSkip, streamJsonOrSkip, text as str } from '../_shared/read.js'
+
 const LIBRARY_FILE = 'YourLibrary.json'
+const PLAYLIST_FILES = /(^|\/)Playlists?\d*\.json$/
 const ACCOUNT_HISTORY = /(^|\/)StreamingHistory(_music_|_podcast_)?\d+\.json$/
 const EXTENDED_HISTORY = /(^|\/)(Streaming_History_Audio_[^/]*|endsong_\d+)\.json$/
+const VIDEO_HISTORY = /(^|\/)Streaming_History_Video_[^/]*\.json$/
 
 export default {
   /**
@@ -35,44 +50,94 @@ export default {
    * @returns {AsyncGenerator<ConnectorItem>}
    */
   async * read (source, opts) {
-    const library = source.find(LIBRARY_FILE)[0]
-    if (library === undefined) opts.note(`no ${LIBRARY_FILE} in this export: nothing for spotify.savedTracks`)
-    else {
-      const raw = await source.readJson(library.path)
-      const tracks = toSavedTracks(raw)
-      if (tracks === null) opts.note(`${library.path} has no "tracks" list: nothing for spotify.savedTracks`)
-      else yield { scope: 'spotify.savedTracks', collectedAt: source.exportedAt, data: { tracks }, label: `${tracks.length} saved tracks` }
-    }
+    yield * readLibrary(source, opts)
+    yield * readPlaylists(source, opts)
+    yield * readHistory(source, opts)
+  }
+}
 
-    const extended = source.find(EXTENDED_HISTORY)
-    const account = source.find(ACCOUNT_HISTORY)
-    const files = extended.length > 0 ? extended : account
-    if (files.length === 0) {
-      opts.note('no StreamingHistory*.json or Streaming_History_Audio_*.json in this export: nothing for spotify.streamingHistory')
-      return
-    }
-    if (extended.length > 0 && account.length > 0) opts.note('both the extended and the account-data streaming history are here; using the extended one')
-    const plays = []
-    let skipped = 0
-    for (const file of [...files].sort((a, b) => a.path < b.path ? -1 : 1)) {
-      const raw = await source.readJson(file.path)
-      if (!Array.isArray(raw)) { opts.note(`${file.path} is not a list of plays; skipped`); continue }
-      for (const r of raw) {
-        const play = extended.length > 0 ? fromExtended(r) : fromAccountData(r)
-        if (play === null) skipped++
-        else plays.push(play)
-      }
-    }
-    if (skipped > 0) opts.note(`${skipped} play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)`)
-    for (const [month, monthPlays] of byMonth(plays)) {
-      yield {
-        scope: 'spotify.streamingHistory',
-        collectedAt: /** @type {string} */ (monthPlays.at(-1)?.endedAt),
-        data: { month, plays: monthPlays },
-        label: `${month}: ${monthPlays.length} plays`
-      }
+/** @param {ExportSource} source @param {ReadOptions} opts @returns {AsyncGenerator<ConnectorItem>} */
+async function * readLibrary (source, opts) {
+  const library = source.find(LIBRARY_FILE)[0]
+  if (library === undefined) { opts.note(`no ${LIBRARY_FILE} in this export: nothing for spotify.savedTracks`); return }
+  const raw = await readJsonOrSkip(source, library.path, opts)
+  if (raw === undefined) return
+  const tracks = toSavedTracks(raw)
+  if (tracks === null) opts.skip(library.path, 'no "tracks" list in it: nothing for spotify.savedTracks')
+  else yield { scope: 'spotify.savedTracks', collectedAt: source.exportedAt, data: { tracks }, label: `${tracks.length} saved tracks` }
+}
+
+/** @param {ExportSource} source @param {ReadOptions} opts @returns {AsyncGenerator<ConnectorItem>} */
+async function * readPlaylists (source, opts) {
+  const files = numberedFiles(source, PLAYLIST_FILES)
+  if (files.length === 0) { opts.note('no Playlist1.json in this export: nothing for spotify.playlists'); return }
+  const playlists = []
+  let read = 0
+  for (const file of files) {
+    const raw = await readJsonOrSkip(source, file.path, opts)
+    if (raw === undefined) continue
+    const list = isObject(raw) && Array.isArray(raw.playlists) ? raw.playlists : undefined
+    if (list === undefined) { opts.skip(file.path, 'no "playlists" list in it'); continue }
+    read++
+    for (const p of list) { const playlist = toPlaylist(p); if (playlist !== null) playlists.push(playlist) }
+  }
+  if (read === 0) return
+  yield { scope: 'spotify.playlists', collectedAt: source.exportedAt, data: { playlists }, label: `${playlists.length} playlists` }
+}
+
+/** @param {ExportSource} source @param {ReadOptions} opts @returns {AsyncGenerator<ConnectorItem>} */
+async function * readHistory (source, opts) {
+  for (const video of source.find(VIDEO_HISTORY)) opts.skip(video.path, 'video plays are not part of spotify.streamingHistory')
+  const extended = source.find(EXTENDED_HISTORY)
+  const account = source.find(ACCOUNT_HISTORY)
+  const files = extended.length > 0 ? extended : account
+  if (files.length === 0) {
+    opts.note('no StreamingHistory*.json or Streaming_History_Audio_*.json in this export: nothing for spotify.streamingHistory')
+    return
+  }
+  if (extended.length > 0 && account.length > 0) {
+    opts.note('both the extended and the account-data streaming history are here; using the extended one')
+    for (const f of account) opts.skip(f.path, 'the extended streaming history in this export holds these plays too')
+  }
+  const plays = []
+  let skipped = 0
+  for (const file of [...files].sort((a, b) => a.path < b.path ? -1 : 1)) {
+    // Checked before streaming: a file that is not a list would otherwise stream as nothing.
+    const head = await firstByte(source, file.path)
+    if (head === undefined) { opts.skip(file.path, 'the file is empty'); continue }
+    if (head !== '[') { opts.skip(file.path, 'not a list of plays'); continue }
+    for await (const r of streamJsonOrSkip(source, file.path, opts)) {
+      const play = extended.length > 0 ? fromExtended(r) : fromAccountData(r)
+      if (play === null) skipped++
+      else plays.push(play)
     }
   }
+  if (skipped > 0) opts.note(`${skipped} play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)`)
+  for (const [month, monthPlays] of byMonth(plays)) {
+    yield {
+      scope: 'spotify.streamingHistory',
+      collectedAt: /** @type {string} */ (monthPlays.at(-1)?.endedAt),
+      data: { month, plays: monthPlays },
+      label: `${month}: ${monthPlays.length} plays`
+    }
+  }
+}
+
+/**
+ * The first non-blank character of an entry, without reading the rest.
+ * @param {ExportSource} source @param {string} path
+ * @returns {Promise<string | undefined>}
+ */
+async function firstByte (source, path) {
+  try {
+    for await (const chunk of source.stream(path)) {
+      const t = Buffer.from(chunk).toString('utf8').replace(/^\uFEFF/, '').trimStart()
+      if (t !== '') return t[0]
+    }
+  } catch {
+    return '['  // let the streaming read report the problem with its reason
+  }
+  return undefined
 }
 
 /**
@@ -81,18 +146,7 @@ export default {
  * @param {P[]} plays
  * @returns {[string, P[]][]}
  */
-export function byMonth (plays) {
-  const sorted = [...plays].sort((a, b) => a.endedAt < b.endedAt ? -1 : a.endedAt > b.endedAt ? 1 : 0)
-  /** @type {Map<string, P[]>} */
-  const months = new Map()
-  for (const p of sorted) {
-    const month = p.endedAt.slice(0, 7)
-    const list = months.get(month)
-    if (list === undefined) months.set(month, [p])
-    else list.push(p)
-  }
-  return [...months]
-}
+export function byMonth (plays) { return groupByMonth(plays, (p) => p.endedAt) }
 
 /**
  * @param {unknown} raw
@@ -132,7 +186,43 @@ export function fromAccountData (r) {
 }
 
 /**
- * Extended format. IP address, user agent and username are deliberately not kept.
+ * A playlist: {name, lastModified?, description?, followers?, items}, or null without a name.
+ * @param {unknown} p
+ */
+export function toPlaylist (p) {
+  if (!isObject(p)) return null
+  const name = str(p.name)
+  if (name === undefined) return null
+  const items = []
+  for (const it of Array.isArray(p.items) ? p.items : []) {
+    if (!isObject(it)) continue
+    const addedAt = str(it.addedDate)
+    const added = optional('addedAt', addedAt !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(addedAt) ? addedAt : undefined)
+    if (isObject(it.track) && str(it.track.trackName) !== undefined) {
+      items.push({ kind: 'track', track: it.track.trackName, ...optional('artist', str(it.track.artistName)), ...optional('album', str(it.track.albumName)), ...optional('uri', spotifyUri(it.track.trackUri)), ...added })
+    } else if (isObject(it.episode) && str(it.episode.episodeName) !== undefined) {
+      items.push({ kind: 'episode', episode: it.episode.episodeName, ...optional('show', str(it.episode.showName)), ...optional('uri', spotifyUri(it.episode.episodeUri)), ...added })
+    } else if (isObject(it.localTrack) && str(it.localTrack.uri) !== undefined) {
+      items.push({ kind: 'local', uri: it.localTrack.uri, ...added })
+    }
+  }
+  const lastModified = str(p.lastModifiedDate)
+  const followers = p.numberOfFollowers
+  return {
+    name,
+    ...optional('lastModified', lastModified !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(lastModified) ? lastModified : undefined),
+    ...optional('description', str(p.description)),
+    ...optional('followers', isCount(followers) ? followers : undefined),
+    items
+  }
+}
+
+/** @param {unknown} v */
+function spotifyUri (v) { const s = str(v); return s !== undefined && s.startsWith('spotify:') ? s : undefined }
+
+/**
+ * Extended format (Streaming_History_Audio_*, endsong_*). IP address (ip_addr or
+ * ip_addr_decrypted), user agent (user_agent_decrypted) and username are deliberately not kept.
  * @param {unknown} r
  */
 export function fromExtended (r) {
@@ -181,22 +271,9 @@ export function utcTime (v) {
   return Number.isNaN(Date.parse(iso)) ? undefined : iso
 }
 
-/**
- * @template T
- * @param {string} key
- * @param {T | undefined} value
- * @returns {Record<string, T>}
- */
-function optional (key, value) { return value === undefined ? {} : { [key]: value } }
-
-/** @param {unknown} v @returns {string | undefined} */
-function str (v) { return typeof v === 'string' && v.trim() !== '' ? v : undefined }
-
 /** @param {unknown} v @returns {boolean | undefined} */
 function bool (v) { return typeof v === 'boolean' ? v : undefined }
 
 /** @param {unknown} v @returns {v is number} */
 function isCount (v) { return Number.isInteger(v) && /** @type {number} */ (v) >= 0 }
 
-/** @param {unknown} v @returns {v is Record<string, unknown>} */
-function isObject (v) { return v !== null && typeof v === 'object' && !Array.isArray(v) }

@@ -12,7 +12,7 @@ import { tempDir } from '../support/tmp.js'
 import { ConversationBuilder, chatgptExportFiles, simpleConversation } from './fixtures/chatgpt.js'
 import { writeBothExports, writeZipExport } from './fixtures/exports.js'
 import { SCHEMAS_DIR, shippedConnector } from './fixtures/run.js'
-import { accountHistoryFiles, TRACKS, yourLibrary } from './fixtures/spotify.js'
+import { accountHistoryFiles, playlistFile, TRACKS, yourLibrary } from './fixtures/spotify.js'
 
 const T0 = 1704067200
 
@@ -70,25 +70,48 @@ test('import: a ChatGPT export goes through the daemon; importing it again, or i
   assert.deepEqual([...again.scopes[0]!.paths].sort(), stored, 'a duplicate still says where its file is')
 })
 
-test('import: a Spotify export fills both scopes; counts are per scope', async (t) => {
+test('import: a Spotify export fills every scope; a broken, an unknown and an empty file are listed with reasons and the rest imported', async (t) => {
   const dir = await tempDir(t)
   const server = await startDataServer(t, { dir, schemasDir: SCHEMAS_DIR })
   const connector = await shippedConnector('spotify')
-  const zip = await writeZipExport(dir, 'spotify.zip', { 'Spotify Account Data/YourLibrary.json': yourLibrary(TRACKS), ...accountHistoryFiles() })
+  const zip = await writeZipExport(dir, 'spotify.zip', {
+    'Spotify Account Data/YourLibrary.json': yourLibrary(TRACKS),
+    'Spotify Account Data/Playlist1.json': playlistFile(),
+    ...accountHistoryFiles(),
+    'Spotify Account Data/StreamingHistory_music_2.json': '[{"endTime": "2024-03-01 10:00", "artistName": "Daft Punk", "trackName": "Aerodynamic", "msPlayed": 1000}, {"endTime": ',
+    'Spotify Account Data/Inferences.json': { inferences: ['1P_Custom_Coffee_Lovers'] },
+    'Spotify Account Data/Podcasts/no-data.txt': 'No data',
+    'Spotify Account Data/cover.jpg': new Uint8Array([0xff, 0xd8, 0xff])
+  })
   const submit = daemonSubmit({ socketPath: server.socketPath })
   const summary = await runImport({ connector, source: zip, submit })
+  assert.equal(summary.failure, undefined)
   assert.deepEqual(summary.scopes.map((s) => [s.scope, s.stored, s.duplicate, s.rejected]), [
     ['spotify.savedTracks', 1, 0, 0],
-    ['spotify.streamingHistory', 2, 0, 0]
+    ['spotify.playlists', 1, 0, 0],
+    ['spotify.streamingHistory', 3, 0, 0]
   ])
-  assert.deepEqual(summary.notes, ['1 play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)'])
+  assert.deepEqual(summary.skipped.map((k) => k.path), [
+    'Spotify Account Data/StreamingHistory_music_2.json',
+    'Spotify Account Data/Inferences.json',
+    'Spotify Account Data/Podcasts/no-data.txt'
+  ])
+  assert.match(summary.skipped[0]!.reason, /is not valid JSON: .* \(the 1 record\(s\) before the damage were read\)$/)
+  assert.match(summary.skipped[1]!.reason, /^not read: the spotify connector does not know this file/)
+  assert.equal(summary.skipped[2]!.reason, 'the export says this category is empty (no-data.txt)')
+  assert.deepEqual(summary.notes, [
+    '1 play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)',
+    '1 media file(s) (photos, videos, audio) are not imported themselves; the imported data refers to them by their path in the export'
+  ])
   assert.deepEqual(await files(server.dataDir), [
+    'spotify.playlists/2024-05-04T10-20-30Z.json',
     'spotify.savedTracks/2024-05-04T10-20-30Z.json',
     'spotify.streamingHistory/2024-01-31T23-59-00Z.json',
-    'spotify.streamingHistory/2024-02-14T08-15-00Z.json'
+    'spotify.streamingHistory/2024-02-14T08-15-00Z.json',
+    'spotify.streamingHistory/2024-03-01T10-00-00Z.json'
   ])
   const again = await runImport({ connector, source: zip, submit })
-  assert.deepEqual(again.total, { items: 3, stored: 0, duplicate: 3, rejected: 0, waiting: 0 })
+  assert.deepEqual(again.total, { items: 5, stored: 0, duplicate: 5, rejected: 0, waiting: 0 })
 })
 
 async function testPlugin (root: string, id: string, scopes: string[], body: string): Promise<Connector> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { tempDir } from '../support/tmp.js'
 import { writeBothExports, writeZipExport } from './fixtures/exports.js'
-import { accountHistoryFiles, extendedHistoryFiles, TRACKS, yourLibrary } from './fixtures/spotify.js'
+import { accountHistoryFiles, extendedHistoryFiles, playlistFile, TRACKS, yourLibrary } from './fixtures/spotify.js'
 import { assertItemsValid, readItems, shippedConnector } from './fixtures/run.js'
 
 test('spotify: account data gives the saved tracks and one history item per month', async (t) => {
@@ -19,7 +19,7 @@ test('spotify: account data gives the saved tracks and one history item per mont
   const fromFolder = await readItems(connector, folder)
   assert.deepEqual(fromFolder.items, fromZip.items)
   await assertItemsValid(fromZip.items)
-  assert.deepEqual(fromZip.notes, ['1 play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)'])
+  assert.deepEqual(fromZip.notes, ['no Playlist1.json in this export: nothing for spotify.playlists', '1 play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)'])
 
   const [library, january, february] = fromZip.items
   assert.equal(fromZip.items.length, 3)
@@ -56,6 +56,7 @@ test('spotify: the extended history keeps details but not IP address or username
   await assertItemsValid(items)
   assert.deepEqual(notes, [
     'no YourLibrary.json in this export: nothing for spotify.savedTracks',
+    'no Playlist1.json in this export: nothing for spotify.playlists',
     '1 play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)'
   ])
   assert.deepEqual(items.map((i) => [i.data.month, i.collectedAt]), [
@@ -120,6 +121,7 @@ test('spotify: with both histories in one folder the extended one wins; missing 
   assert.deepEqual(empty.items, [])
   assert.deepEqual(empty.notes, [
     'no YourLibrary.json in this export: nothing for spotify.savedTracks',
+    'no Playlist1.json in this export: nothing for spotify.playlists',
     'no StreamingHistory*.json or Streaming_History_Audio_*.json in this export: nothing for spotify.streamingHistory'
   ])
 
@@ -129,8 +131,50 @@ test('spotify: with both histories in one folder the extended one wins; missing 
     'StreamingHistory_music_1.json': []
   }))
   assert.deepEqual(odd.items, [], 'no months without plays')
-  assert.deepEqual(odd.notes, [
-    'YourLibrary.json has no "tracks" list: nothing for spotify.savedTracks',
-    'StreamingHistory_music_0.json is not a list of plays; skipped'
+  assert.deepEqual(odd.notes, ['no Playlist1.json in this export: nothing for spotify.playlists'])
+  assert.deepEqual(odd.skipped, [
+    { path: 'YourLibrary.json', reason: 'no "tracks" list in it: nothing for spotify.savedTracks' },
+    { path: 'StreamingHistory_music_0.json', reason: 'not a list of plays' }
   ])
+})
+
+test('spotify: playlists (tracks, episodes, local files), a file that is not JSON, and the history split over two archives', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('spotify')
+  const account = await writeZipExport(dir, 'my_spotify_data.zip', {
+    'Spotify Account Data/YourLibrary.json': yourLibrary(TRACKS),
+    'Spotify Account Data/Playlist1.json': playlistFile(),
+    // real exports have held a file like this: cut off, not JSON
+    'Spotify Account Data/Marquee.json': '[{"artistName": "Daft Punk", "segment": ',
+    'Spotify Account Data/Userdata.json': { username: 'jane', email: 'jane@example.com' }
+  })
+  const history = extendedHistoryFiles()
+  const names = Object.keys(history)
+  const part1 = await writeZipExport(dir, 'my_spotify_data (1).zip', { [names[0]!]: history[names[0]!]! })
+  // the older extended export: ip_addr_decrypted instead of ip_addr, endsong_N.json
+  const older = history[names[1]!]!.map((p) => { const { ip_addr: ip, ...rest } = p as Record<string, unknown>; return { ...rest, ip_addr_decrypted: ip } })
+  const part2 = await writeZipExport(dir, 'my_spotify_data (2).zip', { 'MyData/endsong_1.json': older, [names[2]!]: history[names[2]!]! })
+
+  const r = await readItems(connector, [account, part1, part2])
+  await assertItemsValid(r.items)
+  assert.deepEqual(r.items.map((i) => i.scope === 'spotify.streamingHistory' ? i.data.month : i.scope), ['spotify.savedTracks', 'spotify.playlists', '2019-07', '2023-12', '2024-01'])
+  assert.doesNotMatch(JSON.stringify(r.items), /192\.0\.2\.10|"jane"/, 'neither IP address field nor the username is kept')
+  assert.deepEqual(r.items[1]!.data, {
+    playlists: [
+      {
+        name: 'Road trip 🚗',
+        lastModified: '2024-03-01',
+        description: 'for the A7',
+        followers: 2,
+        items: [
+          { kind: 'track', track: 'One More Time', artist: 'Daft Punk', album: 'Discovery', uri: 'spotify:track:0DiWol3AO6WpXZgp0goxAV', addedAt: '2024-02-28' },
+          { kind: 'episode', episode: 'Monday, Jan. 15', show: 'The Daily', uri: 'spotify:episode:4rOoJ6Egrf8K2IrywzwOMk', addedAt: '2024-02-29' },
+          { kind: 'local', uri: 'spotify:local:Artiste:Album:Chanson+%C3%A9t%C3%A9:215', addedAt: '2024-03-01' }
+        ]
+      },
+      { name: 'Old faves', lastModified: '2021-06-01', items: [{ kind: 'track', track: 'First Love', artist: '宇多田ヒカル', album: 'First Love', uri: 'spotify:track:3vEyT8LhT2ImuAj2BixRCs' }] }
+    ]
+  })
+  assert.deepEqual(r.skipped, [{ path: names[2]!, reason: 'video plays are not part of spotify.streamingHistory' }])
+
 })
