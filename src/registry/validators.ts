@@ -1,12 +1,24 @@
-// Compiled JSON Schema validators for schema definitions (DESIGN 2.2), and readable reasons when
-// data does not match. Compiling costs milliseconds (the first compile of an Ajv instance ~80 ms
-// for its meta-schema), validating microseconds, so compiled validators are cached. Definitions
-// are content-addressed, so a definitionUrl names one schema forever and is a sound cache key.
+// Compiled JSON Schema validators for schema definitions (docs/protocol.md §2.2), and readable
+// reasons when data does not match. Compiling costs milliseconds (the first compile of an Ajv
+// instance ~80 ms for its meta-schema), validating microseconds, so compiled validators are
+// cached. Definitions are content-addressed, so a definitionUrl names one schema forever and is a
+// sound cache key.
+//
+// Schemas and data can both be hostile, so neither may stall the daemon:
+//   - `pattern` / `patternProperties` run on RE2 (linear time; no lookaround or backreferences):
+//     `^(a+)+$` against "a"×35 + "!" answers in microseconds instead of minutes;
+//   - compile time grows with the schema (~0.4 ms per node, superlinear past thousands), so a
+//     schema may have at most MAX_SCHEMA_VALUES objects and arrays;
+//   - data is first checked by a validator that stops at the first error; the one that lists every
+//     error (allErrors) runs only for data of at most MAX_DETAILED_VALUES, so a body with a million
+//     keys against `additionalProperties: false` costs one pass, not a million error objects.
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { Ajv2019 } from 'ajv/dist/2019.js'
 import AjvDraft07 from 'ajv'
 import type { ErrorObject, ValidateFunction } from 'ajv'
+import type { RegExpEngine } from 'ajv/dist/types/index.js'
 import addFormats from 'ajv-formats'
+import RE2 from 're2'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { ResolvedSchema } from './types.js'
@@ -37,6 +49,37 @@ export function schemaDraft (schema: Record<string, unknown>): { draft: JsonSche
 
 type AnyAjv = Ajv2020 | Ajv2019 | AjvDraft07.default
 
+/** Largest schema compiled, in JSON values (shipped schemas have under 150). */
+export const MAX_SCHEMA_VALUES = 5_000
+/** Largest data for which every validation error is listed, in JSON values; larger data reports the first one. */
+export const MAX_DETAILED_VALUES = 10_000
+
+const re2Engine: RegExpEngine = Object.assign((pattern: string, flags: string) => new RE2(pattern, flags), { code: 'require("re2")' })
+
+/**
+ * Whether `value` holds more than `limit` JSON values (itself, every member and element). Stops at
+ * the limit, and walks members with for-in (no array of a million values is ever built).
+ */
+export function exceedsValues (value: unknown, limit: number): boolean {
+  let count = 0
+  const stack: unknown[] = [value]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (++count > limit) return true
+    if (v === null || typeof v !== 'object') continue
+    if (Array.isArray(v)) {
+      if (count + v.length > limit) return true
+      for (const child of v) stack.push(child)
+      continue
+    }
+    for (const key in v) {
+      if (count + stack.length >= limit) return true
+      stack.push((v as Record<string, unknown>)[key])
+    }
+  }
+  return false
+}
+
 /**
  * Compiles schemas with one Ajv instance per draft. Schemas are compiled with `addUsedSchema:
  * false` so two definitions declaring the same `$id` (two versions of one schema) never collide
@@ -56,7 +99,7 @@ export interface CompiledSchema {
 
 export function createSchemaCompiler (opts: { logger?: Logger; maxReasons?: number } = {}): SchemaCompiler {
   const maxReasons = opts.maxReasons ?? 50
-  const instances = new Map<JsonSchemaDraft, AnyAjv>()
+  const instances = new Map<string, AnyAjv>()
   // Unknown keywords and formats are common in definitions written for other validators; they
   // are ignored (strict off) but worth a debug line when someone wonders why a rule is not applied.
   const ajvLogger = {
@@ -65,16 +108,26 @@ export function createSchemaCompiler (opts: { logger?: Logger; maxReasons?: numb
     error: (...args: unknown[]) => opts.logger?.warn({ ajv: args.map(String).join(' ') }, 'schema compile error')
   }
 
-  function instance (draft: JsonSchemaDraft): AnyAjv {
-    let ajv = instances.get(draft)
+  function instance (draft: JsonSchemaDraft, allErrors: boolean): AnyAjv {
+    const key = `${draft}:${String(allErrors)}`
+    let ajv = instances.get(key)
     if (ajv !== undefined) return ajv
-    const options = { allErrors: true, strict: false, addUsedSchema: false, logger: ajvLogger }
+    const options = { allErrors, strict: false, addUsedSchema: false, logger: ajvLogger, code: { regExp: re2Engine } }
     ajv = draft === '2020-12'
       ? new Ajv2020(options)
       : draft === '2019-09' ? new Ajv2019(options) : new AjvDraft07.default(options)
     addFormats.default(ajv as Parameters<typeof addFormats.default>[0])
-    instances.set(draft, ajv)
+    instances.set(key, ajv)
     return ajv
+  }
+
+  function compileWith (ajv: AnyAjv, schema: Record<string, unknown>): ValidateFunction {
+    try {
+      return ajv.compile(schema)
+    } catch (err) {
+      ajv.removeSchema(schema)
+      throw invalid([`schema does not compile: ${(err as Error).message}`])
+    }
   }
 
   return {
@@ -84,25 +137,32 @@ export function createSchemaCompiler (opts: { logger?: Logger; maxReasons?: numb
       }
       const detected = schemaDraft(schema)
       if ('problem' in detected) throw invalid([detected.problem])
-      const ajv = instance(detected.draft)
+      if (exceedsValues(schema, MAX_SCHEMA_VALUES)) {
+        throw invalid([`schema has more than ${MAX_SCHEMA_VALUES} JSON values (compiling it would stall the daemon)`])
+      }
+      const firstError = instance(detected.draft, false)
       // A shallow copy: the copy's identity keys Ajv's internal cache (released on eviction) and
       // carries the `$schema` spelling Ajv recognises; the caller's object is never modified.
       const compiled: Record<string, unknown> = { ...schema }
       if (detected.canonical !== null) compiled.$schema = detected.canonical
-      let fn: ValidateFunction
-      try {
-        fn = ajv.compile(compiled)
-      } catch (err) {
-        ajv.removeSchema(compiled)
-        throw invalid([`schema does not compile: ${(err as Error).message}`])
-      }
+      const fast = compileWith(firstError, compiled)
+      // compiled on the first failure that deserves a full list of reasons
+      let detailed: ValidateFunction | null = null
       return {
         draft: detected.draft,
         validate (data) {
-          if (fn(data) === true) return { ok: true }
-          return { ok: false, reasons: formatErrors(fn.errors ?? [], maxReasons) }
+          if (fast(data) === true) return { ok: true }
+          if (exceedsValues(data, MAX_DETAILED_VALUES)) {
+            return { ok: false, reasons: [...formatErrors(fast.errors ?? [], maxReasons), `(only the first error is listed: the data has more than ${MAX_DETAILED_VALUES} JSON values)`] }
+          }
+          detailed ??= compileWith(instance(detected.draft, true), compiled)
+          detailed(data)
+          return { ok: false, reasons: formatErrors(detailed.errors ?? [], maxReasons) }
         },
-        release () { ajv.removeSchema(compiled) }
+        release () {
+          firstError.removeSchema(compiled)
+          if (detailed !== null) instance(detected.draft, true).removeSchema(compiled)
+        }
       }
     }
   }

@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createSchemaValidators, schemaDraft } from '../../src/registry/validators.js'
+import { createSchemaValidators, exceedsValues, schemaDraft } from '../../src/registry/validators.js'
 import { parseSchemaDefinition } from '../../src/registry/definition.js'
 import { isHearthError } from '../../src/errors.js'
 import type { SchemaDefinition } from '../../src/registry/types.js'
@@ -121,4 +121,43 @@ test('a schema that does not compile is an INVALID_SCHEMA_DEFINITION, not a cras
     return true
   })
   assert.equal(v.size, 0)
+})
+
+test('ReDoS: schema patterns run on RE2, so a catastrophic pattern answers at once; patterns RE2 cannot run are refused', () => {
+  const v = createSchemaValidators()
+  const evil = schemaAt('ipfs://evil', { type: 'object', properties: { name: { type: 'string', pattern: '^(a+)+$' } }, patternProperties: { '^(b+)+$': { type: 'string' } } })
+  const started = process.cpuUsage()
+  assert.deepEqual(v.validateData(evil, { name: 'a'.repeat(35) + '!' }), { ok: false, reasons: ['/name: must match pattern "^(a+)+$"'] })
+  assert.deepEqual(v.validateData(evil, { ['b'.repeat(40) + '!']: 1 }), { ok: true })
+  const cpu = process.cpuUsage(started)
+  // with the backtracking engine this is minutes of CPU; RE2 makes it microseconds
+  assert.ok(cpu.user + cpu.system < 5_000_000, `took ${cpu.user + cpu.system} µs of CPU`)
+  assert.throws(() => schemaAt('ipfs://lookahead', { type: 'string', pattern: 'a(?=b)' }),
+    (err) => isHearthError(err, 'INVALID_SCHEMA_DEFINITION') && /does not compile/.test(String((err.details?.reasons as string[])[0])))
+})
+
+test('a schema with 50,000 properties is refused before compiling; the limit counts JSON values', () => {
+  const properties: Record<string, unknown> = {}
+  for (let i = 0; i < 50_000; i++) properties[`p${i}`] = { type: 'string' }
+  const started = process.cpuUsage()
+  assert.throws(() => schemaAt('ipfs://wide', { type: 'object', properties }),
+    (err) => isHearthError(err, 'INVALID_SCHEMA_DEFINITION') && /more than 5000 JSON values/.test(err.message))
+  const cpu = process.cpuUsage(started)
+  assert.ok(cpu.user + cpu.system < 2_000_000, `took ${cpu.user + cpu.system} µs of CPU`)
+  assert.equal(exceedsValues({ a: [1, 2, { b: null }] }, 6), false)
+  assert.equal(exceedsValues({ a: [1, 2, { b: null }] }, 5), true)
+})
+
+test('a million keys against additionalProperties:false: one pass, the first error only, no million error objects', () => {
+  const v = createSchemaValidators()
+  const strict = schemaAt('ipfs://strict', { type: 'object', properties: { username: { type: 'string' } }, additionalProperties: false })
+  const data: Record<string, number> = {}
+  for (let i = 0; i < 1_000_000; i++) data[`k${i}`] = i
+  const heap = process.memoryUsage().heapUsed
+  const result = v.validateData(strict, data)
+  assert.equal(result.ok, false)
+  assert.deepEqual(!result.ok && result.reasons, ["must NOT have additional property 'k0'", '(only the first error is listed: the data has more than 10000 JSON values)'])
+  assert.ok(process.memoryUsage().heapUsed - heap < 100 * 1024 * 1024)
+  // small invalid data still gets every reason
+  assert.equal((v.validateData(strict, { a: 1, b: 2 }) as { reasons: string[] }).reasons.length, 2)
 })
