@@ -29,6 +29,7 @@ import { addSystemRoutes, type StatusPart } from '../api/routes/system.js'
 import { addConfigRoutes } from '../api/routes/config.js'
 import { addUpstreamRoutes } from '../api/routes/upstream.js'
 import { addImageRoutes } from '../api/routes/images.js'
+import { resolveLoopback } from '../api/loopback.js'
 import { loadOrCreateApiToken } from './api-token.js'
 import { addConnectorRoutes } from '../connectors/routes.js'
 import { connectorDirs } from '../connectors/loader.js'
@@ -70,6 +71,8 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
   }
 
   try {
+    // judged by what it resolves to, before anything starts (a name for 0.0.0.0 is CONFIG_INVALID)
+    if (config.api.tcp.enabled) await resolveLoopback(config.api.tcp.host, 'api.tcp.host')
     for (const dir of [home.root, home.data, home.index, home.run, home.images]) await mkdir(dir, { recursive: true })
     await chmod(home.root, 0o700)
     const lock = await acquireDaemonLock(home.lock)

@@ -4,6 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { request } from 'node:http'
 import { startDaemonProcess } from '../support/daemon.js'
+import { rawExchange } from '../support/api-server.js'
 
 function rawRequest (socketPath: string, opts: { method: string, path: string, headers?: Record<string, string>, body?: string | Buffer }): Promise<{ status: number, json: any }> {
   return new Promise((resolve, reject) => {
@@ -73,6 +74,13 @@ test('bad input matrix over the socket', async (t) => {
     assert.equal(typeof res.json.error.message, 'string', c.name)
     assert.ok(!/at .*\.ts:\d+/.test(JSON.stringify(res.json)), `${c.name}: no stack trace`)
   }
+  // what Node's HTTP parser refuses, straight onto the daemon's socket
+  const raw = await rawExchange({ path: d.home.socket }, Buffer.concat([Buffer.from('POST /v1/data/'), Buffer.from('ïnstagram.profile', 'utf8'), Buffer.from(' HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}')]))
+  assert.equal(raw.status, 400, raw.text)
+  assert.equal(raw.json?.error?.errorCode, 'MALFORMED_REQUEST')
+  const big = await rawExchange({ path: d.home.socket }, `GET /health HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(70_000)}\r\n\r\n`)
+  assert.equal(big.status, 431)
+  assert.equal(big.json?.error?.errorCode, 'HEADERS_TOO_LARGE')
   const health = await d.request({ path: '/health' })
   assert.equal(health.status, 200)
   const after = (await d.request({ path: '/v1/data/instagram.profile/versions' })).json

@@ -5,6 +5,10 @@ import { Router } from '../../src/api/router.js'
 import { isLoopbackAddress, resolveLoopback } from '../../src/api/loopback.js'
 import { isHearthError } from '../../src/errors.js'
 import { startApi } from '../support/api-server.js'
+import { startDaemonProcess } from '../support/daemon.js'
+import { tempDir } from '../support/tmp.js'
+import { homeLayout } from '../../src/home.js'
+import { stat } from 'node:fs/promises'
 
 test('loopback addresses', () => {
   for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) assert.ok(isLoopbackAddress(a), a)
@@ -37,4 +41,17 @@ test('listenTcp refuses a non-loopback host as CONFIG_INVALID before binding', a
   await assert.rejects(api.listenTcp('0', 0, 'tok'), (err) => isHearthError(err, 'CONFIG_INVALID'))
   await assert.rejects(api.listenTcp('127.0.0.1.', 0, 'tok'), (err) => isHearthError(err, 'CONFIG_INVALID'))
   assert.ok((await api.listenTcp('localhost', 0, 'tok')).port > 0)
+})
+
+test('the daemon refuses a TCP host that is not loopback before anything starts', async (t) => {
+  for (const host of ['0', '127.0.0.1.']) {
+    const root = await tempDir(t, 'hearth-home-')
+    await assert.rejects(startDaemonProcess(t, { home: root, args: ['--set', 'api.tcp.enabled=true', '--set', `api.tcp.host="${host}"`] }), (err: Error) => {
+      assert.match(err.message, /CONFIG_INVALID/, err.message)
+      assert.match(err.message, /api\.tcp\.host/)
+      assert.doesNotMatch(err.message, /INTERNAL/)
+      return true
+    })
+    await assert.rejects(stat(homeLayout(root).identity), 'no identity was created')
+  }
 })
