@@ -105,3 +105,35 @@ export function numberedFiles (source, pattern) {
   const num = (p) => Number(/(\d+)\.\w+$/.exec(p)?.[1] ?? 0)
   return source.find(pattern).sort((a, b) => num(a.path) - num(b.path) || (a.path < b.path ? -1 : 1))
 }
+
+/**
+ * The first character of an entry's text after blanks and a byte-order mark, read without the
+ * rest: '[' tells a list before it is streamed. Undefined for an empty file; '?' when it cannot
+ * be read (the read that follows reports why).
+ * @param {ExportSource} source @param {string} path
+ * @returns {Promise<string | undefined>}
+ */
+export async function firstCharacter (source, path) {
+  try {
+    for await (const chunk of source.stream(path)) {
+      const t = Buffer.from(chunk).toString('utf8').replace(/^\uFEFF/, '').trimStart()
+      if (t !== '') return t[0]
+    }
+  } catch {
+    return '?'
+  }
+  return undefined
+}
+
+/**
+ * The elements of the top-level list of `path`, streamed; a file that is empty or not a list is
+ * skipped with that reason.
+ * @param {ExportSource} source @param {string} path @param {ReadOptions} opts @param {string} what e.g. "plays"
+ * @returns {AsyncGenerator<unknown>}
+ */
+export async function * streamListOrSkip (source, path, opts, what) {
+  const first = await firstCharacter(source, path)
+  if (first === undefined) { opts.skip(path, 'the file is empty'); return }
+  if (first !== '[' && first !== '?') { opts.skip(path, `not a list of ${what}`); return }
+  yield * streamJsonOrSkip(source, path, opts)
+}

@@ -1,22 +1,45 @@
 // @ts-check
-// ChatGPT data export (Settings → Data controls → Export data) → chatgpt.conversations.
+// ChatGPT data export (Settings → Data controls → Export data) → chatgpt.conversations and
+// chatgpt.conversations.shared.
 //
 // The export's conversations.json is an array of conversations. Each holds its messages as a
 // tree (`mapping`: node id → {message, parent, children}) because editing a prompt or
 // regenerating an answer forks the conversation; `current_node` is the leaf the user last saw.
-// The active branch is that leaf's path back to the root — what the ChatGPT UI shows.
+// The active branch is that leaf's path back to the root — what the ChatGPT UI shows. The file
+// grows to hundreds of megabytes for heavy users, so it is parsed as it streams: one
+// conversation in memory at a time.
+//
+// Kept: the text of user, assistant and tool messages; voice-mode transcripts (the
+// audio_transcription parts); images, audio and uploaded files as references (asset pointers
+// and file ids — the files themselves are in the export). Left out: system prompts, custom
+// instructions, memories, the model's reasoning (thoughts, reasoning_recap) and error banners.
 //
 // One item per conversation, dated by the conversation's update_time: a later export yields the
 // unchanged conversations again with the same time and content (the daemon answers duplicate)
 // and only conversations that changed become new versions.
+//
+// shared_conversations.json lists the conversations the user shared by link:
+//   [{"id": "<share id>", "conversation_id", "title", "is_anonymous"}]
+// → one chatgpt.conversations.shared snapshot, dated source.exportedAt.
 
 /** @typedef {import('../../src/connectors/types.js').ExportSource} ExportSource */
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
+import { isObject, optional, readJsonOrSkip, streamListOrSkip } from '../_shared/read.js'
+
 const SCOPE = 'chatgpt.conversations'
+const SHARED_SCOPE = 'chatgpt.conversations.shared'
 // conversations.json, and the numbered parts some exports split it into.
 const CONVERSATION_FILES = /(^|\/)conversations(-\d+)?\.json$/
+const SHARED_FILE = /(^|\/)shared_conversations\.json$/
+/** Files of the export this connector knows and leaves alone, with why. */
+const KNOWN_UNUSED = [
+  { pattern: /(^|\/)chat\.html$/, reason: 'the same conversations as conversations.json, as a web page' },
+  { pattern: /(^|\/)user\.json$/, reason: 'account details (email, phone, plan) are not imported' },
+  { pattern: /(^|\/)message_feedback\.json$/, reason: 'thumbs-up/down feedback is not imported' },
+  { pattern: /(^|\/)model_comparisons\.json$/, reason: 'A/B answer comparisons are not imported' }
+]
 const ROLES = new Set(['user', 'assistant', 'tool'])
 // Content that is not part of the visible exchange: custom instructions, saved memories,
 // the model's hidden reasoning, error banners.
@@ -29,35 +52,60 @@ export default {
    * @returns {AsyncGenerator<ConnectorItem>}
    */
   async * read (source, opts) {
-    const files = source.find(CONVERSATION_FILES)
-    if (files.length === 0) {
-      opts.note(`no conversations.json in this export: nothing for ${SCOPE}`)
-      return
-    }
-    const seen = new Set()
-    let withoutId = 0
-    for (const file of files) {
-      const list = await source.readJson(file.path)
-      if (!Array.isArray(list)) {
-        opts.note(`${file.path} is not a list of conversations; skipped`)
-        continue
-      }
-      for (const raw of list) {
-        const data = toConversation(raw)
-        if (data === null) { withoutId++; continue }
-        const key = `${data.id}@${data.updatedAt ?? ''}`
-        if (seen.has(key)) continue
-        seen.add(key)
-        yield {
-          scope: SCOPE,
-          collectedAt: data.updatedAt ?? data.createdAt ?? source.exportedAt,
-          data,
-          label: data.title !== '' ? data.title : data.id
-        }
-      }
-    }
-    if (withoutId > 0) opts.note(`${withoutId} conversation(s) without an id skipped`)
+    for (const { pattern, reason } of KNOWN_UNUSED) for (const e of source.find(pattern)) opts.skip(e.path, reason)
+    yield * readConversations(source, opts)
+    yield * readShared(source, opts)
   }
+}
+
+/** @param {ExportSource} source @param {ReadOptions} opts @returns {AsyncGenerator<ConnectorItem>} */
+async function * readConversations (source, opts) {
+  const files = source.find(CONVERSATION_FILES)
+  if (files.length === 0) {
+    opts.note(`no conversations.json in this export: nothing for ${SCOPE}`)
+    return
+  }
+  const seen = new Set()
+  let withoutId = 0
+  for (const file of files) {
+    for await (const raw of streamListOrSkip(source, file.path, opts, 'conversations')) {
+      const data = toConversation(raw)
+      if (data === null) { withoutId++; continue }
+      const key = `${data.id}@${data.updatedAt ?? ''}`
+      if (seen.has(key)) continue
+      seen.add(key)
+      yield {
+        scope: SCOPE,
+        collectedAt: data.updatedAt ?? data.createdAt ?? source.exportedAt,
+        data,
+        label: data.title !== '' ? data.title : data.id
+      }
+    }
+  }
+  if (withoutId > 0) opts.note(`${withoutId} conversation(s) without an id skipped`)
+}
+
+/** @param {ExportSource} source @param {ReadOptions} opts @returns {AsyncGenerator<ConnectorItem>} */
+async function * readShared (source, opts) {
+  const file = source.find(SHARED_FILE)[0]
+  if (file === undefined) { opts.note(`no shared_conversations.json in this export: nothing for ${SHARED_SCOPE}`); return }
+  const raw = await readJsonOrSkip(source, file.path, opts)
+  if (raw === undefined) return
+  if (!Array.isArray(raw)) { opts.skip(file.path, 'not a list of shared conversations'); return }
+  const shares = []
+  for (const s of raw) {
+    if (!isObject(s)) continue
+    const id = nonEmptyString(s.id)
+    const conversationId = nonEmptyString(s.conversation_id)
+    if (id === undefined || conversationId === undefined) continue
+    shares.push({
+      id,
+      conversationId,
+      ...optional('title', typeof s.title === 'string' ? s.title : undefined),
+      ...optional('anonymous', typeof s.is_anonymous === 'boolean' ? s.is_anonymous : undefined)
+    })
+  }
+  yield { scope: SHARED_SCOPE, collectedAt: source.exportedAt, data: { shares }, label: `${shares.length} shared conversations` }
 }
 
 /**
@@ -154,19 +202,19 @@ function toMessage (node) {
       if (typeof part === 'string') texts.push(part)
       else if (isObject(part)) {
         if (typeof part.text === 'string') texts.push(part.text) // e.g. audio_transcription in voice chats
-        else if (typeof part.asset_pointer === 'string') {
-          attachments.push({
-            type: typeof part.content_type === 'string' ? part.content_type.replace(/_asset_pointer$/, '') : 'file',
-            ref: part.asset_pointer,
-            ...(positiveInt(part.width) ? { width: part.width } : {}),
-            ...(positiveInt(part.height) ? { height: part.height } : {})
-          })
-        }
+        else attachments.push(...assetReferences(part))
       }
     }
   } else if (typeof content.text === 'string') texts.push(content.text) // code, execution_output, tether_quote
   else if (typeof content.result === 'string') texts.push(content.result) // tether_browsing_display
 
+  // Files the user uploaded with the message (PDFs, spreadsheets, images): their ids.
+  if (Array.isArray(metadata.attachments)) {
+    for (const a of metadata.attachments) {
+      const id = isObject(a) ? nonEmptyString(a.id) : undefined
+      if (id !== undefined && !attachments.some((x) => x.ref === id || x.ref.endsWith(`/${id}`))) attachments.push({ type: 'file', ref: id })
+    }
+  }
   const text = texts.join('\n')
   if (text.trim() === '' && attachments.length === 0) return null
   const createdAt = isoTime(m.create_time)
@@ -185,6 +233,30 @@ function toMessage (node) {
 }
 
 /**
+ * The asset pointers in one content part: an image or audio pointer, or a voice-mode
+ * real_time_user_audio_video_asset_pointer that nests its audio and video pointers.
+ * @param {Record<string, unknown>} part
+ * @returns {{type: string, ref: string, width?: number, height?: number}[]}
+ */
+function assetReferences (part) {
+  const type = typeof part.content_type === 'string' ? part.content_type.replace(/_asset_pointer$/, '') : 'file'
+  if (typeof part.asset_pointer === 'string' && part.asset_pointer !== '') {
+    return [{
+      type,
+      ref: part.asset_pointer,
+      ...(positiveInt(part.width) ? { width: part.width } : {}),
+      ...(positiveInt(part.height) ? { height: part.height } : {})
+    }]
+  }
+  const nested = []
+  for (const [key, kind] of [['audio_asset_pointer', 'audio'], ['video_container_asset_pointer', 'video']]) {
+    const p = part[key]
+    if (isObject(p) && typeof p.asset_pointer === 'string' && p.asset_pointer !== '') nested.push({ type: kind, ref: p.asset_pointer })
+  }
+  return nested
+}
+
+/**
  * ChatGPT times are Unix seconds with a fraction (1704067200.123456); kept to the millisecond.
  * @param {unknown} t
  * @returns {string | undefined}
@@ -194,9 +266,6 @@ function isoTime (t) {
   const d = new Date(Math.round(t * 1000))
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString()
 }
-
-/** @param {unknown} v @returns {v is Record<string, unknown>} */
-function isObject (v) { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 /** @param {unknown} v @returns {string | undefined} */
 function nonEmptyString (v) { return typeof v === 'string' && v !== '' ? v : undefined }

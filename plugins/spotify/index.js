@@ -35,7 +35,7 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { byMonth as groupByMonth, isObject, numberedFiles, optional, readJsonOrSkip, streamJsonOrSkip, text as str } from '../_shared/read.js'
+import { byMonth as groupByMonth, isObject, numberedFiles, optional, readJsonOrSkip, streamListOrSkip, text as str } from '../_shared/read.js'
 
 const LIBRARY_FILE = 'YourLibrary.json'
 const PLAYLIST_FILES = /(^|\/)Playlists?\d*\.json$/
@@ -102,11 +102,7 @@ async function * readHistory (source, opts) {
   const plays = []
   let skipped = 0
   for (const file of [...files].sort((a, b) => a.path < b.path ? -1 : 1)) {
-    // Checked before streaming: a file that is not a list would otherwise stream as nothing.
-    const head = await firstByte(source, file.path)
-    if (head === undefined) { opts.skip(file.path, 'the file is empty'); continue }
-    if (head !== '[') { opts.skip(file.path, 'not a list of plays'); continue }
-    for await (const r of streamJsonOrSkip(source, file.path, opts)) {
+    for await (const r of streamListOrSkip(source, file.path, opts, 'plays')) {
       const play = extended.length > 0 ? fromExtended(r) : fromAccountData(r)
       if (play === null) skipped++
       else plays.push(play)
@@ -121,23 +117,6 @@ async function * readHistory (source, opts) {
       label: `${month}: ${monthPlays.length} plays`
     }
   }
-}
-
-/**
- * The first non-blank character of an entry, without reading the rest.
- * @param {ExportSource} source @param {string} path
- * @returns {Promise<string | undefined>}
- */
-async function firstByte (source, path) {
-  try {
-    for await (const chunk of source.stream(path)) {
-      const t = Buffer.from(chunk).toString('utf8').replace(/^\uFEFF/, '').trimStart()
-      if (t !== '') return t[0]
-    }
-  } catch {
-    return '['  // let the streaming read report the problem with its reason
-  }
-  return undefined
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { isHearthError } from '../../src/errors.js'
+import type { Connector } from '../../src/connectors/types.js'
 import { tempDir } from '../support/tmp.js'
 import { ConversationBuilder, chatgptExportFiles, simpleConversation } from './fixtures/chatgpt.js'
 import { EXPORT_TIME, writeBothExports, writeZipExport } from './fixtures/exports.js'
@@ -56,14 +56,20 @@ function noCurrentNodeConversation (): Record<string, unknown> {
   return b.build(null)
 }
 
+/** The chatgpt.conversations items only (the shared-links snapshot has its own test). */
+async function conversationsOf (connector: Connector, location: string): Promise<Awaited<ReturnType<typeof readItems>>> {
+  const r = await readItems(connector, location)
+  return { ...r, items: r.items.filter((i) => i.scope === 'chatgpt.conversations') }
+}
+
 test('chatgpt: a realistic export, as zip and as folder, gives the active branch of every conversation', async (t) => {
   const dir = await tempDir(t)
   const connector = await shippedConnector('chatgpt')
   const files = chatgptExportFiles([branchyConversation(), unicodeConversation(), noCurrentNodeConversation()])
   const { zip, folder } = await writeBothExports(dir, 'chatgpt-export', files)
 
-  const fromZip = await readItems(connector, zip)
-  const fromFolder = await readItems(connector, folder)
+  const fromZip = await conversationsOf(connector, zip)
+  const fromFolder = await conversationsOf(connector, folder)
   assert.deepEqual(fromFolder.items, fromZip.items, 'the zip and the unzipped folder give the same items')
   assert.equal(fromZip.exportedAt, fromFolder.exportedAt)
   assert.equal(fromZip.exportedAt, '2024-05-04T10:20:30Z')
@@ -110,9 +116,9 @@ test('chatgpt: reading the same export twice gives identical items (no clock in 
   const dir = await tempDir(t)
   const connector = await shippedConnector('chatgpt')
   const zip = await writeZipExport(dir, 'export.zip', chatgptExportFiles([branchyConversation(), unicodeConversation()]))
-  const first = await readItems(connector, zip)
+  const first = await conversationsOf(connector, zip)
   await new Promise((resolve) => setTimeout(resolve, 1100))
-  const second = await readItems(connector, zip)
+  const second = await conversationsOf(connector, zip)
   assert.deepEqual(second.items, first.items)
 })
 
@@ -122,20 +128,21 @@ test('chatgpt: an empty export and an export without conversations.json yield no
 
   const empty = await writeBothExports(dir, 'empty', chatgptExportFiles([]))
   for (const path of [empty.zip, empty.folder]) {
-    const r = await readItems(connector, path)
+    const r = await conversationsOf(connector, path)
     assert.deepEqual(r.items, [])
     assert.deepEqual(r.notes, [])
   }
 
   const missing = await writeBothExports(dir, 'missing', { 'user.json': { id: 'user-abc' }, 'chat.html': '<html></html>' })
-  const r = await readItems(connector, missing.zip)
+  const r = await conversationsOf(connector, missing.zip)
   assert.deepEqual(r.items, [])
-  assert.deepEqual(r.notes, ['no conversations.json in this export: nothing for chatgpt.conversations'])
+  assert.deepEqual(r.notes, ['no conversations.json in this export: nothing for chatgpt.conversations', 'no shared_conversations.json in this export: nothing for chatgpt.conversations.shared'])
+  assert.deepEqual(r.skipped.map((k) => k.path), ['chat.html', 'user.json'], 'known files it does not import are listed with why')
 
   const nothing = await writeZipExport(dir, 'nothing.zip', {})
-  const n = await readItems(connector, nothing)
+  const n = await conversationsOf(connector, nothing)
   assert.deepEqual(n.items, [])
-  assert.equal(n.notes.length, 1)
+  assert.equal(n.notes.length, 2)
 })
 
 test('chatgpt: a very large conversation (6,000 messages, several MB) comes through whole', async (t) => {
@@ -154,7 +161,7 @@ test('chatgpt: a very large conversation (6,000 messages, several MB) comes thro
   const { zip, folder } = await writeBothExports(dir, 'huge', files)
 
   for (const path of [zip, folder]) {
-    const { items } = await readItems(connector, path)
+    const { items } = await conversationsOf(connector, path)
     assert.equal(items.length, 1)
     const messages = (items[0]!.data as { messages: Array<{ role: string; text: string; createdAt: string }> }).messages
     assert.equal(messages.length, 6000)
@@ -176,7 +183,7 @@ test('chatgpt: damaged conversations are skipped or cut short, never loop or cra
   const nullTimes = { ...simpleConversation('conv-notime', 'no times', T0, [['a', 'b']]), create_time: null, update_time: null }
   const files = chatgptExportFiles([cyclic, noId, noMapping, 'not a conversation', nullTimes])
   const zip = await writeZipExport(dir, 'damaged.zip', files)
-  const { items, notes, exportedAt } = await readItems(connector, zip)
+  const { items, notes, exportedAt } = await conversationsOf(connector, zip)
   await assertItemsValid(items)
   assert.deepEqual(items.map((i) => (i.data as { id: string }).id), ['conv-cycle', 'conv-nomap', 'conv-notime'])
   assert.deepEqual((items[0]!.data as { messages: Array<{ text: string }> }).messages.map((m) => m.text), ['a', 'b'])
@@ -187,9 +194,90 @@ test('chatgpt: damaged conversations are skipped or cut short, never loop or cra
   assert.deepEqual(notes, ['2 conversation(s) without an id skipped'])
 })
 
-test('chatgpt: conversations.json that is not JSON fails with EXPORT_UNREADABLE naming the file', async (t) => {
+test('chatgpt: a conversations.json broken part way keeps the conversations before the damage and says so', async (t) => {
   const dir = await tempDir(t)
   const connector = await shippedConnector('chatgpt')
-  const zip = await writeZipExport(dir, 'broken.zip', { 'conversations.json': '[{"id": "conv-1", "mapping": {' })
-  await assert.rejects(readItems(connector, zip), (err) => isHearthError(err, 'EXPORT_UNREADABLE') && /conversations\.json/.test(err.message))
+  const whole = JSON.stringify([simpleConversation('conv-1', 'one', T0, [['a', 'b']]), simpleConversation('conv-2', 'two', T0, [['c', 'd']])])
+  const zip = await writeZipExport(dir, 'broken.zip', { 'conversations.json': whole.slice(0, whole.length - 40) })
+  const r = await conversationsOf(connector, zip)
+  assert.deepEqual(r.items.map((i) => i.data.id), ['conv-1'])
+  assert.equal(r.skipped.length, 1)
+  assert.match(r.skipped[0]!.reason, /conversations\.json .* is not valid JSON: .*\(the 1 record\(s\) before the damage were read\)/)
+
+  const notList = await conversationsOf(connector, await writeZipExport(dir, 'object.zip', { 'conversations.json': { conversations: [] } }))
+  assert.deepEqual(notList.skipped, [{ path: 'conversations.json', reason: 'not a list of conversations' }])
+})
+
+test('chatgpt: voice-mode transcripts are text, images, audio and uploaded files are references, reasoning stays out', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+  const b = new ConversationBuilder({ id: 'conv-voice', title: 'Voice chat 🎙️', createTime: T0, updateTime: T0 + 100 })
+  const at = b.chain(b.rootId, [
+    { role: 'system', text: '', hidden: true },
+    {
+      role: 'user',
+      metadata: { voice_mode_message: true },
+      content: { content_type: 'multimodal_text', parts: [
+        { content_type: 'real_time_user_audio_video_asset_pointer', expiry_datetime: null, frames_asset_pointers: [], video_container_asset_pointer: null,
+          audio_asset_pointer: { expiry_datetime: null, content_type: 'audio_asset_pointer', asset_pointer: 'sediment://file_00000000aaaa', size_bytes: 120000, format: 'wav', metadata: { start: 0, end: 3.2 } } },
+        { content_type: 'audio_transcription', text: 'Quelle heure est-il à Tōkyō ?', direction: 'in', decoding_id: null }
+      ] }
+    },
+    { role: 'assistant', model: 'gpt-4o', content: { content_type: 'thoughts', thoughts: [{ summary: 'time zones', content: 'JST is UTC+9' }], source_analysis_msg_id: 'x' } },
+    { role: 'assistant', model: 'gpt-4o', content: { content_type: 'reasoning_recap', content: 'Thought for 2 seconds' } },
+    {
+      role: 'assistant',
+      model: 'gpt-4o',
+      content: { content_type: 'multimodal_text', parts: [
+        { content_type: 'audio_transcription', text: 'Il est 21 h à Tokyo.', direction: 'out', decoding_id: null },
+        { content_type: 'audio_asset_pointer', asset_pointer: 'sediment://file_00000000bbbb', size_bytes: 90000, format: 'wav', metadata: {} }
+      ] }
+    },
+    {
+      role: 'user',
+      metadata: { attachments: [{ id: 'file-Upl0aded', name: 'facture.pdf', size: 12345, mime_type: 'application/pdf' }] },
+      content: { content_type: 'multimodal_text', parts: [
+        { content_type: 'image_asset_pointer', asset_pointer: 'file-service://file-Img123', size_bytes: 2000, width: 800, height: 600, fovea: 512, metadata: null },
+        'Résume ce document'
+      ] }
+    }
+  ])
+  const files = { ...chatgptExportFiles([b.build(at)]), 'file-Img123-photo.png': new Uint8Array([0x89, 0x50]), 'file_00000000aaaa.wav': new Uint8Array([0x52, 0x49]) }
+  const r = await conversationsOf(connector, await writeZipExport(dir, 'voice.zip', files))
+  await assertItemsValid(r.items)
+  const messages = (r.items[0]!.data as { messages: Array<Record<string, unknown>> }).messages.map(({ id: _id, createdAt: _t, ...m }) => m)
+  assert.deepEqual(messages, [
+    { role: 'user', text: 'Quelle heure est-il à Tōkyō ?', contentType: 'multimodal_text', attachments: [{ type: 'audio', ref: 'sediment://file_00000000aaaa' }] },
+    { role: 'assistant', text: 'Il est 21 h à Tokyo.', contentType: 'multimodal_text', model: 'gpt-4o', attachments: [{ type: 'audio', ref: 'sediment://file_00000000bbbb' }] },
+    { role: 'user', text: 'Résume ce document', contentType: 'multimodal_text', attachments: [{ type: 'image', ref: 'file-service://file-Img123', width: 800, height: 600 }, { type: 'file', ref: 'file-Upl0aded' }] }
+  ], 'the thoughts and the reasoning recap are not there')
+  assert.doesNotMatch(JSON.stringify(r.items), /JST is UTC\+9|Thought for/)
+})
+
+test('chatgpt: shared_conversations.json gives one chatgpt.conversations.shared snapshot', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('chatgpt')
+  const files = {
+    ...chatgptExportFiles([simpleConversation('conv-1', 'one', T0, [['a', 'b']])]),
+    'shared_conversations.json': [
+      { id: '67a0c0de-1111-2222-3333-444455556666', conversation_id: 'conv-1', title: 'one', is_anonymous: true },
+      { id: '67a0c0de-7777-8888-9999-000011112222', conversation_id: 'conv-gone', title: 'Recette du pain 🥖', is_anonymous: false },
+      { id: 'no-conversation' }
+    ]
+  }
+  const { zip, folder } = await writeBothExports(dir, 'shared', files)
+  for (const location of [zip, folder]) {
+    const r = await readItems(connector, location)
+    await assertItemsValid(r.items)
+    const shared = r.items.filter((i) => i.scope === 'chatgpt.conversations.shared')
+    assert.deepEqual(shared, [{
+      scope: 'chatgpt.conversations.shared',
+      collectedAt: EXPORT_TIME.toISOString().replace('.000Z', 'Z'),
+      label: '2 shared conversations',
+      data: { shares: [
+        { id: '67a0c0de-1111-2222-3333-444455556666', conversationId: 'conv-1', title: 'one', anonymous: true },
+        { id: '67a0c0de-7777-8888-9999-000011112222', conversationId: 'conv-gone', title: 'Recette du pain 🥖', anonymous: false }
+      ] }
+    }])
+  }
 })

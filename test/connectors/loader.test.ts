@@ -29,7 +29,7 @@ test('loader: the shipped connectors load, and their listing is what GET /v1/con
   assert.deepEqual(loaded.connectors.map((c) => c.id), ['chatgpt', 'instagram', 'spotify'])
   const body = listConnectorsBody(loaded)
   assert.deepEqual(body.connectors.map((c) => [c.connectorId, c.displayName, c.scopes.map((s) => s.scope)]), [
-    ['chatgpt', 'ChatGPT', ['chatgpt.conversations']],
+    ['chatgpt', 'ChatGPT', ['chatgpt.conversations', 'chatgpt.conversations.shared']],
     ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations']],
     ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']]
   ])
