@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { access, mkdir, writeFile } from 'node:fs/promises'
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { listConnectorsBody } from '../../src/cli/commands/connectors.js'
@@ -9,7 +9,7 @@ import { addConnectorRoutes } from '../../src/connectors/routes.js'
 import { checkConnectorMetadata } from '../../src/connectors/metadata.js'
 import { homeLayout } from '../../src/home.js'
 import { tempDir } from '../support/tmp.js'
-import { PLUGINS_DIR } from './fixtures/run.js'
+import { PLUGINS_DIR, SCHEMAS_DIR } from './fixtures/run.js'
 
 const META = (id: string, scopes: unknown = [{ scope: `${id}.things`, label: 'Things', description: 'Some things' }]): Record<string, unknown> =>
   ({ connectorId: id, displayName: id.toUpperCase(), version: '0.1.0', scopes })
@@ -26,18 +26,22 @@ test('loader: the shipped connectors load, and their listing is what GET /v1/con
   assert.equal(shippedPluginsDir(), PLUGINS_DIR)
   const loaded = await loadConnectors(PLUGINS_DIR)
   assert.deepEqual(loaded.errors, [])
-  assert.deepEqual(loaded.connectors.map((c) => c.id), ['chatgpt', 'instagram', 'spotify'])
+  assert.deepEqual(loaded.connectors.map((c) => c.id), ['chatgpt', 'instagram', 'spotify', 'youtube'])
   const body = listConnectorsBody(loaded)
   assert.deepEqual(body.connectors.map((c) => [c.connectorId, c.displayName, c.scopes.map((s) => s.scope)]), [
     ['chatgpt', 'ChatGPT', ['chatgpt.conversations', 'chatgpt.conversations.shared']],
     ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations']],
-    ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']]
+    ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']],
+    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions']]
   ])
   for (const c of body.connectors) {
     assert.match(c.version, /^\d+\.\d+\.\d+$/)
     for (const s of c.scopes) {
       assert.deepEqual(Object.keys(s), ['scope', 'label', 'description'])
       assert.ok(s.label.length > 0 && s.description.length > 20, `${s.scope} has words for a consent screen`)
+      const shipped = JSON.parse(await readFile(join(SCHEMAS_DIR, `${s.scope}.json`), 'utf8')) as { scope: string; description: string }
+      assert.equal(shipped.scope, s.scope, `${s.scope} has a shipped schema`)
+      assert.ok(shipped.description.length > 20)
     }
   }
   assert.deepEqual(body.errors, [])
@@ -144,7 +148,7 @@ test('GET /v1/connectors lists what is installed without running any plugin code
   assert.equal(reply.status, 200)
   const body = reply.body as ReturnType<typeof listConnectorsBody>
   assert.deepEqual(body, listConnectorsBody(await scanConnectors([PLUGINS_DIR, root])))
-  assert.deepEqual(body.connectors.map((c) => c.connectorId), ['chatgpt', 'eager', 'instagram', 'spotify'])
+  assert.deepEqual(body.connectors.map((c) => c.connectorId), ['chatgpt', 'eager', 'instagram', 'spotify', 'youtube'])
   assert.deepEqual(body.errors.map((e) => [e.id, e.code]), [['broken', 'PLUGIN_INVALID']])
   await assert.rejects(access(marker), 'scanning never imports a plugin')
 
