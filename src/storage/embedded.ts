@@ -2,6 +2,10 @@
 // `blocksDir` (one file per block, written atomically by blockstore-fs) and whose pins live in a
 // LevelDB datastore in `datastoreDir`.
 //
+// Single-block files (nearly every file) skip Helia's importer and pin walker: one hash, one
+// durable block write, Helia's pin records written in one group-committed batch (raw-blocks.ts). Larger files go through Helia,
+// and their blocks are fsynced before the pin is recorded.
+//
 // It starts NO networking at all: `createHeliaLight` builds a node without libp2p, without block
 // brokers (bitswap, trustless gateways) and without routers, and every read is made with
 // `offline: true`, so a missing block is an immediate STORAGE_NOT_FOUND instead of a network
@@ -10,7 +14,7 @@
 // The LevelDB datastore takes an exclusive lock on its folder, so a second process opening the same
 // home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins.
 import { createHeliaLight } from 'helia'
-import { unixfs, type UnixFS } from '@helia/unixfs'
+import { unixfs, type UnixFS, type UnixFSComponents } from '@helia/unixfs'
 import { FsBlockstore } from 'blockstore-fs'
 import { LevelDatastore } from 'datastore-level'
 import { ClassicLevel } from 'classic-level'
@@ -22,6 +26,10 @@ import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend } from './types.js'
 import { PinLock } from './pin-lock.js'
+import { createDirSync, type DirSync } from './durable-file.js'
+import { RawPins, isSingleBlock, rawBlockCid, writeBlockDurably, blockFilePath } from './raw-blocks.js'
+import { open } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
 export interface EmbeddedStorageOptions {
@@ -59,7 +67,7 @@ export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Prom
       { backend: 'embedded', datastoreDir: opts.datastoreDir }, { cause: err })
   }
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(helia, blockstore, datastore, opts)
+  return new EmbeddedStorage(helia, blockstore, datastore, new RawPins(db), opts)
 }
 
 class EmbeddedStorage implements StorageBackend {
@@ -69,11 +77,13 @@ class EmbeddedStorage implements StorageBackend {
   // Helia's pin bookkeeping is a read-modify-write of per-block counters with no lock of its
   // own; see PinLock for which pin changes may run side by side.
   readonly #pins = new PinLock()
+  readonly #syncDir: DirSync = createDirSync()
 
   constructor (
     private readonly helia: HeliaNode,
     private readonly blockstore: FsBlockstore,
     private readonly datastore: LevelDatastore,
+    private readonly rawPins: RawPins,
     private readonly opts: EmbeddedStorageOptions
   ) {
     this.#fs = unixfs(helia)
@@ -82,14 +92,32 @@ class EmbeddedStorage implements StorageBackend {
   async add (bytes: Uint8Array, opts: { signal?: AbortSignal } = {}): Promise<string> {
     this.#assertRunning()
     if (!(bytes instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'storage add expects bytes')
+    // Blocks are written (durably) before the pin, so a crash in between leaves unpinned blocks that
+    // the next add of the same bytes finds and pins: add is idempotent and resumable.
+    if (isSingleBlock(bytes)) {
+      const cid = rawBlockCid(bytes)
+      try {
+        await writeBlockDurably(this.opts.blocksDir, cid, bytes, this.#syncDir)
+        await this.#pins.shared(cid.toString(), async () => { await this.rawPins.add(cid) })
+      } catch (err) {
+        throw this.#wrap(err, 'add', cid)
+      }
+      return canonicalCid(cid)
+    }
     let cid: CID
+    const written: CID[] = []
+    const store = this.blockstore
+    const recording = {
+      put: async (c: CID, b: Uint8Array, o?: object) => { written.push(c); return await store.put(c, b, o) },
+      get: (c: CID, o?: object) => store.get(c, o),
+      has: async (c: CID, o?: object) => await store.has(c, o)
+    } as unknown as UnixFSComponents['blockstore']
     try {
-      cid = await this.#fs.addBytes(bytes, { ...unixfsAddOptions(), signal: opts.signal })
+      cid = await unixfs({ blockstore: recording }).addBytes(bytes, { ...unixfsAddOptions(), signal: opts.signal })
+      await this.#syncBlocks(written)
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
-    // Blocks are written before the pin, so a crash in between leaves unpinned blocks that the next
-    // add of the same bytes finds and pins: add is idempotent and resumable.
     await this.#pinRecursively(cid, opts.signal)
     return canonicalCid(cid)
   }
@@ -100,6 +128,11 @@ class EmbeddedStorage implements StorageBackend {
     // Checked first: Helia's pin walker reports a missing block as an unhandled rejection of its own.
     if (!(await this.has(cid))) {
       throw new HearthError('STORAGE_NOT_FOUND', `content not found locally: ${canonicalCid(parsed)}`, { backend: 'embedded', op: 'pin', cid: canonicalCid(parsed) })
+    }
+    if (parsed.code === RAW_CODEC) {
+      await this.#pins.shared(parsed.toString(), async () => { await this.rawPins.add(parsed) })
+        .catch((err: unknown) => { throw this.#wrap(err, 'pin', parsed) })
+      return
     }
     await this.#pinRecursively(parsed, opts.signal)
   }
@@ -176,6 +209,18 @@ class EmbeddedStorage implements StorageBackend {
         if ((err as Error)?.name !== 'AlreadyPinnedError') throw err
       }
     }).catch((err: unknown) => { throw this.#wrap(err, 'pin', cid) })
+  }
+
+  /** blockstore-fs writes without fsync: the blocks of a multi-block file are fsynced before its pin. */
+  async #syncBlocks (cids: CID[]): Promise<void> {
+    const dirs = new Set<string>()
+    await Promise.all(cids.map(async (cid) => {
+      const path = blockFilePath(this.opts.blocksDir, cid)
+      const fh = await open(path, 'r')
+      try { await fh.datasync() } finally { await fh.close() }
+      dirs.add(dirname(path))
+    }))
+    await Promise.all([...dirs].map(async (d) => { await this.#syncDir(d) }))
   }
 
   async #isPinnedRoot (cid: CID): Promise<boolean> {

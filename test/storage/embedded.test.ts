@@ -9,6 +9,7 @@ import { LevelDatastore } from 'datastore-level'
 import { CID } from 'multiformats/cid'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createStorage } from '../../src/storage/factory.js'
+import { CHUNK_SIZE, cidOfBytes } from '../../src/storage/cid.js'
 import { homeLayout } from '../../src/home.js'
 import { isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
@@ -156,4 +157,31 @@ test('the factory rejects an incomplete or unknown configuration', async (t) => 
   await assert.rejects(createStorage({ backend: 'kubo', kubo: { url: 'ftp://x' } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
   await assert.rejects(createStorage({ backend: 'kubo', kubo: { url: 'http://127.0.0.1:1', timeoutMs: 5 } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
   await assert.rejects(createStorage({ backend: 'floppy' } as never, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+})
+
+test('single-block adds (the fast path) give the CIDs of ipfs add and leave pins Helia itself honours', async (t) => {
+  const dir = await tempDir(t)
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  const inputs = [1, 1024, CHUNK_SIZE - 1, CHUNK_SIZE, CHUNK_SIZE + 1].map((n) => randomBytes(n))
+  const cids = await Promise.all(inputs.map(async (b) => await storage.add(b)))
+  for (const [i, cid] of cids.entries()) {
+    assert.equal(cid, await cidOfBytes(inputs[i]!), `size ${inputs[i]!.byteLength}`)
+    assert.deepEqual(Buffer.from(await storage.get(cid)), inputs[i])
+  }
+  assert.equal(CID.parse(cids[3]!).code, 0x55, 'one chunk is one raw block')
+  assert.notEqual(CID.parse(cids[4]!).code, 0x55, 'one byte more is a DAG')
+  const unpinned = await storage.add(randomBytes(500))
+  await storage.unpin(unpinned)
+  await storage.stop()
+
+  const helia = await inspectWithHelia(dir)
+  try {
+    for (const cid of cids) assert.equal(await helia.pinned(cid), true, `${cid} pinned in Helia's records`)
+    assert.equal(await helia.pinned(unpinned), false)
+    await helia.gc()
+    for (const cid of cids) assert.equal(await helia.hasBlock(cid), true, 'pinned blocks survive Helia GC')
+    assert.equal(await helia.hasBlock(unpinned), false, 'an unpinned raw block is collectable')
+  } finally {
+    await helia.close()
+  }
 })

@@ -1,0 +1,90 @@
+// Whole-file writes that survive power loss, not only a killed process: the bytes go to a temp file
+// in the same folder (dot-prefixed, `.tmp`: ignored by the watcher), which is fsynced and then
+// linked or renamed to its name; the folder itself is fsynced so the new name is durable too.
+// Folder fsyncs are group-committed: every write that asks while one is in flight shares the next
+// one, so N concurrent writes into one folder cost N file fsyncs plus about two folder fsyncs.
+import { open, link, rename, unlink, mkdir } from 'node:fs/promises'
+import { dirname, join, basename } from 'node:path'
+import { randomBytes } from 'node:crypto'
+
+export type DirSync = (dir: string) => Promise<void>
+
+async function fsyncDir (dir: string): Promise<void> {
+  const fh = await open(dir, 'r')
+  try { await fh.sync() } finally { await fh.close() }
+}
+
+/** A folder-fsync function that coalesces concurrent requests per folder (one entry per busy folder). */
+export function createDirSync (): DirSync {
+  const folders = new Map<string, { pending: Promise<void> | null; inFlight: Promise<void> | null }>()
+  return async function syncDir (dir: string): Promise<void> {
+    let s = folders.get(dir)
+    if (s === undefined) { s = { pending: null, inFlight: null }; folders.set(dir, s) }
+    if (s.pending !== null) return await s.pending
+    const state = s
+    const previous = state.inFlight ?? Promise.resolve()
+    // A request made while an fsync runs may follow a rename that fsync missed: it waits for the
+    // next one, which it shares with everyone else who asks meanwhile.
+    const round: Promise<void> = previous.catch(() => {}).then(async () => {
+      state.pending = null
+      state.inFlight = round
+      try {
+        await fsyncDir(dir)
+      } finally {
+        if (state.inFlight === round) state.inFlight = null
+        if (state.pending === null && state.inFlight === null && folders.get(dir) === state) folders.delete(dir)
+      }
+    })
+    state.pending = round
+    return await round
+  }
+}
+
+export interface DurableWriteOptions {
+  /** 'keep': never replace an existing file (link; false when the name exists). 'replace': rename over it. */
+  existing: 'keep' | 'replace'
+  syncDir: DirSync
+  mode?: number
+}
+
+/** The result of a durable write: whether the name was written, and its mtime when it was. */
+export interface DurableWrite { written: boolean; mtimeMs: number }
+
+/** Writes `bytes` at `path` durably; creates the folder when missing. */
+export async function writeFileDurably (path: string, bytes: Uint8Array, opts: DurableWriteOptions): Promise<DurableWrite> {
+  const dir = dirname(path)
+  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`)
+  let fh
+  try {
+    fh = await open(temp, 'wx', opts.mode ?? 0o600)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    await mkdir(dir, { recursive: true })
+    fh = await open(temp, 'wx', opts.mode ?? 0o600)
+  }
+  let mtimeMs: number
+  try {
+    await fh.writeFile(bytes)
+    await fh.datasync()
+    mtimeMs = (await fh.stat()).mtimeMs
+  } finally {
+    await fh.close()
+  }
+  let written = true
+  try {
+    if (opts.existing === 'replace') await rename(temp, path)
+    else {
+      // link() fails when the name exists: the arbiter between two writers of one name
+      await link(temp, path).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err
+        written = false
+      })
+      await unlink(temp)
+    }
+  } catch (err) {
+    await unlink(temp).catch(() => {})
+    throw err
+  }
+  if (written) await opts.syncDir(dir)
+  return { written, mtimeMs }
+}

@@ -1,0 +1,96 @@
+// Single-block files — a ciphertext up to one chunk (256 KiB), nearly every file — stored without
+// Helia's importer and pin bookkeeping. `ipfs add --cid-version 1` with raw leaves gives such
+// bytes the CID of one raw block (codec raw, sha2-256 of the bytes), so the CID is one hash here.
+// The block is written durably in blockstore-fs's own layout (Helia reads it like any block), and
+// the pin is recorded in Helia's own format with one group-committed LevelDB batch.
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import type { ClassicLevel } from 'classic-level'
+import { CID } from 'multiformats/cid'
+import { create as createDigest } from 'multiformats/hashes/digest'
+import { code as RAW_CODE } from 'multiformats/codecs/raw'
+import { base32upper } from 'multiformats/bases/base32'
+import { base36 } from 'multiformats/bases/base36'
+import * as cborg from 'cborg'
+import { createGroupCommit, type GroupCommit } from '../db/group-commit.js'
+import { CHUNK_SIZE } from './cid.js'
+import { writeFileDurably, type DirSync } from './durable-file.js'
+
+const SHA2_256 = 0x12
+
+/** Whether `add` stores these bytes as one raw block (the same rule as the UnixFS importer's). */
+export function isSingleBlock (bytes: Uint8Array): boolean {
+  return bytes.byteLength > 0 && bytes.byteLength <= CHUNK_SIZE
+}
+
+/** The CIDv1 of one raw block holding `bytes`. */
+export function rawBlockCid (bytes: Uint8Array): CID {
+  const digest = createHash('sha256').update(bytes).digest()
+  return CID.createV1(RAW_CODE, createDigest(SHA2_256, digest))
+}
+
+/** Where blockstore-fs (default NextToLast sharding) keeps a block: by multihash, base32 upper. */
+export function blockFilePath (blocksDir: string, cid: CID): string {
+  const name = base32upper.encoder.encode(cid.multihash.bytes)
+  return join(blocksDir, name.slice(-2), `${name}.data`)
+}
+
+export async function writeBlockDurably (blocksDir: string, cid: CID, bytes: Uint8Array, syncDir: DirSync): Promise<void> {
+  // content-addressed: an existing block of the same name holds the same bytes, replacing is harmless
+  await writeFileDurably(blockFilePath(blocksDir, cid), bytes, { existing: 'replace', syncDir, mode: 0o644 })
+}
+
+interface PinRecord { depth: number; metadata: Record<string, unknown> }
+interface PinnedBlockRecord { pinCount: number; pinnedBy: Uint8Array[] }
+
+// Helia's pin records (helia/src/pins.ts): `/pin/<cid base36>` → {depth, metadata} and
+// `/pinned-block/<multihash base36>` → {pinCount, pinnedBy}, both CBOR. Written here in the
+// same form, so Helia's pins.get/ls/rm and its GC treat these pins exactly like its own.
+const pinKey = (cid: CID): string => `/pin/${cid.toV1().toString(base36)}`
+const pinnedBlockKey = (cid: CID): string => `/pinned-block/${base36.encode(cid.multihash.bytes)}`
+const RECURSIVE_PIN = cborg.encode({ depth: Infinity, metadata: {} } satisfies PinRecord)
+
+/**
+ * Recursive pins of single raw blocks, written in Helia's format without its walker: one
+ * group-committed LevelDB batch (read the counters, write them) for all concurrent adds. Not
+ * synced on its own: a pin only guards a block against garbage collection, which Hearth never
+ * runs, while the block itself and the index record naming it are synced.
+ * The caller keeps other pin changes of the same blocks out meanwhile (PinLock).
+ */
+export class RawPins {
+  readonly #db: ClassicLevel<string, Uint8Array>
+  readonly #write: GroupCommit<CID>
+
+  constructor (db: ClassicLevel<string, Uint8Array>) {
+    this.#db = db
+    this.#write = createGroupCommit<CID>(async (cids) => { await this.#pinAll(cids) })
+  }
+
+  async add (cid: CID): Promise<void> {
+    await this.#write(cid)
+  }
+
+  async #pinAll (cids: CID[]): Promise<void> {
+    const unique = [...new Map(cids.map((c) => [c.toV1().toString(), c])).values()]
+    const pins = await this.#db.getMany(unique.map(pinKey))
+    const todo = unique.filter((_, i) => pins[i] === undefined)
+    if (todo.length === 0) return
+    const blocks = await this.#db.getMany(todo.map(pinnedBlockKey))
+    const ops: Array<{ type: 'put'; key: string; value: Uint8Array }> = []
+    todo.forEach((cid, i) => {
+      const existing = blocks[i]
+      const block: PinnedBlockRecord = existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord
+      if (!block.pinnedBy.some((c) => equalBytes(c, cid.bytes))) {
+        block.pinCount++
+        block.pinnedBy.push(cid.bytes)
+        ops.push({ type: 'put', key: pinnedBlockKey(cid), value: cborg.encode(block) })
+      }
+      ops.push({ type: 'put', key: pinKey(cid), value: RECURSIVE_PIN })
+    })
+    await this.#db.batch(ops)
+  }
+}
+
+function equalBytes (a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && a.every((x, i) => x === b[i])
+}
