@@ -13,9 +13,10 @@ export interface IndexHead { seq: number; counts: Record<FileState, number> }
 /**
  * Applies upserts (record) and deletions (null) in one LevelDB batch: the records, their secondary
  * keys, the change log, tombstones, per-scope summaries and counters. The caller serialises calls
- * and adopts the returned head (seq and counters) once the batch is written.
+ * and adopts the returned head (seq and counters) once the batch is written. `sync` waits for the
+ * OS to flush the batch (survives power loss).
  */
-export async function applyChanges (s: FileIndexStore, head: IndexHead, changes: Change[]): Promise<{ results: ChangeResult[]; head: IndexHead }> {
+export async function applyChanges (s: FileIndexStore, head: IndexHead, changes: Change[], opts: { sync?: boolean } = {}): Promise<{ results: ChangeResult[]; head: IndexHead }> {
   const paths = [...new Set(changes.map((c) => c.path))]
   const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
   const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
@@ -85,7 +86,7 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
   for (const state of FILE_STATES) {
     if (counts[state] !== head.counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
   }
-  await s.db.batch(ops)
+  await s.db.batch(ops, opts.sync === true ? { sync: true } : {})
   return { results, head: { seq, counts } }
 }
 

@@ -49,9 +49,13 @@ function pageOffset (offset: number | undefined): number {
   return offset
 }
 
-export async function openFileIndex (deps: { db: HearthDatabase; name?: string }): Promise<FileIndex> {
+/**
+ * `durable` (default true): every write batch is synced to disk before it resolves (one fsync per
+ * group-committed batch, so concurrent writers share it); false only survives a killed process.
+ */
+export async function openFileIndex (deps: { db: HearthDatabase; name?: string; durable?: boolean }): Promise<FileIndex> {
   const store = fileIndexStore(deps.db, deps.name ?? 'files')
-  return new FileIndex(store, await loadMeta(store))
+  return new FileIndex(store, await loadMeta(store), deps.durable ?? true)
 }
 
 /**
@@ -65,10 +69,12 @@ export class FileIndex {
   readonly #pending: PendingWrite[] = []
   #draining = false
   #head: IndexHead
+  readonly #durable: boolean
 
-  constructor (store: FileIndexStore, head: IndexHead) {
+  constructor (store: FileIndexStore, head: IndexHead, durable = true) {
     this.#store = store
     this.#head = head
+    this.#durable = durable
   }
 
   // ── writes ────────────────────────────────────────────────────────────────────────────────
@@ -290,7 +296,7 @@ export class FileIndex {
         }
         try {
           const results = await this.#mutex.run(async () => {
-            const applied = await applyChanges(this.#store, this.#head, group.flatMap((g) => g.changes))
+            const applied = await applyChanges(this.#store, this.#head, group.flatMap((g) => g.changes), { sync: this.#durable })
             this.#head = applied.head
             return applied.results
           })
