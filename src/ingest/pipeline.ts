@@ -4,7 +4,7 @@
 // The file on disk is the source of truth and every step is idempotent: a crash at any point is
 // repaired by running the same step again on the next scan, and a file already indexed with the
 // same bytes is never processed twice.
-import { lstat, stat } from 'node:fs/promises'
+import { access, lstat, mkdir, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { HearthError, isHearthError, type ErrorCode } from '../errors.js'
 import type { Logger } from '../log.js'
@@ -15,7 +15,7 @@ import { assertScope } from '../protocol/scope.js'
 import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
 import { scopeKeyHex } from '../protocol/keys.js'
 import { encryptEnvelopeBytes, decryptEnvelopeBytes, type EncryptOptions } from '../protocol/encryption.js'
-import { classifyDataPath, absoluteDataPath } from './layout.js'
+import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { writeNewFile } from './atomic-write.js'
@@ -98,6 +98,22 @@ function sha256Hex (bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
 
+async function exists (path: string): Promise<boolean> {
+  return await access(path).then(() => true, () => false)
+}
+
+async function sameBytesAt (dataDir: string, rel: string, bytes: Uint8Array): Promise<'same' | 'taken'> {
+  const current = await readDataFileOrNull(dataDir, rel, bytes.byteLength)
+  return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
+}
+
+interface StoredCiphertext { cid: string; encryptedSize: number }
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
+
+async function settle<T> (p: Promise<T>): Promise<Settled<T>> {
+  return await p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
+}
+
 function isPlainObject (v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
@@ -141,7 +157,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
   }
 
-  async function encryptAndStore (env: Envelope, bytes: Uint8Array): Promise<{ cid: string; encryptedSize: number }> {
+  async function encryptAndStore (env: Envelope, bytes: Uint8Array): Promise<StoredCiphertext> {
     const ciphertext = await encryptEnvelopeBytes(bytes, scopeKeyHex(deps.masterKey, env.scope), deps.encryption)
     const cid = await deps.storage.add(ciphertext)
     return { cid, encryptedSize: ciphertext.byteLength }
@@ -244,6 +260,52 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     return new Date(ms).toISOString()
   }
 
+  // Scope folders already made and found to be inside the data folder (a planted symlink must not
+  // make a POST write elsewhere). One entry per scope with a schema.
+  const checkedFolders = new Set<string>()
+  async function checkScopeFolder (scope: string): Promise<void> {
+    if (checkedFolders.has(scope)) return
+    await mkdir(absoluteDataPath(deps.dataDir, scope), { recursive: true })
+    await resolveInsideData(deps.dataDir, scope)
+    checkedFolders.add(scope)
+  }
+
+  /** A ciphertext stored for a name that turned out taken: unpinned again (its CID is unique). */
+  async function dropStored (stored: Settled<StoredCiphertext>): Promise<void> {
+    if (stored.ok) await deps.storage.unpin(stored.value.cid).catch(() => {})
+  }
+
+  /** Indexes a file `submit` has just written and stored (the caller holds its path lock). */
+  async function recordSubmitted (rel: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: Settled<StoredCiphertext>): Promise<SubmitResult> {
+    const submitted = { path: rel, scope: env.scope, collectedAt: env.collectedAt }
+    if (!stored.ok) {
+      if (!isTransientFailure(stored.error)) throw stored.error
+      deps.onDeferred?.(rel)
+      return { status: 'queued', ...submitted, reason: (stored.error as Error).message }
+    }
+    const existing = await deps.index.get(rel) ?? null
+    if (existing !== null && FINAL_STATES.has(existing.state)) {
+      // a deleted file's name written again: the old version keeps its record (see ingestLocked)
+      await record({ ...existing, path: `${rel}#${existing.cid ?? 'old'}` })
+    }
+    const { cid, encryptedSize } = stored.value
+    const r = await record({
+      ...submitted,
+      schemaId: schema.id,
+      cid,
+      size: bytes.byteLength,
+      encryptedSize,
+      sha256: sha256Hex(bytes),
+      mtimeMs,
+      state: 'stored',
+      origin: existing?.origin ?? 'local'
+    })
+    log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
+    if (r.origin === 'local') deps.onStored?.(r)
+    deps.onIndexed?.(r)
+    return { status: 'stored', ...submitted, record: r }
+  }
+
   async function submit (scope: string, data: unknown, opts: { collectedAt?: string } = {}): Promise<SubmitResult> {
     assertScope(scope)
     if (!isPlainObject(data)) throw new HearthError('INVALID_BODY', 'the body must be a JSON object: the data of the file')
@@ -253,21 +315,36 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     if (!verdict.ok) {
       throw new HearthError('SCHEMA_VALIDATION_FAILED', `data does not match schema ${schema.id} of ${scope}: ${verdict.reasons.slice(0, 5).join('; ')}`, { reasons: verdict.reasons, schemaId: schema.id })
     }
+    await checkScopeFolder(scope)
     let collectedAt = opts.collectedAt ?? stampNow(scope)
     for (let attempt = 0; attempt < 1000; attempt++) {
       const env = buildEnvelope({ definitionUrl: schema.definitionUrl, scope, data, collectedAt })
       const bytes = serializeEnvelope(env)
       const rel = `${scope}/${collectedAtToFileName(env.collectedAt)}`
       const abs = absoluteDataPath(deps.dataDir, rel)
-      const outcome = await locks.run(rel, async () => {
-        if (await writeNewFile(abs, bytes)) return 'written'
+      const outcome = await locks.run(rel, async (): Promise<'taken' | 'same' | SubmitResult> => {
+        // a caller-given collectedAt is often a re-delivery: answer the common collision cheaply
+        if (opts.collectedAt !== undefined && await exists(abs)) return await sameBytesAt(deps.dataDir, rel, bytes)
+        // One pass: the envelope is already built and validated, so it is stored from memory rather
+        // than read back and validated again, and the file write (with its fsyncs) runs side by
+        // side with encryption and the storage add, which start from the same bytes.
+        const storing = settle(encryptAndStore(env, bytes))
+        let write: Awaited<ReturnType<typeof writeNewFile>>
+        try {
+          write = await writeNewFile(abs, bytes)
+        } catch (err) {
+          await dropStored(await storing)
+          throw err
+        }
+        const stored = await storing
+        if (write.written) return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored)
+        await dropStored(stored)
         // Only a caller-given collectedAt makes identical bytes a re-delivery (connector
         // re-imports); two requests stamped "now" are two collections even with equal data.
-        if (opts.collectedAt === undefined) return 'taken'
-        const current = await readDataFileOrNull(deps.dataDir, rel, bytes.byteLength)
-        return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
+        return opts.collectedAt === undefined ? 'taken' : await sameBytesAt(deps.dataDir, rel, bytes)
       })
       if (outcome === 'taken') { collectedAt = nextMillisecond(env.collectedAt); continue }
+      if (outcome !== 'same') return outcome
       let result: IngestResult
       try {
         result = await ingestPath(rel)
@@ -279,7 +356,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       if (result.record === undefined || !FINAL_STATES.has(result.record.state)) {
         throw new HearthError('INTERNAL', `file ${rel} was written but not stored (${result.outcome}: ${result.reason ?? ''})`)
       }
-      return { status: outcome === 'written' ? 'stored' : 'duplicate', path: rel, scope, collectedAt: env.collectedAt, record: result.record }
+      return { status: 'duplicate', path: rel, scope, collectedAt: env.collectedAt, record: result.record }
     }
     throw new HearthError('CONFLICT', `could not find a free file name for ${scope} near ${opts.collectedAt ?? 'now'}`)
   }
@@ -301,7 +378,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       const done = await locks.run(rel, async () => {
         if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
         const abs = absoluteDataPath(deps.dataDir, rel)
-        const written = await writeNewFile(abs, plaintext)
+        const written = (await writeNewFile(abs, plaintext)).written
         const current = written ? null : await readDataFileOrNull(deps.dataDir, rel, plaintext.byteLength)
         if (!written && (current === null || sha256Hex(current) !== sha256Hex(plaintext))) return 'taken' as const
         // the same envelope is already stored here under its own ciphertext: keep that one, so

@@ -63,15 +63,15 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
     fh = await open(temp, 'wx', opts.mode ?? 0o600)
   }
   let mtimeMs: number
-  try {
-    await fh.writeFile(bytes)
-    await fh.datasync()
-    mtimeMs = (await fh.stat()).mtimeMs
-  } finally {
-    await fh.close()
-  }
   let written = true
   try {
+    try {
+      await fh.writeFile(bytes)
+      await fh.datasync()
+      mtimeMs = (await fh.stat()).mtimeMs
+    } finally {
+      await fh.close()
+    }
     if (opts.existing === 'replace') await rename(temp, path)
     else {
       // link() fails when the name exists: the arbiter between two writers of one name
@@ -82,6 +82,7 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
       await unlink(temp)
     }
   } catch (err) {
+    // a temp may hold plaintext: never left behind by a failed write (ENOSPC included)
     await unlink(temp).catch(() => {})
     throw err
   }

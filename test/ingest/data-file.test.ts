@@ -56,7 +56,7 @@ test('removeStaleTemps removes only the temps of unfinished writes; a failed wri
   assert.equal(await removeStaleTemps(join(data, 'nothing-here')), 0)
 
   // a write that finds its name taken leaves no temp behind either (ENOSPC: test/daemon/disk-full)
-  assert.equal(await writeNewFile(join(scopeDir, 'new.json'), Buffer.from('{}')), true)
-  assert.equal(await writeNewFile(join(scopeDir, 'new.json'), Buffer.from('{}')), false)
+  assert.equal((await writeNewFile(join(scopeDir, 'new.json'), Buffer.from('{}'))).written, true)
+  assert.equal((await writeNewFile(join(scopeDir, 'new.json'), Buffer.from('{}'))).written, false)
   assert.deepEqual((await readdir(scopeDir)).filter((n) => n.endsWith('.tmp')), ['.user-notes.tmp'])
 })

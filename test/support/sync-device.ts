@@ -133,7 +133,7 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
     const base = collectedAtToFileName(collectedAt)
     for (const name of [base, base.replace(/\.json$/, `.${cid.slice(-12)}.json`)]) {
       const path = `${scope}/${name}`
-      if (await writeNewFile(join(dataDir, path), plaintext)) return path
+      if ((await writeNewFile(join(dataDir, path), plaintext)).written) return path
       const current = await readFile(join(dataDir, path)).catch(() => null)
       if (current !== null && sha256Hex(current) === sha256Hex(plaintext)) return (await index.get(path)) === null ? path : 'exists'
     }
