@@ -1,0 +1,38 @@
+// Summarises a V8 `.cpuprofile` (node --cpu-prof): self time per package / source area and the
+// top functions, as shares of the busy (non-idle) time. Used by bench/limits.ts.
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+
+function area (url: string, fn: string): string {
+  if (url === '') return fn === '(garbage collector)' ? 'gc' : fn === '(idle)' ? 'idle' : fn === '(program)' ? 'native/program' : `native ${fn}`
+  if (url.startsWith('node:')) return url.replace(/^node:(internal\/)?/, 'node:').split('/').slice(0, 2).join('/')
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
+  if (m !== null) return m[1]!
+  const src = /\/(src|dist)\/(.+?)\.(js|ts)$/.exec(url)
+  return src !== null ? `hearth ${src[2]!.split('/').slice(0, 2).join('/')}` : url
+}
+
+export function summariseCpuProfile (profile: CpuProfile, top = 15): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  const self = new Map<number, number>()
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  const areas = new Map<string, number>()
+  const fns = new Map<string, number>()
+  let busy = 0
+  let idle = 0
+  for (const [id, us] of self) {
+    const node = byId.get(id)!
+    const a = area(node.callFrame.url, node.callFrame.functionName)
+    if (a === 'idle') { idle += us; continue }
+    busy += us
+    areas.set(a, (areas.get(a) ?? 0) + us)
+    const fn = `${node.callFrame.functionName || '(anonymous)'} ${a}`
+    fns.set(fn, (fns.get(fn) ?? 0) + us)
+  }
+  const pct = (us: number): string => `${(100 * us / busy).toFixed(1).padStart(5)} %`
+  const lines = [`busy ${(busy / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms of the main thread`, 'self time by area:']
+  for (const [a, us] of [...areas].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${a}`)
+  lines.push('top functions (self):')
+  for (const [fn, us] of [...fns].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${fn}`)
+  return lines.join('\n')
+}

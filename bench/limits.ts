@@ -1,0 +1,286 @@
+// The ingest and start-up budgets (docs/protocol.md §5) against real daemon processes, each row
+// printed next to the floors measured in the same run, for the current checkout and (with
+// --base DIR, a checkout of an older commit whose dependencies match) the old code side by side:
+//   floors:  bare write+fsync of 1 KB files at 16 concurrent; bare openpgp.encrypt of a 1 KB
+//            envelope with minimal S2K; node:crypto AES-256-CFB + SHA-256 over 10 MB
+//   rows:    POST 1 KB at 16 concurrent (files/s) and at one client (p50); POST 10 MB (median);
+//            1,000 × 1 KB dropped into the data folder until all are indexed (files/s);
+//            start until /health answers with an empty home and with 10,000 files; idle RSS
+// Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
+// a time, on fresh temp homes, with sync off.
+// Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
+//      [--prof DIR]  (CPU profile of each daemon during the 1 KB burst, summarised)
+import '../src/polyfill.js'
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { createCipheriv, createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, rm, open, link, unlink, mkdir, writeFile, rename, readFile, readdir, stat } from 'node:fs/promises'
+import { existsSync, statSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Agent, request } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import * as openpgp from 'openpgp'
+import { summariseCpuProfile } from './cpu-profile.js'
+
+const args = process.argv.slice(2)
+const quick = args.includes('--quick')
+const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
+const repo = fileURLToPath(new URL('../', import.meta.url))
+const base = opt('--base')
+const onlyVariant = opt('--variant')
+const profDir = opt('--prof')
+const SCOPE = 'instagram.profile'
+const N16 = quick ? 600 : 3000
+const N1 = quick ? 200 : 600
+const DROPPED = 1000
+const START_FILES = 10_000
+
+// ── floors ──────────────────────────────────────────────────────────────────────────────────
+
+async function floorWriteFsync (concurrency: number, total: number): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-floor-'))
+  const bytes = randomBytes(1024)
+  let next = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total) {
+      const i = next++
+      const fh = await open(join(dir, `${i}.tmp`), 'wx', 0o600)
+      await fh.writeFile(bytes)
+      await fh.sync()
+      await fh.close()
+      await link(join(dir, `${i}.tmp`), join(dir, `${i}.json`))
+      await unlink(join(dir, `${i}.tmp`))
+    }
+  }))
+  const perSecond = total / ((performance.now() - started) / 1000)
+  await rm(dir, { recursive: true, force: true })
+  return perSecond
+}
+
+async function floorOpenpgp (total: number): Promise<number> {
+  const plaintext = randomBytes(1100)
+  const password = randomBytes(32).toString('hex')
+  const config: openpgp.PartialConfig = { s2kType: openpgp.enums.s2k.iterated, s2kIterationCountByte: 0, aeadProtect: false, preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed }
+  const started = performance.now()
+  for (let i = 0; i < total; i++) {
+    const message = await openpgp.createMessage({ binary: plaintext, format: 'binary' })
+    await openpgp.encrypt({ message, passwords: [password], format: 'binary', config })
+  }
+  return total / ((performance.now() - started) / 1000)
+}
+
+function floorAesSha (bytes: number, rounds: number): number {
+  const raw = randomBytes(bytes)
+  const key = randomBytes(32)
+  const iv = randomBytes(16)
+  const times: number[] = []
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now()
+    const c = createCipheriv('aes-256-cfb', key, iv)
+    const out = Buffer.concat([c.update(raw), c.final()])
+    createHash('sha256').update(out).digest()
+    times.push(performance.now() - started)
+  }
+  return median(times)
+}
+
+// ── one daemon ──────────────────────────────────────────────────────────────────────────────
+
+function median (xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]!
+}
+
+function newestMtime (dir: string): number {
+  let newest = 0
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) newest = Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs)
+  }
+  return newest
+}
+
+function ensureBuilt (dir: string): void {
+  const dist = join(dir, 'dist')
+  if (existsSync(join(dist, 'cli/entry.js')) && newestMtime(dist) >= newestMtime(join(dir, 'src'))) return
+  console.error(`  building ${dir} …`)
+  execFileSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' })
+}
+
+interface Running { child: ChildProcess; home: string; socketPath: string; agent: Agent; startMs: number }
+
+async function startDaemon (dir: string, home: string, extraArgs: string[] = []): Promise<Running> {
+  const socketPath = join(home, 'run', 'hearth.sock')
+  await rm(socketPath, { force: true })
+  const started = performance.now()
+  const child = spawn(process.execPath, [...extraArgs, join(dir, 'dist/cli/entry.js'), 'daemon'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false' },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`daemon in ${dir} exited with ${child.exitCode}`)
+    const up = await call({ socketPath, agent } as Running, 'GET', '/health').then((r) => r.status === 200, () => false)
+    if (up) break
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  return { child, home, socketPath, agent, startMs: performance.now() - started }
+}
+
+async function stopDaemon (d: Running): Promise<void> {
+  d.agent.destroy()
+  const exited = new Promise((resolve) => d.child.once('exit', resolve))
+  d.child.kill('SIGTERM')
+  await exited
+}
+
+function call (d: Pick<Running, 'socketPath' | 'agent'>, method: string, path: string, body?: string | Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+    const r = request({ socketPath: d.socketPath, agent: d.agent, method, path, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+    })
+    r.on('error', reject)
+    r.end(body)
+  })
+}
+
+async function postMany (d: Running, clients: number, total: number, body: string): Promise<{ perSecond: number; p50: number; p99: number }> {
+  const latencies: number[] = []
+  let issued = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (issued < total) {
+      issued++
+      const t = performance.now()
+      const r = await call(d, 'POST', `/v1/data/${SCOPE}`, body)
+      if (r.status !== 201) throw new Error(`POST answered ${r.status}: ${r.body}`)
+      latencies.push(performance.now() - t)
+    }
+  }))
+  const seconds = (performance.now() - started) / 1000
+  latencies.sort((a, b) => a - b)
+  return { perSecond: total / seconds, p50: latencies[Math.floor(latencies.length / 2)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! }
+}
+
+async function storedCount (d: Running): Promise<number> {
+  const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { files: { counts: Record<string, number> } }
+  return (status.files.counts.stored ?? 0) + (status.files.counts.registered ?? 0)
+}
+
+async function waitForStored (d: Running, count: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while ((await storedCount(d)) < count) {
+    if (Date.now() > deadline) throw new Error(`only ${await storedCount(d)} of ${count} files indexed`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Drops `count` envelopes into data/<scope>/ the way a connector does (temp name, then rename). */
+async function dropFiles (home: string, definitionUrl: string, count: number, from: number): Promise<void> {
+  const dir = join(home, 'data', SCOPE)
+  await mkdir(dir, { recursive: true })
+  for (let i = 0; i < count; i++) {
+    const collectedAt = new Date(Date.UTC(2020, 0, 1) + (from + i) * 1000).toISOString()
+    const env = { $schema: definitionUrl, version: '1.0', scope: SCOPE, collectedAt, data: { username: `drop${from + i}`, bio: 'y'.repeat(980) } }
+    const name = `${collectedAt.replace(/:/g, '-')}.json`
+    await writeFile(join(dir, `.${name}.tmp`), JSON.stringify(env))
+    await rename(join(dir, `.${name}.tmp`), join(dir, name))
+  }
+}
+
+function rssMb (pid: number): Promise<number> {
+  return readFile(`/proc/${pid}/status`, 'utf8').then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)?.[1] ?? 0) / 1024)
+}
+
+interface Result {
+  post16: number; post1p50: number; post1p99: number; post10mb: number; dropped: number
+  startEmpty: number; start10k: number; rssIdle: number; profile?: string
+}
+
+async function runVariant (name: string, dir: string): Promise<Result> {
+  ensureBuilt(dir)
+  const home = await mkdtemp(join(tmpdir(), `hearth-bench-limits-${name}-`))
+  const body1k = JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) })
+  const body10mb = JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * 1024 * 1024 - 40) })
+  try {
+    let d = await startDaemon(dir, home)
+    const startEmpty = d.startMs
+    await postMany(d, 4, 50, body1k) // warm-up: schema resolution, JIT
+    await stopDaemon(d)
+    d = await startDaemon(dir, home, profDir !== null ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, name)] : [])
+    await postMany(d, 4, 50, body1k)
+    const burst = await postMany(d, 16, N16, body1k)
+    let profile: string | undefined
+    if (profDir !== null) {
+      await stopDaemon(d)
+      const files = await readdir(join(profDir, name))
+      profile = summariseCpuProfile(JSON.parse(await readFile(join(profDir, name, files.sort().at(-1)!), 'utf8')))
+      d = await startDaemon(dir, home)
+    }
+    const one = await postMany(d, 1, N1, body1k)
+    const big: number[] = []
+    for (let i = 0; i < 5; i++) big.push((await postMany(d, 1, 1, body10mb)).p50)
+    const latest = JSON.parse((await call(d, 'GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
+    const before = await storedCount(d)
+    const dropStarted = performance.now()
+    await dropFiles(home, latest.$schema, DROPPED, 0)
+    await waitForStored(d, before + DROPPED, 300_000)
+    const dropped = DROPPED / ((performance.now() - dropStarted) / 1000)
+    const have = await storedCount(d)
+    if (have < START_FILES) {
+      await dropFiles(home, latest.$schema, START_FILES - have, DROPPED)
+      await waitForStored(d, START_FILES, 600_000)
+    }
+    await stopDaemon(d)
+    d = await startDaemon(dir, home)
+    const start10k = d.startMs
+    await new Promise((resolve) => setTimeout(resolve, quick ? 3000 : 8000))
+    const rssIdle = await rssMb(d.child.pid!)
+    await stopDaemon(d)
+    return { post16: burst.perSecond, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, start10k, rssIdle, profile }
+  } finally {
+    await rm(home, { recursive: true, force: true })
+  }
+}
+
+// ── the run ─────────────────────────────────────────────────────────────────────────────────
+
+const variants: Array<[string, string]> = [['current', repo]]
+if (base !== null) variants.unshift(['base', resolve(base)])
+const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
+
+console.error('floors …')
+const floors = {
+  fsync16: await floorWriteFsync(16, N16),
+  fsync1: await floorWriteFsync(1, N1),
+  openpgp: await floorOpenpgp(quick ? 500 : 2000),
+  aesSha10mb: floorAesSha(10 * 1024 * 1024, 5)
+}
+const results = new Map<string, Result>()
+for (const [name, dir] of selected) {
+  console.error(`${name} (${dir}) …`)
+  results.set(name, await runVariant(name, dir))
+}
+
+const f = (n: number | undefined, digits = 0): string => n === undefined ? '' : n.toFixed(digits)
+const rows = [
+  { what: '1 KB POST, 16 concurrent (files/s)', budget: '≥ 3000', floor: `fsync ${f(floors.fsync16)} · openpgp ${f(floors.openpgp)}`, key: 'post16' as const, digits: 0 },
+  { what: '1 KB POST, one client, p50 (ms)', budget: '≤ 1', floor: `fsync ${f(1000 / floors.fsync1, 2)} · openpgp ${f(1000 / floors.openpgp, 2)}`, key: 'post1p50' as const, digits: 2 },
+  { what: '1 KB POST, one client, p99 (ms)', budget: '', floor: '', key: 'post1p99' as const, digits: 2 },
+  { what: '10 MB POST (ms, median of 5)', budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha10mb, 1)}`, key: 'post10mb' as const, digits: 1 },
+  { what: '1,000 dropped 1 KB files until indexed (files/s)', budget: '≥ 3000', floor: '', key: 'dropped' as const, digits: 0 },
+  { what: 'start to /health, empty home (ms)', budget: '≤ 500', floor: '', key: 'startEmpty' as const, digits: 0 },
+  { what: `start to /health, ${START_FILES} files (ms)`, budget: '≤ 500', floor: '', key: 'start10k' as const, digits: 0 },
+  { what: 'idle RSS after start (MB)', budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 }
+]
+console.table(rows.map((r) => ({
+  what: r.what,
+  budget: r.budget,
+  'floor (same run)': r.floor,
+  ...Object.fromEntries(selected.map(([name]) => [name, f(results.get(name)?.[r.key], r.digits)]))
+})))
+for (const [name, r] of results) if (r.profile !== undefined) console.log(`\nCPU profile of the 1 KB burst, ${name}:\n${r.profile}`)
