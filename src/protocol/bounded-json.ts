@@ -75,9 +75,11 @@ export function checkJsonLimits (text: string, opts: BoundedJsonOptions): void {
       i++
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // - 0-9
       let j = i + 1
-      while (j < n && isNumberChar(text.charCodeAt(j))) j++
-      const literal = text.slice(i, j)
-      if (!numberIsExact(literal)) {
+      let exponent = false
+      for (let d = text.charCodeAt(j); j < n && isNumberChar(d); d = text.charCodeAt(++j)) if ((d | 0x20) === 0x65) exponent = true
+      // the common case, up to 15 characters without an exponent, is exact without a closer look
+      const literal = j - i <= 15 && !exponent ? '' : text.slice(i, j)
+      if (literal !== '' && !numberIsExact(literal)) {
         const path = shortPath(text, stack)
         throw new HearthError('NUMBER_NOT_REPRESENTABLE', `${opts.subject} has a number JSON cannot carry exactly at ${path}: ${literal.slice(0, 40)} (write it as a string)`, { path, literal: literal.slice(0, 40) })
       }
