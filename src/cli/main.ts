@@ -2,6 +2,7 @@
 import { homeLayout, defaultHomeRoot } from '../home.js'
 import { EXIT, type Command, type CommandContext } from './command.js'
 import { COMMANDS } from './commands/index.js'
+import { HEARTH_VERSION } from '../version.js'
 
 export interface MainIO {
   stdout?: NodeJS.WritableStream
@@ -14,6 +15,7 @@ function help (commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length))
   return [
     'usage: hearth [--home DIR] <command> [args]',
+    '       hearth --version',
     '',
     'HEARTH_HOME (default ~/.hearth) or --home selects the home folder.',
     '',
@@ -38,6 +40,10 @@ export async function main (argv: string[], io: MainIO = {}): Promise<number> {
     args.splice(0, 2)
   }
   const name = args.shift()
+  if (name === '--version' || name === '-V' || name === 'version') {
+    stdout.write(`hearth ${HEARTH_VERSION}\n`)
+    return EXIT.OK
+  }
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     stdout.write(help(COMMANDS))
     return name === undefined ? EXIT.USAGE : EXIT.OK

@@ -11,10 +11,24 @@ function isParseArgsError (err: unknown): boolean {
   return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
 }
 
+/** Codes that mean "the arguments were wrong", whichever side found it (README "Exit codes"). */
+const USAGE_CODES = new Set<string>(['INVALID_ARGUMENT', 'INVALID_SCOPE', 'INVALID_PATH'])
+
 export function exitCodeFor (err: HearthError): number {
   if (err.code === 'DAEMON_NOT_RUNNING') return EXIT.NOT_RUNNING
+  if (USAGE_CODES.has(err.code)) return EXIT.USAGE
   if (err.status === 404) return EXIT.NOT_FOUND
   return EXIT.FAILURE
+}
+
+/** The lists an error carries in its details (validator reasons, configuration problems). */
+function detailLines (details: Record<string, unknown> | undefined): string[] {
+  const out: string[] = []
+  for (const key of ['reasons', 'problems']) {
+    const list = details?.[key]
+    if (Array.isArray(list)) for (const r of list.slice(0, 20)) out.push(`  - ${String(r)}\n`)
+  }
+  return out
 }
 
 /** Runs a command body; prints `error CODE: message` and maps the failure to an exit code. */
@@ -28,8 +42,7 @@ export async function guarded (ctx: CommandContext, usage: string, body: () => P
     }
     if (err instanceof HearthError) {
       ctx.stderr.write(`error ${err.code}: ${err.message}\n`)
-      const reasons = err.details?.reasons
-      if (Array.isArray(reasons)) for (const r of reasons.slice(0, 20)) ctx.stderr.write(`  - ${String(r)}\n`)
+      for (const line of detailLines(err.details)) ctx.stderr.write(line)
       return exitCodeFor(err)
     }
     ctx.stderr.write(`error INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`)

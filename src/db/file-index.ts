@@ -5,7 +5,7 @@
 import { HearthError } from '../errors.js'
 import { PREFIX_END, type HearthDatabase } from './database.js'
 import { checkFileIndex, rebuildFileIndex, type FileIndexCheck } from './file-index-check.js'
-import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, padNumber, rangeOf, sortableInstant } from './keys.js'
+import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, SEP, padNumber, rangeOf, sortableInstant } from './keys.js'
 import { Mutex } from './mutex.js'
 import { fileIndexStore, loadMeta, type FileIndexStore, type StoredRecord } from './file-index-store.js'
 import { applyChanges, type Change, type ChangeResult, type IndexHead } from './file-index-write.js'
@@ -254,15 +254,27 @@ export class FileIndex {
     return found.filter((r): r is StoredRecord => r !== undefined)
   }
 
+  /**
+   * The first record in key order whose state passes the filter. Records sharing its collectedAt
+   * (a file edited in place keeps its collectedAt; the old version moves to `path#cid`) are
+   * compared by seq, so the most recently indexed one wins, not the one with the longer path.
+   */
   async #firstInScope (options: { gt: string; lt: string; reverse: boolean }, filter: StateFilter): Promise<FileRecord | null> {
     const states = filter.states
-    const it = this.#store.byScope.keys({ ...options, limit: states === undefined ? 1 : -1 })
+    const it = this.#store.byScope.keys({ ...options, limit: -1 })
+    let best: FileRecord | null = null
+    let bestInstant: string | null = null
     try {
       for (;;) {
-        const keys = await it.nextv(states === undefined ? 1 : READ_CHUNK)
-        if (keys.length === 0) return null
-        for (const r of await this.#records(keys.map(lastPart))) {
-          if (states === undefined || states.includes(r.state)) return r
+        const keys = await it.nextv(READ_CHUNK)
+        if (keys.length === 0) return best
+        const records = await this.#records(keys.map(lastPart))
+        for (let i = 0; i < records.length; i++) {
+          const r = records[i]!
+          const instant = keys[i]!.split(SEP)[1] ?? ''
+          if (bestInstant !== null && instant !== bestInstant) return best
+          if (states !== undefined && !states.includes(r.state)) continue
+          if (best === null || (r.seq ?? 0) > (best.seq ?? 0)) { best = r; bestInstant = instant }
         }
       }
     } finally {

@@ -3,6 +3,7 @@ import { HearthError } from '../../errors.js'
 import type { FileIndex } from '../../db/file-index.js'
 import type { StorageBackend } from '../../storage/types.js'
 import { ok } from '../http.js'
+import { HEARTH_VERSION } from '../../version.js'
 import type { Router } from '../router.js'
 
 /** A component's contribution to `GET /v1/status` (chain queue, sync peers, upstream, ...). */
@@ -23,7 +24,7 @@ const CID_PATTERN = /^[a-zA-Z0-9]{10,120}$/
 
 export function addSystemRoutes (router: Router, deps: SystemRouteDeps): void {
   const started = Date.now()
-  router.get('/health', async () => ok({ status: 'ok', owner: deps.ownerAddress, uptimeMs: Date.now() - started }))
+  router.get('/health', async () => ok({ status: 'ok', version: HEARTH_VERSION, owner: deps.ownerAddress, uptimeMs: Date.now() - started }))
 
   router.get('/v1/status', async () => {
     const [counts, rejected, waiting, storage] = await Promise.all([

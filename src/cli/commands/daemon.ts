@@ -5,6 +5,7 @@ import { startDaemon } from '../../daemon/daemon.js'
 import { createLogger } from '../../log.js'
 import { EXIT, type Command } from '../command.js'
 import { guarded } from '../output.js'
+import { HEARTH_VERSION } from '../../version.js'
 
 const USAGE = `usage: hearth daemon [--set path=value ...] [--dev-chain]
   runs the daemon in the foreground (config: <home>/config.json, HEARTH_* variables, --set)
@@ -22,6 +23,7 @@ export const daemonCommand: Command = {
       const { config, sources } = await loadConfigWithSources(ctx.home.config, ctx.env, sets)
       const logger = createLogger({ level: config.logLevel })
       const print = (line: string): void => { ctx.stdout.write(line + '\n') }
+      print(`hearth ${HEARTH_VERSION} (node ${process.versions.node}), home ${ctx.home.root}`)
       const daemon = await startDaemon({ home: ctx.home, config, configSources: sources, configAmbient: { env: ctx.env, sets }, logger, env: ctx.env, print })
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals): void => {

@@ -2,7 +2,9 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { EXIT, type Command, type CommandContext } from '../command.js'
+import { HearthError } from '../../errors.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
+import { findJsonProblem } from '../json-position.js'
 
 async function readAll (stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = []
@@ -11,6 +13,25 @@ async function readAll (stream: NodeJS.ReadableStream): Promise<Buffer> {
 }
 
 function enc (s: string): string { return encodeURIComponent(s) }
+
+/** The body of `put`: the file (or stdin) checked as JSON here, so a mistake names file and line. */
+async function readJsonSource (ctx: CommandContext, source: string): Promise<Buffer> {
+  const label = source === '-' ? 'stdin' : source
+  let body: Buffer
+  try {
+    body = source === '-' ? await readAll(ctx.stdin) : await readFile(source)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : code === 'EACCES' ? 'permission denied' : (err as Error).message
+    throw new HearthError('INVALID_ARGUMENT', `cannot read ${label}: ${why}`, { path: label })
+  }
+  const problem = findJsonProblem(body.toString('utf8'))
+  if (problem !== null) {
+    throw new HearthError('INVALID_JSON', `${label} is not JSON: line ${problem.line}, column ${problem.column}: ${problem.message}`,
+      { path: label, line: problem.line, column: problem.column })
+  }
+  return body
+}
 
 const PUT_USAGE = 'usage: hearth put <scope> <file|-> [--collected-at ISO] [--json]\n  stores the JSON object in the file (or stdin) as the data of a new file of <scope>'
 export const putCommand: Command = {
@@ -22,11 +43,15 @@ export const putCommand: Command = {
       const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' }, 'collected-at': { type: 'string' } } })
       if (positionals.length !== 2) throw new UsageError('put takes a scope and a file (or - for stdin)')
       const [scope, source] = positionals as [string, string]
-      const body = source === '-' ? await readAll(ctx.stdin) : await readFile(source)
+      const body = await readJsonSource(ctx, source)
       const query = values['collected-at'] !== undefined ? `?collectedAt=${enc(values['collected-at'])}` : ''
       const result = await callDaemon(ctx, { method: 'POST', path: `/v1/data/${enc(scope)}${query}`, body, headers: { 'content-type': 'application/json' } })
       if (values.json === true) writeJson(ctx, result)
-      else ctx.stdout.write(`${result.status} ${result.scope} ${result.collectedAt} ${result.url}\n  ${result.path}\n`)
+      else if (result.status === 'queued') {
+        ctx.stdout.write(`queued ${String(result.scope)} ${String(result.collectedAt)}\n  written to ${String(result.path)}\n` +
+          `  storage is unavailable (${String(result.reason ?? 'no detail')}); it will be encrypted and stored as soon as storage answers\n` +
+          `  \`hearth versions ${String(result.scope)}\` lists it, \`hearth status\` shows the storage state\n`)
+      } else ctx.stdout.write(`${String(result.status)} ${String(result.scope)} ${String(result.collectedAt)} ${String(result.url)}\n  ${String(result.path)}\n`)
       return EXIT.OK
     })
   }
@@ -74,7 +99,7 @@ export const lsCommand: Command = {
   }
 }
 
-const VERSIONS_USAGE = 'usage: hearth versions <scope> [--limit N] [--offset N] [--json]'
+const VERSIONS_USAGE = 'usage: hearth versions <scope> [--limit N] [--offset N] [--json]\n  newest first, --limit (default 100, at most 1000) per page from --offset'
 export const versionsCommand: Command = {
   name: 'versions',
   summary: 'list the versions of a scope with their state, CID and on-chain file id',
@@ -86,12 +111,25 @@ export const versionsCommand: Command = {
       const params = new URLSearchParams()
       if (values.limit !== undefined) params.set('limit', values.limit)
       if (values.offset !== undefined) params.set('offset', values.offset)
-      const result = await callDaemon(ctx, { path: `/v1/data/${enc(positionals[0]!)}/versions?${params.toString()}` })
+      const scope = positionals[0]!
+      const result = await callDaemon(ctx, { path: `/v1/data/${enc(scope)}/versions?${params.toString()}` })
+      const total = Number(result.total)
+      if (total === 0) throw new HearthError('NOT_FOUND', `no versions of ${scope}: nothing of this scope is stored or waiting here (\`hearth ls\` lists the scopes)`)
       if (values.json === true) { writeJson(ctx, result); return EXIT.OK }
-      for (const v of result.versions as Array<Record<string, unknown>>) {
-        ctx.stdout.write(`${String(v.collectedAt)}  ${String(v.state).padEnd(14)} schema ${String(v.schemaId)}  file ${String(v.fileId ?? '-')}  ${String(v.url ?? '-')}\n`)
+      const versions = result.versions as Array<Record<string, unknown>>
+      for (const v of versions) {
+        ctx.stdout.write(`${String(v.collectedAt)}  ${String(v.state).padEnd(16)} schema ${String(v.schemaId ?? '-')}  file ${String(v.fileId ?? '-')}  ${String(v.url ?? '-')}\n`)
+        if (v.state !== 'stored' && v.state !== 'registered') {
+          for (const reason of ((v.reasons ?? []) as string[]).slice(0, 3)) ctx.stdout.write(`    ${reason}\n`)
+        }
       }
-      ctx.stdout.write(`${String(result.total)} version(s)\n`)
+      const offset = Number(result.offset ?? 0)
+      const shownTo = offset + versions.length
+      if (versions.length === 0) ctx.stdout.write(`no versions from offset ${offset}; ${total} in all\n`)
+      else ctx.stdout.write(`versions ${offset + 1}–${shownTo} of ${total}\n`)
+      if (shownTo < total && versions.length > 0) {
+        ctx.stdout.write(`more: hearth versions ${scope} --offset ${shownTo}${values.limit !== undefined ? ` --limit ${values.limit}` : ''}\n`)
+      }
       return EXIT.OK
     })
   }
