@@ -19,7 +19,10 @@ export interface HomeLayout {
 }
 
 export function defaultHomeRoot (env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(env.HEARTH_HOME ?? join(homedir(), '.hearth'))
+  // an empty HEARTH_HOME (`Environment=HEARTH_HOME=` in a unit, `HEARTH_HOME= hearth …`) means
+  // unset, never "the current folder"
+  const given = env.HEARTH_HOME
+  return resolve(given !== undefined && given !== '' ? given : join(homedir(), '.hearth'))
 }
 
 export function homeLayout (root: string): HomeLayout {

@@ -129,7 +129,7 @@ export async function setUpSync (deps: {
     restore,
     async status () {
       if (engine === null || node === null) return { enabled: false, restore: lastRestore }
-      return { enabled: true, peerId: node.peerId, addresses: node.multiaddrs(), peers: await engine.peers(), stats: engine.stats(), restore: lastRestore }
+      return { enabled: true, peerId: node.peerId, addresses: node.multiaddrs(), peers: await engine.peers(), waitingForSchema: await engine.waiting(), stats: engine.stats(), restore: lastRestore }
     },
     async stop () {
       if (pickupTimer !== null) clearInterval(pickupTimer)

@@ -32,6 +32,11 @@ export interface StateFilter {
 
 const DEFAULT_PAGE = 100
 const READ_CHUNK = 64
+
+/** An earlier version of a file edited in place, kept under `path#cid` (see the ingest pipeline). */
+function isArchived (path: string): boolean {
+  return path.includes('#')
+}
 /** Most changes merged into one group-commit batch (a larger putMany still goes whole). */
 const GROUP_LIMIT = 1000
 
@@ -255,9 +260,9 @@ export class FileIndex {
   }
 
   /**
-   * The first record in key order whose state passes the filter. Records sharing its collectedAt
-   * (a file edited in place keeps its collectedAt; the old version moves to `path#cid`) are
-   * compared by seq, so the most recently indexed one wins, not the one with the longer path.
+   * The first record in key order whose state passes the filter (ties of collectedAt: greatest
+   * path), except that a live file beats an archived version of itself: a file edited in place
+   * keeps its collectedAt, and its old version moves to `path#cid`, which sorts after the path.
    */
   async #firstInScope (options: { gt: string; lt: string; reverse: boolean }, filter: StateFilter): Promise<FileRecord | null> {
     const states = filter.states
@@ -266,7 +271,7 @@ export class FileIndex {
     let bestInstant: string | null = null
     try {
       for (;;) {
-        const keys = await it.nextv(READ_CHUNK)
+        const keys = await it.nextv(best === null && states === undefined ? 1 : READ_CHUNK)
         if (keys.length === 0) return best
         const records = await this.#records(keys.map(lastPart))
         for (let i = 0; i < records.length; i++) {
@@ -274,7 +279,8 @@ export class FileIndex {
           const instant = keys[i]!.split(SEP)[1] ?? ''
           if (bestInstant !== null && instant !== bestInstant) return best
           if (states !== undefined && !states.includes(r.state)) continue
-          if (best === null || (r.seq ?? 0) > (best.seq ?? 0)) { best = r; bestInstant = instant }
+          if (!isArchived(r.path)) return r
+          if (best === null) { best = r; bestInstant = instant }
         }
       }
     } finally {

@@ -8,7 +8,7 @@ export const SEP = '\u0000'
 /** Upper bound of the range of composite keys whose first parts are `parts`. */
 const AFTER_SEP = '\u0001'
 
-export const FILE_STATES: readonly FileState[] = ['waiting-schema', 'rejected', 'stored', 'registered', 'deleted']
+export const FILE_STATES: readonly FileState[] = ['waiting-schema', 'waiting-storage', 'rejected', 'stored', 'registered', 'deleted']
 
 export function isFileState (value: unknown): value is FileState {
   return typeof value === 'string' && (FILE_STATES as readonly string[]).includes(value)

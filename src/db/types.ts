@@ -1,6 +1,6 @@
 // What the local index knows about each data file (DESIGN 3.1 step 4).
 
-export type FileState = 'waiting-schema' | 'rejected' | 'stored' | 'registered' | 'deleted'
+export type FileState = 'waiting-schema' | 'waiting-storage' | 'rejected' | 'stored' | 'registered' | 'deleted'
 
 /** Where a file came from: written on this device, received from a peer, restored from chain. */
 export type FileOrigin = 'local' | 'peer' | 'chain'

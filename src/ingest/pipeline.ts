@@ -93,6 +93,8 @@ export interface ReceivedFile {
 }
 
 const FINAL_STATES = new Set(['stored', 'registered'])
+/** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
+const WAITING_STATES = new Set(['waiting-schema', 'waiting-storage'])
 
 function sha256Hex (bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex')
@@ -176,7 +178,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
     const existing = await deps.index.get(rel) ?? null
     // a cheap first check: same size and mtime as when it was indexed → nothing to do
-    if (existing !== null && existing.state !== 'waiting-schema' && existing.size === st.size && existing.mtimeMs === st.mtimeMs) {
+    if (existing !== null && !WAITING_STATES.has(existing.state) && existing.size === st.size && existing.mtimeMs === st.mtimeMs) {
       return { outcome: 'unchanged', path: rel, record: existing }
     }
     const base = {
@@ -205,7 +207,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const sha256 = sha256Hex(bytes)
     base.sha256 = sha256
     base.size = bytes.byteLength
-    if (existing !== null && existing.sha256 === sha256 && existing.state !== 'waiting-schema') {
+    if (existing !== null && existing.sha256 === sha256 && !WAITING_STATES.has(existing.state)) {
       // same bytes, only the mtime moved (touch, copy): keep the record, remember the new mtime
       if (existing.mtimeMs !== st.mtimeMs) await record({ ...existing, mtimeMs: st.mtimeMs })
       return { outcome: 'unchanged', path: rel, record: existing }
@@ -237,7 +239,16 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const verdict = deps.validate(schema, env.data)
     if (!verdict.ok) return await reject({ ...withEnvelope, schemaId: schema.id }, 'SCHEMA_VALIDATION_FAILED', verdict.reasons)
 
-    const { cid, encryptedSize } = await encryptAndStore(env, bytes)
+    let stored: { cid: string; encryptedSize: number }
+    try {
+      stored = await encryptAndStore(env, bytes)
+    } catch (err) {
+      // storage down: the file is safe on disk and retried; the index says so, so `versions`
+      // and `status` show it instead of nothing
+      if (isTransientFailure(err)) await record({ ...withEnvelope, schemaId: schema.id, state: 'waiting-storage', reasons: [`storage unavailable: ${(err as Error).message}`] })
+      throw err
+    }
+    const { cid, encryptedSize } = stored
     const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' })
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)

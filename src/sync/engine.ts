@@ -23,7 +23,7 @@ import type { FileIndex } from '../db/file-index.js'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
-import type { SyncNode } from './node.js'
+import { addressPeerId, type SyncNode } from './node.js'
 import { SYNC_PROTOCOL_ID, type HelloMessage } from './protocol.js'
 import { retryParked, scanLocalDeletions, type RetryResult } from './local.js'
 import {
@@ -101,11 +101,34 @@ export interface SyncEngine {
   syncNow (opts?: { peerId?: string }): Promise<SyncRoundResult[]>
   /** Hand parked (waiting-schema) entries to receive again, e.g. after new schemas are known. */
   retryWaiting (): Promise<RetryResult>
-  /** Persist a peer address and keep it connected from now on and after every restart. */
+  /**
+   * Persist a peer address and keep it connected from now on and after every restart. The
+   * address must end in /p2p/<peerId>: without it a device cannot tell this owner's devices from
+   * whoever answers at that address, and `peers rm` could not name it.
+   */
   addPeer (multiaddr: string): Promise<void>
+  /**
+   * Forget a device, by peer id or by an address `peers add` stored: stop redialling it, drop its
+   * stored addresses and cursor, close its connections. Returns what was removed; NOT_FOUND when
+   * nothing matched.
+   */
+  removePeer (peerOrAddress: string): Promise<{ peerId: string | null; addresses: string[] }>
+  /** Files received from peers that wait for their schema (parked), grouped for display. */
+  waiting (): Promise<WaitingSummary>
   peers (): Promise<PeerStatus[]>
   stats (): SyncStats
 }
+
+export interface WaitingSummary {
+  count: number
+  bytes: number
+  bySchema: Array<{ schemaId: string; count: number }>
+  byPeer: Record<string, number>
+  /** The oldest few, for `hearth status`. */
+  files: Array<{ cid: string; schemaId: string; collectedAt: string; size: number; peerId: string; since: string }>
+}
+
+const WAITING_FILES_SHOWN = 20
 
 export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
   const { node, index, storage, logger } = opts
@@ -360,8 +383,45 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     syncNow,
     retryWaiting,
     async addPeer (address) {
+      if (addressPeerId(address) === null) {
+        throw new HearthError('INVALID_ARGUMENT', `the address must end in /p2p/<peerId> (the other device's peer id, printed by its \`hearth peers\`): ${address}`)
+      }
       node.keepConnected(address) // validates the multiaddr before anything is stored
       await state.addAddress(address)
+    },
+    async removePeer (target) {
+      const byAddress = target.startsWith('/')
+      const peerId = byAddress ? addressPeerId(target) : target
+      const stored = await state.addresses()
+      const addresses = byAddress
+        ? stored.filter((a) => a === target)
+        : stored.filter((a) => addressPeerId(a) === peerId)
+      const known = peerId !== null && ((await state.knownPeers()).includes(peerId) || live.has(peerId) || node.connectedPeers().includes(peerId))
+      if (addresses.length === 0 && !known) throw new HearthError('NOT_FOUND', `no known device ${target} (\`hearth peers\` lists them)`)
+      node.forget(addresses)
+      for (const a of addresses) await state.removeAddress(a)
+      if (peerId !== null) {
+        node.forget(node.keptAddresses().filter((a) => addressPeerId(a) === peerId))
+        await state.forgetPeer(peerId)
+        live.delete(peerId)
+        await node.hangUp(peerId).catch((err: Error) => { logger.debug({ peer: peerId, err: err.message }, 'hang-up failed') })
+      }
+      return { peerId, addresses }
+    },
+    async waiting () {
+      const summary: WaitingSummary = { count: 0, bytes: 0, bySchema: [], byPeer: {}, files: [] }
+      const bySchema = new Map<string, number>()
+      for await (const p of state.allParked()) {
+        summary.count++
+        summary.bytes += p.entry.size
+        bySchema.set(p.entry.schemaId, (bySchema.get(p.entry.schemaId) ?? 0) + 1)
+        summary.byPeer[p.peerId] = (summary.byPeer[p.peerId] ?? 0) + 1
+        if (summary.files.length < WAITING_FILES_SHOWN) {
+          summary.files.push({ cid: p.entry.cid, schemaId: p.entry.schemaId, collectedAt: p.entry.collectedAt, size: p.entry.size, peerId: p.peerId, since: new Date(p.at).toISOString() })
+        }
+      }
+      summary.bySchema = [...bySchema].map(([schemaId, count]) => ({ schemaId, count })).sort((a, b) => b.count - a.count)
+      return summary
     },
     async peers () {
       const conns = libp2p.getConnections()
@@ -369,7 +429,10 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       const keptIds = node.keptAddresses().map((a) => /\/p2p\/([^/]+)$/.exec(a)?.[1]).filter((x): x is string => x !== undefined)
       const ids = [...new Set([...await state.knownPeers(), ...connected, ...live.keys(), ...keptIds])].sort()
       const ourHead = await index.currentSeq()
+      const waitingByPeer: Record<string, number> = {}
+      for await (const p of state.allParked()) waitingByPeer[p.peerId] = (waitingByPeer[p.peerId] ?? 0) + 1
       return await Promise.all(ids.map(async (peerId): Promise<PeerStatus> => peerStatus(peerId, live.get(peerId), {
+        waitingForSchema: waitingByPeer[peerId] ?? 0,
         addrs: addressesOf(peerId, conns),
         connected: connected.has(peerId),
         syncing: pulls.has(peerId),

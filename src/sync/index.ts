@@ -3,11 +3,11 @@
 //   const engine = createSyncEngine({ node, ownerAddress, index, storage, state: openKv(db, 'sync'), receive, applyTombstone, learnFileId, logger })
 //   await engine.start(); await node.start()        … engine.notifyLocalChange() after every local write or delete …
 //   await engine.stop(); await node.stop()
-export { createSyncNode, loadOrCreatePeerKey, swarmKeyFile, DEFAULT_SYNC_LISTEN, MDNS_SERVICE_TAG } from './node.js'
+export { createSyncNode, addressPeerId, loadOrCreatePeerKey, swarmKeyFile, DEFAULT_SYNC_LISTEN, MDNS_SERVICE_TAG } from './node.js'
 export type { SyncNode, SyncNodeOptions } from './node.js'
 export { createSyncEngine } from './engine.js'
 export type {
-  SyncEngine, SyncEngineOptions, SyncProgress, SyncRoundResult, SyncStats, PeerStatus, RetryResult,
+  SyncEngine, SyncEngineOptions, WaitingSummary, SyncProgress, SyncRoundResult, SyncStats, PeerStatus, RetryResult,
   ReceiveHook, ReceiveOutcome, TombstoneHook, FileIdHook, PeerContext, LiveEntry, TombstoneEntry, WireEntry
 } from './engine.js'
 export { SYNC_PROTOCOL_ID, SYNC_PROTOCOL_VERSION } from './protocol.js'

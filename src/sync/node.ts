@@ -17,6 +17,7 @@ import { mdns } from '@libp2p/mdns'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { PrivateKey } from '@libp2p/interface'
+import { peerIdFromString } from '@libp2p/peer-id'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { privateNetworkProtector } from './pnet.js'
@@ -53,6 +54,10 @@ export interface SyncNode {
   multiaddrs (): string[]
   /** Dial now and keep redialling with backoff while the node runs. Idempotent per address. */
   keepConnected (address: string): void
+  /** Stop keeping these addresses connected (no more redials). */
+  forget (addresses: string[]): void
+  /** Close every connection to this peer. */
+  hangUp (peerId: string): Promise<void>
   /** Addresses being kept connected (configured, added, and learned over mDNS are not included). */
   keptAddresses (): string[]
   /** Peer ids with at least one open connection. */
@@ -83,6 +88,24 @@ export async function loadOrCreatePeerKey (file: string): Promise<PrivateKey> {
   await chmod(tmp, 0o600)
   await rename(tmp, file)
   return key
+}
+
+/** The peer id a multiaddr ends with (`…/p2p/<id>`), or null. */
+export function addressPeerId (address: string): string | null {
+  return parseAddress(address).getComponents().findLast((c) => c.name === 'p2p')?.value ?? null
+}
+
+/**
+ * One line for a failed listen. libp2p's message spans lines and embeds each listener's stack;
+ * a person needs the reason, not the trace.
+ */
+function listenProblem (err: unknown): string {
+  const text = String((err as Error)?.message ?? err)
+  if (/EADDRINUSE/.test(text)) return 'the port is already in use (another Hearth daemon, or another program)'
+  if (/EADDRNOTAVAIL/.test(text)) return 'no interface of this machine has that address'
+  if (/EACCES/.test(text)) return 'permission denied (ports below 1024 need privileges)'
+  const reason = /Error: ([^\n]+)/.exec(text)?.[1] ?? text.split('\n')[0]!
+  return reason.trim()
 }
 
 function parseAddress (address: string): Multiaddr {
@@ -190,8 +213,8 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
         await libp2p.start()
       } catch (err) {
         try { await libp2p.stop() } catch { /* nothing was started */ }
-        throw new HearthError('CONFIG_INVALID', `cannot listen for sync on ${listen.join(', ')}: ${(err as Error).message}`,
-          { listen, setting: 'sync.listen' }, { cause: err })
+        throw new HearthError('CONFIG_INVALID', `cannot listen for sync on ${listen.join(', ')}: ${listenProblem(err)}; ` +
+          'set sync.listen (HEARTH_SYNC_LISTEN) to a free address, or sync.enabled false', { listen, setting: 'sync.listen' }, { cause: err })
       }
       running = true
       logger.info({ peerId: selfId, addrs: libp2p.getMultiaddrs().map(String) }, 'sync node listening')
@@ -204,6 +227,17 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     },
     multiaddrs: () => libp2p.getMultiaddrs().map(String),
     keepConnected,
+    forget (addresses) {
+      for (const a of addresses) {
+        const key = parseAddress(a).toString()
+        const k = kept.get(key)
+        if (k?.timer != null) clearTimeout(k.timer)
+        kept.delete(key)
+      }
+    },
+    async hangUp (peerId) {
+      await libp2p.hangUp(peerIdFromString(peerId))
+    },
     keptAddresses: () => [...kept.keys()],
     connectedPeers: () => [...new Set(libp2p.getConnections().filter((c) => c.status === 'open').map((c) => c.remotePeer.toString()))]
   }

@@ -25,6 +25,9 @@ export interface SyncState {
   knownPeers (): Promise<string[]>
   addAddress (address: string): Promise<void>
   addresses (): Promise<string[]>
+  removeAddress (address: string): Promise<void>
+  /** Drop what is known about a peer (cursor, last sync); a later session starts over. */
+  forgetPeer (peerId: string): Promise<void>
   settled (cid: string): Promise<SettledValue | null>
   settle (cid: string, outcome: SettledOutcome): Promise<void>
   parked (cid: string): Promise<ParkedValue | null>
@@ -54,6 +57,11 @@ export function syncState (kv: Kv<unknown>): SyncState {
     },
     async addAddress (address) { await kv.put(`addr/${address}`, { addedAt: Date.now() }) },
     async addresses () { return await keysWithPrefix('addr/') },
+    async removeAddress (address) { await kv.del(`addr/${address}`) },
+    async forgetPeer (peerId) {
+      await kv.del(`cursor/${peerId}`)
+      await kv.del(`peer/${peerId}`)
+    },
     async settled (cid) { return (await kv.get(`settled/${cid}`) as SettledValue | undefined) ?? null },
     async settle (cid, outcome) { await kv.put(`settled/${cid}`, { outcome, at: Date.now() } satisfies SettledValue) },
     async parked (cid) { return (await kv.get(`parked/${cid}`) as ParkedValue | undefined) ?? null },

@@ -22,6 +22,8 @@ export interface PeerStatus {
   /** Our head minus the peer's cursor for us (an upper bound, as above); null before any greeting. */
   pendingOut: number | null
   lastError: string | null
+  /** Files received from this peer that wait here for their schema. */
+  waitingForSchema: number
 }
 
 /** In-memory knowledge about a peer, refreshed by every session with it. */
@@ -47,6 +49,7 @@ export interface PeerFacts {
   /** Persisted last sync, used when this process has not synced with the peer yet. */
   storedLastSyncAt: number | null
   ourHead: number
+  waitingForSchema: number
 }
 
 export function peerStatus (peerId: string, live: LivePeer | undefined, facts: PeerFacts): PeerStatus {
@@ -64,6 +67,7 @@ export function peerStatus (peerId: string, live: LivePeer | undefined, facts: P
       ? (live?.pendingIn ?? null)
       : (remoteHead === null ? null : Math.max(0, remoteHead - facts.cursor)),
     pendingOut: theirCursor === null ? null : Math.max(0, facts.ourHead - theirCursor),
-    lastError: live?.lastError ?? null
+    lastError: live?.lastError ?? null,
+    waitingForSchema: facts.waitingForSchema
   }
 }

@@ -169,7 +169,7 @@ test('counters follow inserts, state changes and deletes, and survive a reopen',
   assert.equal(await index.delete('c.d/5.json'), true)
   assert.equal(await index.delete('c.d/5.json'), false)
   assert.equal(await index.deleteMany(['c.d/6.json', 'c.d/7.json', 'c.d/none.json']), 2)
-  const expected = { 'waiting-schema': 1, rejected: 1, stored: 5, registered: 1, deleted: 0 }
+  const expected = { 'waiting-schema': 1, 'waiting-storage': 0, rejected: 1, stored: 5, registered: 1, deleted: 0 }
   assert.deepEqual(await index.countsByState(), expected)
   assert.equal(await index.count(), 8)
   await db.close()
@@ -250,7 +250,7 @@ test('concurrent puts, updates and deletes of different paths keep every index c
   }))
   const check = await index.verify()
   assert.equal(check.ok, true, check.problems.join('\n'))
-  assert.deepEqual(check.counts, { 'waiting-schema': 0, rejected: 0, stored: 180, registered: 60, deleted: 0 })
+  assert.deepEqual(check.counts, { 'waiting-schema': 0, 'waiting-storage': 0, rejected: 0, stored: 180, registered: 60, deleted: 0 })
   assert.equal(await index.currentSeq(), n + 120)
   const seqs = (await index.changesSince(0, 10_000)).map((c) => c.seq)
   assert.equal(seqs.length, n)

@@ -127,7 +127,7 @@ test('failures are typed: missing identity, unreadable or invalid secret', async
   assert.match(bad.err, /^error INVALID_IDENTITY: /)
 
   const empty = await run(initCommand, root, ['--signature', '-'], '')
-  assert.equal(empty.code, EXIT.FAILURE)
+  assert.equal(empty.code, EXIT.USAGE)
   assert.match(empty.err, /^error INVALID_ARGUMENT: /)
 
   assert.equal((await run(whoamiCommand, root, [])).code, EXIT.FAILURE, 'nothing was created by the failures')

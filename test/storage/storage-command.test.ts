@@ -116,7 +116,7 @@ test('storage migrate refuses while the daemon runs, and never switches after a 
   assert.match(down.stderr.text, /error STORAGE_UNAVAILABLE: the new kubo backend is not reachable/)
 
   const same = await run(cmd, home, ['migrate', '--to', 'embedded'])
-  assert.equal(same.code, EXIT.FAILURE)
+  assert.equal(same.code, EXIT.USAGE)
   assert.match(same.stderr.text, /already uses the embedded backend/)
   assert.deepEqual(switched, [])
 
@@ -132,7 +132,7 @@ test('storage command arguments are checked', async (t) => {
     assert.match(r.stderr.text, /error INVALID_ARGUMENT/)
   }
   const bad = await run(cmd, home, ['cat', 'not-a-cid'])
-  assert.equal(bad.code, EXIT.FAILURE)
+  assert.equal(bad.code, EXIT.USAGE)
   assert.match(bad.stderr.text, /error INVALID_ARGUMENT: not a CID/)
   const absent = await run(cmd, home, ['cat', 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'])
   assert.equal(absent.code, EXIT.NOT_FOUND)

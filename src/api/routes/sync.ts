@@ -26,6 +26,8 @@ export function addSyncRoutes (router: Router, sync: SyncParts): void {
     return ok({ added: body.multiaddr }, 201)
   })
 
+  router.delete('/v1/peers/:peer', async (req) => ok({ removed: await requireEngine(sync).removePeer(req.params.peer!) }))
+
   router.post('/v1/sync', async () => ok({ rounds: await requireEngine(sync).syncNow() }))
 
   router.post('/v1/restore', async () => ok(await sync.restore()))

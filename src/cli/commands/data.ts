@@ -5,6 +5,7 @@ import { EXIT, type Command, type CommandContext } from '../command.js'
 import { HearthError } from '../../errors.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
 import { findJsonProblem } from '../json-position.js'
+import { waitingLine, type WaitingForSchema } from './sync.js'
 
 async function readAll (stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = []
@@ -94,6 +95,11 @@ export const lsCommand: Command = {
       for (const s of result.scopes as Array<{ scope: string, count: number, latestCollectedAt: string }>) {
         ctx.stdout.write(`${s.scope.padEnd(40)} ${String(s.count).padStart(7)}  ${s.latestCollectedAt}\n`)
       }
+      // files from other devices whose schema is unknown have no scope yet: say they exist
+      const sync = await callDaemon(ctx, { path: '/v1/peers' }).catch(() => null)
+      const waiting = sync?.waitingForSchema as WaitingForSchema | undefined
+      if (waiting !== undefined && waiting.count > 0) ctx.stdout.write(`${waitingLine(waiting)}\n`)
+      else if (result.scopes.length === 0) ctx.stdout.write('no data yet\n')
       return EXIT.OK
     })
   }

@@ -163,6 +163,7 @@ export const chatCommand: Command = {
       }
       const interactive = (ctx.stdin as { isTTY?: boolean }).isTTY === true
       const rl = createInterface({ input: ctx.stdin, terminal: false })
+      let sent = 0
       try {
         if (interactive) ctx.stderr.write('> ')
         for await (const raw of rl) {
@@ -171,10 +172,15 @@ export const chatCommand: Command = {
           if (line === '/clear') {
             await callApi(ctx, { method: 'POST', path: `${API}/conversations/${enc(id)}/clear` })
             ctx.stderr.write('conversation cleared\n')
-          } else if (line.length > 0) await streamReply(ctx, id, line)
+            sent++
+          } else if (line.length > 0) { await streamReply(ctx, id, line); sent++ }
           if (interactive) ctx.stderr.write('> ')
         }
       } finally { rl.close() }
+      if (sent === 0 && !interactive) {
+        ctx.stderr.write(`nothing sent: stdin was empty. Type your messages (run \`hearth chat ${id}\` in a terminal) or pipe them in, one per line: echo "hello" | hearth chat ${id}\n`)
+        return EXIT.USAGE
+      }
       return EXIT.OK
     })
   }
@@ -261,7 +267,13 @@ export const imageCommand: Command = {
         else ctx.stdout.write(`job ${jobId}${created.json.queued === true ? ' (queued until the service is reachable)' : ''}\n`)
         return EXIT.OK
       }
-      ctx.stderr.write(`job ${jobId}${created.json.queued === true ? ' queued until the service is reachable' : ''}\n`)
+      if (created.json.queued === true) {
+        // nothing to follow until the service is back; the daemon sends it then and downloads the result
+        if (values.json === true) writeJson(ctx, created.json)
+        else ctx.stdout.write(`job ${jobId} queued: the image service is not reachable. The daemon sends the request when it is and downloads the files; \`hearth images\` shows them.\n`)
+        return EXIT.OK
+      }
+      ctx.stderr.write(`job ${jobId}\n`)
       const pollMs = numberOption('poll-ms', values['poll-ms']) ?? 1000
       let shown = ''
       for (;;) {

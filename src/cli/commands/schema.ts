@@ -35,7 +35,8 @@ export const schemaCommand: Command = {
         const result = await callDaemon(ctx, { path: '/v1/schemas' })
         if (values.json === true) { writeJson(ctx, result); return EXIT.OK }
         for (const s of result.schemas as Array<Record<string, unknown>>) {
-          ctx.stdout.write(`${String(s.scope).padEnd(32)} ${String(s.id).padEnd(20).slice(0, 64)} ${s.latest === true ? 'latest' : '      '} ${String(s.name)} ${String(s.version)}\n`)
+          // whole ids: they are what `schema show` and the chain take (local ids are 60+ characters)
+          ctx.stdout.write(`${String(s.scope).padEnd(32)} ${s.latest === true ? 'latest' : '      '}  ${String(s.id)}  ${String(s.name)} ${String(s.version ?? '')}\n`)
         }
         return EXIT.OK
       }

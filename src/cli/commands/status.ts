@@ -2,11 +2,18 @@
 import { parseArgs } from 'node:util'
 import { EXIT, type Command } from '../command.js'
 import { callDaemon, guarded, writeJson } from '../output.js'
+import { renderTree } from '../text.js'
+import { waitingLine, type WaitingForSchema } from './sync.js'
 
 const STATUS_USAGE = 'usage: hearth status [--json]\n  counts by state, rejected files with their reasons, queues, storage, chain, sync and upstream reachability'
 
-function line (label: string, value: unknown): string {
-  return `${label.padEnd(14)} ${typeof value === 'string' ? value : JSON.stringify(value)}\n`
+function line (label: string, value: string): string {
+  return `${label.padEnd(10)} ${value}\n`
+}
+
+function counts (c: Record<string, number>): string {
+  const parts = Object.entries(c).filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`)
+  return parts.length > 0 ? parts.join(', ') : 'none'
 }
 
 export const statusCommand: Command = {
@@ -18,12 +25,27 @@ export const statusCommand: Command = {
       const { values } = parseArgs({ args: ctx.args, options: { json: { type: 'boolean' } } })
       const s = await callDaemon(ctx, { path: '/v1/status' })
       if (values.json === true) { writeJson(ctx, s); return EXIT.OK }
-      let out = line('owner', s.owner) + line('files', s.files.counts)
-      out += line('ingest', `${String(s.ingest.queued)} queued, ${String(s.ingest.running)} running, scan ${s.ingest.scan.done === true ? 'done' : 'in progress'} (${String(s.ingest.scan.seen)} seen)`)
-      out += line('storage', `${String(s.storage.backend)} ${s.storage.ok === true ? 'ok' : `unavailable: ${String(s.storage.detail ?? '')}`}`)
+      let out = line('owner', String(s.owner))
+      out += line('files', `${String(s.files.total)} (${counts(s.files.counts)})`)
+      const ingest = s.ingest ?? {}
+      const scan = ingest.scan ?? {}
+      out += line('ingest', `${String(ingest.queued ?? 0)} queued, ${String(ingest.running ?? 0)} running, ${String(ingest.waitingForStorage ?? 0)} waiting for storage, initial scan ${scan.done === true ? 'done' : 'in progress'} (${String(scan.seen ?? 0)} seen)`)
+      out += line('storage', `${String(s.storage.backend)} ${s.storage.ok === true ? 'ok' : `UNAVAILABLE: ${String(s.storage.detail ?? '')}`}`)
+      const sync = s.sync as Record<string, any> | undefined
+      if (sync !== undefined && sync.enabled === true) {
+        const peers = (sync.peers ?? []) as Array<Record<string, unknown>>
+        out += line('sync', `peer ${String(sync.peerId)}, ${peers.filter((p) => p.connected === true).length} of ${peers.length} device(s) connected`)
+        if (sync.waitingForSchema?.count > 0) out += `           ${waitingLine(sync.waitingForSchema as WaitingForSchema)}\n`
+      } else if (sync !== undefined) out += line('sync', 'disabled')
+      const shown = new Set(['owner', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync'])
       for (const [name, part] of Object.entries(s as Record<string, unknown>)) {
-        if (['owner', 'files', 'ingest', 'storage', 'rejected', 'version'].includes(name)) continue
-        out += line(name, part)
+        if (shown.has(name)) continue
+        out += renderTree({ [name]: part }, '')
+      }
+      if (sync?.enabled === true) out += `sync details:\n${renderTree({ addresses: sync.addresses, stats: sync.stats, restore: sync.restore }, '  ')}`
+      if (Array.isArray(s.waiting) && s.waiting.length > 0) {
+        out += 'files waiting for a schema:\n'
+        for (const w of s.waiting as Array<{ path: string }>) out += `  ${w.path}\n`
       }
       if (Array.isArray(s.rejected) && s.rejected.length > 0) {
         out += 'rejected files:\n'

@@ -180,19 +180,31 @@ function normalizeUrl (url: string | undefined): string {
   return (url ?? '').replace(/\/+$/, '').replace(/\/api\/v0$/, '')
 }
 
-/** Progress on stderr: at most about one line a second, plus the last one. */
-function progressPrinter (ctx: CommandContext, total: number | undefined): { update: (p: MigrateProgress) => void; finish: () => void } {
+/**
+ * Progress on stderr, at most about five updates a second plus the last one. On a terminal one
+ * line is rewritten in place; otherwise (a log, a pipe) a line about once a second. The count
+ * is clamped to the total, which is only an estimate made before the copy started.
+ */
+export function progressPrinter (ctx: Pick<CommandContext, 'stderr'>, total: number | undefined): { update: (p: MigrateProgress) => void; finish: () => void } {
+  const inPlace = (ctx.stderr as { isTTY?: boolean }).isTTY === true
+  const every = inPlace ? 200 : 1000
   let last = 0
   let latest: MigrateProgress | undefined
-  const print = (p: MigrateProgress): void => {
-    ctx.stderr.write(`storage migrate: ${p.done}${total !== undefined ? `/${total}` : ''} CID(s) done\n`)
+  const text = (p: MigrateProgress): string => {
+    if (total === undefined || total === 0) return `storage migrate: ${p.done} CID(s) done`
+    const done = Math.min(p.done, total)
+    return `storage migrate: ${done}/${total} CID(s) done (${Math.floor(done * 100 / total)} %)`
+  }
+  const print = (p: MigrateProgress, final: boolean): void => {
+    if (inPlace) ctx.stderr.write(`\r\x1b[K${text(p)}${final ? '\n' : ''}`)
+    else ctx.stderr.write(`${text(p)}\n`)
   }
   return {
     update: (p) => {
       latest = p
       const now = Date.now()
-      if (now - last >= 1000) { last = now; print(p) }
+      if (now - last >= every) { last = now; print(p, false) }
     },
-    finish: () => { if (latest !== undefined) print(latest) }
+    finish: () => { if (latest !== undefined) print(latest, true) }
   }
 }

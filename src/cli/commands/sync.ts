@@ -3,8 +3,17 @@ import { parseArgs } from 'node:util'
 import { EXIT, type Command } from '../command.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
 
-const PEERS_USAGE = `usage: hearth peers [--json]          known and connected devices, last sync, files pending each way
-       hearth peers add <multiaddr>    keep a device connected (persisted)`
+const PEERS_USAGE = `usage: hearth peers [--json]                  known and connected devices, last sync, files pending each way
+       hearth peers add <multiaddr>/p2p/<id>   keep a device connected (persisted)
+       hearth peers rm <peerId|multiaddr>      forget a device: stop dialling it, drop its address and cursor`
+
+export interface WaitingForSchema { count: number, bySchema: Array<{ schemaId: string, count: number }> }
+
+/** One line about files received from other devices that wait here for their schema. */
+export function waitingLine (w: WaitingForSchema): string {
+  const schemas = w.bySchema.slice(0, 5).map((x) => `${x.schemaId} (${x.count})`).join(', ')
+  return `${w.count} file(s) from other devices wait for their schema: ${schemas}${w.bySchema.length > 5 ? ', …' : ''} — they are written once the schema is known (\`hearth schema add\`, or the chain)`
+}
 
 function ago (ms: number | null): string {
   if (ms === null) return 'never'
@@ -20,19 +29,35 @@ export const peersCommand: Command = {
     return await guarded(ctx, PEERS_USAGE, async () => {
       const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' } } })
       if (positionals[0] === 'add') {
-        if (positionals[1] === undefined) throw new UsageError('peers add takes a multiaddr')
-        const r = await callDaemon(ctx, { method: 'POST', path: '/v1/peers', body: { multiaddr: positionals[1] } })
+        const address = positionals[1]
+        if (address === undefined || positionals.length > 2) throw new UsageError('peers add takes one multiaddr')
+        if (!/\/p2p\/[^/]+\/?$/.test(address)) {
+          throw new UsageError(`${address} has no peer id: give the whole address, ending in /p2p/<peerId>, as the other device's \`hearth peers\` prints it`)
+        }
+        const r = await callDaemon(ctx, { method: 'POST', path: '/v1/peers', body: { multiaddr: address } })
         if (values.json === true) writeJson(ctx, r); else ctx.stdout.write(`added ${String(r.added)}\n`)
         return EXIT.OK
       }
-      if (positionals.length > 0) throw new UsageError('peers takes no argument, or add <multiaddr>')
+      if (positionals[0] === 'rm') {
+        if (positionals.length !== 2) throw new UsageError('peers rm takes one peer id or multiaddr')
+        const r = await callDaemon(ctx, { method: 'DELETE', path: `/v1/peers/${encodeURIComponent(positionals[1]!)}` })
+        if (values.json === true) { writeJson(ctx, r); return EXIT.OK }
+        const removed = r.removed as { peerId: string | null, addresses: string[] }
+        ctx.stdout.write(`removed ${removed.peerId ?? positionals[1]!}${removed.addresses.length > 0 ? ` (${removed.addresses.join(', ')})` : ''}\n`)
+        return EXIT.OK
+      }
+      if (positionals.length > 0) throw new UsageError('peers takes no argument, add <multiaddr> or rm <peer>')
       const s = await callDaemon(ctx, { path: '/v1/peers' })
       if (values.json === true) { writeJson(ctx, s); return EXIT.OK }
       if (s.enabled !== true) { ctx.stdout.write('sync is disabled\n'); return EXIT.OK }
       ctx.stdout.write(`this device ${String(s.peerId)}\n${(s.addresses as string[]).map((a) => `  ${a}`).join('\n')}\n`)
       for (const p of s.peers as Array<Record<string, any>>) {
-        ctx.stdout.write(`${String(p.peerId)}  ${p.connected === true ? 'connected' : 'offline  '}  last sync ${ago(p.lastSyncAt ?? null)}  pending in ${String(p.pendingIn ?? '?')} out ${String(p.pendingOut ?? '?')}\n`)
+        const waiting = Number(p.waitingForSchema ?? 0) > 0 ? `  ${String(p.waitingForSchema)} waiting for a schema` : ''
+        ctx.stdout.write(`${String(p.peerId)}  ${p.connected === true ? 'connected' : 'offline  '}  last sync ${ago(p.lastSyncAt ?? null)}  pending in ${String(p.pendingIn ?? '?')} out ${String(p.pendingOut ?? '?')}${waiting}\n`)
+        if (p.lastError != null) ctx.stdout.write(`  last error: ${String(p.lastError)}\n`)
       }
+      const w = s.waitingForSchema as { count: number } | undefined
+      if (w !== undefined && w.count > 0) ctx.stdout.write(`${waitingLine(w as WaitingForSchema)}\n`)
       return EXIT.OK
     })
   }

@@ -1,0 +1,86 @@
+// A new user's failures on start and with storage away: one clear line, the reasons, what was
+// queued; and storage migrate progress that stays within its total.
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { test } from 'node:test'
+import { EXIT } from '../../src/cli/command.js'
+import { progressPrinter } from '../../src/cli/commands/storage.js'
+import { homeStorageDeps } from '../../src/daemon/home-storage.js'
+import { homeLayout } from '../../src/home.js'
+import { NODE_ARGS, REPO_ROOT, runCli, startDaemonProcess, testEnv } from '../support/daemon.js'
+import { tempDir } from '../support/tmp.js'
+import { startIpfsDaemon } from '../support/ipfs-daemon.js'
+
+async function daemonUntilExit (home: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, 'daemon', ...args], { cwd: REPO_ROOT, env: { ...testEnv(env), HEARTH_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}
+
+test('a busy sync port is one clear line, not a stack trace', async (t) => {
+  const holder = createServer()
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+  t.after(() => { holder.close() })
+  const port = (holder.address() as { port: number }).port
+  const r = await daemonUntilExit(await tempDir(t), { HEARTH_SYNC: 'true', HEARTH_SYNC_LISTEN: `/ip4/127.0.0.1/tcp/${port}` })
+  assert.equal(r.code, EXIT.FAILURE)
+  assert.equal(r.stderr, `error CONFIG_INVALID: cannot listen for sync on /ip4/127.0.0.1/tcp/${port}: the port is already in use (another Hearth daemon, or another program); set sync.listen (HEARTH_SYNC_LISTEN) to a free address, or sync.enabled false\n`)
+})
+
+test('the custom-chain error lists its reasons', async (t) => {
+  const r = await daemonUntilExit(await tempDir(t), {}, ['--set', 'chain.preset=custom', '--set', 'chain.chainId=0'])
+  assert.equal(r.code, EXIT.FAILURE)
+  assert.match(r.stderr, /^error CONFIG_INVALID: invalid chain configuration\n/)
+  for (const reason of ['rpcUrl must be an http(s) URL', 'chainId must be a positive integer', 'dataRegistry must be an address', 'dataRefinerRegistry must be an address']) {
+    assert.ok(r.stderr.includes(`\n  - ${reason}\n`), reason)
+  }
+})
+
+test('put with storage down prints what was queued, and versions lists it', async (t) => {
+  const ipfs = await startIpfsDaemon(t)
+  const d = await startDaemonProcess(t, { env: { HEARTH_STORAGE: 'kubo', HEARTH_KUBO_URL: ipfs.apiUrl }, args: ['--set', 'storage.kubo.timeoutMs=2000'] })
+  await ipfs.stop()
+  const put = await runCli(d.home, ['put', 'instagram.profile', '-', '--collected-at', '2026-03-01T00:00:00Z'], '{"username":"offline"}')
+  assert.equal(put.code, EXIT.OK, put.stderr)
+  assert.match(put.stdout, /^queued instagram\.profile 2026-03-01T00:00:00(\.000)?Z\n {2}written to instagram\.profile\/2026-03-01T00-00-00(\.000)?Z\.json\n {2}storage is unavailable \(/)
+  const versions = await runCli(d.home, ['versions', 'instagram.profile'])
+  assert.equal(versions.code, EXIT.OK, versions.stderr)
+  assert.match(versions.stdout, /^2026-03-01T00:00:00(\.000)?Z {2}waiting-storage /m)
+  assert.match(versions.stdout, /^ {4}storage unavailable: /m)
+  await d.stop()
+})
+
+test('storage migrate progress counts what it copies, never passes 100 %, and updates in place on a terminal', async (t) => {
+  const d = await startDaemonProcess(t)
+  for (let i = 0; i < 3; i++) {
+    const r = await runCli(d.home, ['put', 'instagram.profile', '-'], JSON.stringify({ username: `u${i}` }))
+    assert.equal(r.code, EXIT.OK, r.stderr)
+  }
+  await d.stop()
+  const home = homeLayout(d.home.root)
+  let listed = 0
+  for await (const _cid of homeStorageDeps.listCids(home)) listed++
+  assert.ok(listed > 3, 'data and schema definitions')
+  assert.equal(await homeStorageDeps.countCids!(home), listed)
+
+  const stderr = Object.assign(new PassThrough(), { isTTY: true })
+  let out = ''
+  stderr.on('data', (c: Buffer) => { out += c.toString() })
+  const progress = progressPrinter({ stderr }, 4)
+  for (let done = 1; done <= 6; done++) progress.update({ done, total: 4, cid: 'x', action: 'copied' } as never)
+  progress.finish()
+  assert.ok(out.startsWith('\r\x1b[K'), 'rewritten in place')
+  assert.ok(!out.includes('\n') || out.indexOf('\n') === out.length - 1, 'one line, ended once')
+  for (const m of out.matchAll(/(\d+)\/(\d+) CID\(s\) done \((\d+) %\)/g)) {
+    assert.ok(Number(m[1]) <= Number(m[2]) && Number(m[3]) <= 100, m[0])
+  }
+  assert.match(out, /4\/4 CID\(s\) done \(100 %\)\n$/)
+})
