@@ -21,14 +21,13 @@ export function exitCodeFor (err: HearthError): number {
   return EXIT.FAILURE
 }
 
-/** The lists an error carries in its details (validator reasons, configuration problems). */
+/** The list an error carries in its details (validator reasons, else configuration problems). */
 function detailLines (details: Record<string, unknown> | undefined): string[] {
-  const out: string[] = []
-  for (const key of ['reasons', 'problems']) {
-    const list = details?.[key]
-    if (Array.isArray(list)) for (const r of list.slice(0, 20)) out.push(`  - ${String(r)}\n`)
-  }
-  return out
+  const list = Array.isArray(details?.reasons) ? details.reasons : Array.isArray(details?.problems) ? details.problems : []
+  return list.slice(0, 20).map((r: unknown) => {
+    const text = typeof r === 'object' && r !== null && typeof (r as { message?: unknown }).message === 'string' ? (r as { message: string }).message : String(r)
+    return `  - ${text}\n`
+  })
 }
 
 /** Runs a command body; prints `error CODE: message` and maps the failure to an exit code. */
