@@ -24,6 +24,10 @@ export const ERROR_CODES = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  // dashboard (loopback web page)
+  UI_SESSION_REQUIRED: 401,   // no live dashboard session cookie: run `hearth ui` for a login link
+  HOST_NOT_ALLOWED: 403,      // Host header is not a loopback name of the dashboard (DNS rebinding)
+  ORIGIN_NOT_ALLOWED: 403,    // Origin missing on a state change, or another site's (CSRF)
   // schemas
   NO_SCHEMA_FOR_SCOPE: 404,
   SCHEMA_NOT_FOUND: 404,

@@ -113,6 +113,10 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     jobPollMs: integer(2_000, 10, MS_DAY, 'image job polling interval'),
     jobDeadlineMs: integer(30 * 60_000, 1_000, 7 * MS_DAY, 'how long an image job is followed')
   }),
+  ui: object({
+    enabled: boolean(true, 'the owner\'s dashboard on loopback (`hearth ui` prints a login link)', 'HEARTH_UI'),
+    listen: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[^:\\s\\[\\]]+):[0-9]{1,5}$', maxLength: 300, default: '127.0.0.1:8470', description: 'the dashboard\'s `host:port`; the host must resolve to a loopback address (port 0 = any free port)', 'x-env': 'HEARTH_UI_LISTEN' }
+  }),
   ingest: object({
     concurrency: integer(4, 1, 256, 'files processed at once'),
     stabilityMs: integer(300, 0, 60_000, 'a dropped file must be unchanged this long before it is read'),

@@ -48,6 +48,12 @@ export interface HearthConfig {
     jobPollMs: number
     jobDeadlineMs: number
   }
+  ui: {
+    /** The owner's dashboard on loopback (`hearth ui` prints a login link). */
+    enabled: boolean
+    /** host:port; the host must resolve to loopback; port 0 picks a free one. */
+    listen: string
+  }
   ingest: {
     concurrency: number
     /** A file must stay unchanged this long before the watcher ingests it. */

@@ -2,6 +2,7 @@
 // them together through plain dependency objects, and takes them down in reverse order.
 // Nothing below this file reaches for globals; this is the one place that knows them all.
 import { mkdir, chmod } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import type { HearthConfig } from '../config/types.js'
@@ -35,6 +36,14 @@ import { addConnectorRoutes } from '../connectors/routes.js'
 import { connectorDirs } from '../connectors/loader.js'
 import { createProxy, PROXY_MOUNT_PREFIXES, type QueuedImageRequest } from '../proxy/index.js'
 import { createDurableQueue } from '../db/queue.js'
+import { createDashboard } from '../ui/dashboard.js'
+import { addUiRoutes } from '../api/routes/ui.js'
+import { createImportJobs } from '../connectors/import-jobs.js'
+import { addImportRoutes } from '../api/routes/imports.js'
+import { addConversationRoutes } from '../api/routes/conversations.js'
+
+/** Largest export archive the dashboard accepts for an import. */
+const MAX_IMPORT_BYTES = 8 * 1024 ** 3
 
 export interface DaemonOptions {
   home: HomeLayout
@@ -152,7 +161,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     const router = new Router()
     addDataRoutes(router, { dataDir: home.data, index, storage, pipeline, masterKey: identity.masterKey, logger, onScopeDeleted: () => syncParts.notifyLocalChange() })
     addSyncRoutes(router, syncParts)
-    addSchemaRoutes(router, { registry: schemas.registry, serving: schemas.serving, storage, logger, onSchemaAdded: (schema) => chainWorkers?.enqueueSchema(schema) })
+    addSchemaRoutes(router, { registry: schemas.registry, serving: schemas.serving, shipped: schemas.shipped, storage, logger, onSchemaAdded: (schema) => chainWorkers?.enqueueSchema(schema) })
     addSystemRoutes(router, {
       ownerAddress: identity.ownerAddress,
       index,
@@ -167,6 +176,13 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       logger
     })
     addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
+    const importJobs = createImportJobs({ dir: join(home.root, 'imports'), connectorDirs: connectorDirs(home), socketPath: home.socket, logger, maxBytes: MAX_IMPORT_BYTES })
+    await importJobs.start()
+    stack.push(async () => { await importJobs.stop() })
+    addImportRoutes(router, { jobs: importJobs })
+    const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
+    addUiRoutes(router, { dashboard })
+    statusParts.push({ name: 'dashboard', read: async () => dashboard?.status() ?? { listening: false, note: 'ui.enabled is false' } })
     const proxy = createProxy({
       config: config.upstream,
       home,
@@ -179,6 +195,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     statusParts.push({ name: 'upstream', read: async () => await proxy.status() })
     addUpstreamRoutes(router, proxy)
     addImageRoutes(router, proxy)
+    addConversationRoutes(router, proxy)
     const mounts: RawMount[] = PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: proxy.handle }))
     const api = createApiServer({ router, mounts, maxBodyBytes: config.api.maxBodyBytes, logger })
     stack.push(async () => { await api.close() })
@@ -196,6 +213,12 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       const token = await loadOrCreateApiToken(home)
       tcpPort = (await api.listenTcp(config.api.tcp.host, config.api.tcp.port, token)).port
       print(`TCP listener on ${config.api.tcp.host}:${tcpPort} (bearer token in ${home.identity}/api-token)`)
+    }
+
+    if (dashboard !== null) {
+      await dashboard.start(api)
+      const url = dashboard.url()
+      print(url !== null ? `dashboard ${url}  (\`hearth ui\` prints a login link)` : `dashboard not started: ${dashboard.status().error ?? ''}`)
     }
 
     if (config.ingest.usePolling) {

@@ -21,6 +21,8 @@ export interface SchemaSetup {
   serving: SchemaRegistry
   validate: Validate
   fetchDefinition: DefinitionFetcher
+  /** definitionUrls of the definitions shipped with Hearth (a schema list says where each came from). */
+  shipped: ReadonlySet<string>
 }
 
 export async function buildSchemaRegistry (deps: {
@@ -52,5 +54,6 @@ export async function buildSchemaRegistry (deps: {
   const installed = await installShippedSchemas(registry, deps.storage)
   const added = installed.filter((r) => r.added).length
   if (added > 0) deps.logger.info({ added }, 'shipped schemas installed')
-  return { cache, registry, serving, validate, fetchDefinition }
+  const shipped = new Set(installed.map((r) => r.schema.definitionUrl))
+  return { cache, registry, serving, validate, fetchDefinition, shipped }
 }

@@ -67,6 +67,8 @@ export interface Proxy {
   listImages (): Promise<{ images: ImageView[] }>
   /** A downloaded or followed image job by upstream or local job id. */
   getImage (id: string): Promise<ImageView | null>
+  /** The last conversation list the upstream gave (for reading offline), or undefined. */
+  cachedConversations (): Promise<{ body: unknown; fetchedAt: number } | undefined>
   status (): Promise<ProxyStatus>
   /** The credential store (for a CLI running without the daemon, or tests). */
   credentials: CredentialStore
@@ -133,6 +135,7 @@ export function createProxy (deps: ProxyDeps): Proxy {
     },
     listImages,
     async getImage (id) { const r = await jobs.get(id); return r === null ? null : imageView(r) },
+    cachedConversations: async () => await cache.recall({ kind: 'conversations-list' }),
     status,
     async start () {
       if (!configured) return

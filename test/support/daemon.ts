@@ -35,13 +35,14 @@ export interface StartOptions {
   timeoutMs?: number
 }
 
-/** Environment for a test daemon: quiet logs, no sync listener on all interfaces, fast retries. */
+/** Environment for a test daemon: quiet logs, no sync listener on all interfaces, the dashboard on a free port. */
 export function testEnv (extra: Record<string, string> = {}): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '',
     HEARTH_LOG_LEVEL: 'warn',
     HEARTH_SYNC: 'false',
     HEARTH_MDNS: 'false',
+    HEARTH_UI_LISTEN: '127.0.0.1:0',
     ...extra
   }
 }

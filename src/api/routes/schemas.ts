@@ -18,6 +18,14 @@ export interface SchemaRouteDeps {
   logger: Logger
   /** A definition was added locally: queue its on-chain registration. */
   onSchemaAdded?: (schema: ResolvedSchema) => void
+  /** definitionUrls of the shipped definitions. */
+  shipped?: ReadonlySet<string>
+}
+
+/** Where a known schema came from: registered on chain, shipped with Hearth, or added here. */
+export function schemaSource (record: { id: string; definitionUrl: string }, shipped: ReadonlySet<string>): 'chain' | 'shipped' | 'added' {
+  if (!isLocalSchemaId(record.id)) return 'chain'
+  return shipped.has(record.definitionUrl) ? 'shipped' : 'added'
 }
 
 export function addSchemaRoutes (router: Router, deps: SchemaRouteDeps): void {
@@ -34,7 +42,7 @@ export function addSchemaRoutes (router: Router, deps: SchemaRouteDeps): void {
     if (req.url.searchParams.has('scope')) return await lookup(req.url.pathname + req.url.search)
     const schemas = await deps.registry.list()
     return ok({
-      schemas: schemas.map(({ definition, ...record }) => ({ ...record, version: definition.version, description: definition.description ?? null })),
+      schemas: schemas.map(({ definition, ...record }) => ({ ...record, source: schemaSource(record, deps.shipped ?? new Set()), version: definition.version, description: definition.description ?? null })),
       sources: deps.registry.sourceStatus()
     })
   })

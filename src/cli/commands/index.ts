@@ -10,6 +10,7 @@ import { PROXY_COMMANDS } from './proxy.js'
 import { peersCommand, syncCommand, restoreCommand } from './sync.js'
 import { makeStorageCommand } from './storage.js'
 import { homeStorageDeps } from '../../daemon/home-storage.js'
+import { uiCommand } from './ui.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -17,6 +18,7 @@ export const COMMANDS: readonly Command[] = [
   whoamiCommand,
   daemonCommand,
   statusCommand,
+  uiCommand,
   putCommand,
   getCommand,
   lsCommand,

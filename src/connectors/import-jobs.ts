@@ -1,0 +1,213 @@
+// Imports started from the dashboard: the archive is uploaded into `<home>/imports/<job>/`, a
+// child process (import-worker.ts) suggests the connectors that fit it, and on request runs one
+// over it, submitting items over the owner socket exactly like `hearth import`. Jobs live in
+// memory (the last few are kept for their result tables); an upload is deleted once its import
+// has finished, and leftovers of a crash are removed at start.
+import { fork, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { mkdir, rm, utimes } from 'node:fs/promises'
+import { join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { Transform, type Readable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { HearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { ImportProgress, ImportSummary } from './import.js'
+import type { Suggestion, WorkerMessage, WorkerRequest } from './import-worker.js'
+
+export type ImportJobState = 'probing' | 'ready' | 'running' | 'done' | 'failed'
+
+export interface ImportJob {
+  id: string
+  /** The archive's name as uploaded (sanitised). */
+  name: string
+  size: number
+  createdAt: string
+  state: ImportJobState
+  /** Files in the export (after probing). */
+  entries: number | null
+  /** Every installed connector, and whether reading this export with it yields anything. */
+  suggestions: Suggestion[]
+  connectorId: string | null
+  progress: { done: number; stored: number; duplicate: number; rejected: number; waiting: number; notes: string[] }
+  summary: ImportSummary | null
+  error: { code: string; message: string } | null
+}
+
+export interface ImportJobsDeps {
+  /** Where uploads are kept while their job runs (`<home>/imports`). */
+  dir: string
+  connectorDirs: readonly string[]
+  socketPath: string
+  logger: Logger
+  /** Largest archive accepted. */
+  maxBytes: number
+}
+
+export interface ImportJobs {
+  start (): Promise<void>
+  /** Stores the uploaded archive and starts probing it; `modifiedAt` (ms) keeps a lone file's export time. */
+  upload (body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
+  run (id: string, connectorId: string): ImportJob
+  get (id: string): ImportJob | null
+  list (): ImportJob[]
+  stop (): Promise<void>
+  status (): { jobs: number; running: number }
+}
+
+const KEEP_JOBS = 20
+const NAME_OK = /[^A-Za-z0-9._-]+/g
+
+/** The worker's file next to this one: `.ts` under tsx (tests), `.js` when compiled. */
+function workerPath (): string {
+  const self = fileURLToPath(import.meta.url)
+  return join(self, '..', `import-worker${self.endsWith('.ts') ? '.ts' : '.js'}`)
+}
+
+export function safeArchiveName (name: string): string {
+  const cleaned = name.replace(NAME_OK, '_').replace(/^[._]+/, '').slice(-100)
+  return cleaned === '' ? 'export.zip' : cleaned
+}
+
+export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
+  const jobs = new Map<string, ImportJob>()
+  const children = new Map<string, ChildProcess>()
+  const folder = (id: string): string => join(deps.dir, id)
+  let stopped = false
+
+  function archivePath (job: ImportJob): string { return join(folder(job.id), job.name) }
+
+  async function discard (job: ImportJob): Promise<void> {
+    await rm(folder(job.id), { recursive: true, force: true }).catch((err) => deps.logger.warn({ err, job: job.id }, 'could not remove an uploaded export'))
+  }
+
+  function trim (): void {
+    const finished = [...jobs.values()].filter((j) => j.state === 'done' || j.state === 'failed' || j.state === 'ready')
+    while (jobs.size > KEEP_JOBS && finished.length > 0) {
+      const oldest = finished.shift()!
+      jobs.delete(oldest.id)
+      void discard(oldest)
+    }
+  }
+
+  function spawnWorker (job: ImportJob, req: WorkerRequest, onMessage: (m: WorkerMessage) => void, onEnd: () => void): void {
+    const child = fork(workerPath(), [JSON.stringify(req)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
+    children.set(job.id, child)
+    let stderr = ''
+    child.stderr?.on('data', (c: Buffer) => { if (stderr.length < 4000) stderr += c.toString() })
+    child.on('message', (m) => { onMessage(m as WorkerMessage) })
+    child.once('exit', (code, signal) => {
+      children.delete(job.id)
+      if ((job.state === 'probing' || job.state === 'running') && job.error === null) {
+        job.error = { code: 'INTERNAL', message: `the import process ended unexpectedly (${signal ?? `exit ${String(code)}`})${stderr !== '' ? `: ${stderr.trim().slice(-500)}` : ''}` }
+        job.state = 'failed'
+      }
+      onEnd()
+    })
+  }
+
+  function applyProgress (job: ImportJob, events: ImportProgress[]): void {
+    for (const e of events) {
+      if (e.type === 'note') job.progress.notes.push(e.message)
+      else if (e.type === 'opened') job.entries = e.entries
+      else if (e.type === 'item') {
+        job.progress.done = e.done
+        if (e.status === 'waiting-schema') job.progress.waiting++
+        else job.progress[e.status]++
+      }
+    }
+  }
+
+  return {
+    async start () {
+      // uploads of a previous run that crashed mid-import: nothing refers to them any more
+      await rm(deps.dir, { recursive: true, force: true })
+      await mkdir(deps.dir, { recursive: true, mode: 0o700 })
+    },
+
+    async upload (body, meta) {
+      if (stopped) throw new HearthError('DAEMON_NOT_RUNNING', 'the daemon is stopping')
+      if (meta.declaredBytes !== null && meta.declaredBytes > deps.maxBytes) {
+        body.resume()
+        throw new HearthError('BODY_TOO_LARGE', `the archive is ${meta.declaredBytes} bytes; the limit is ${deps.maxBytes}`, { limit: deps.maxBytes })
+      }
+      const job: ImportJob = {
+        id: randomBytes(9).toString('base64url'),
+        name: safeArchiveName(meta.name),
+        size: 0,
+        createdAt: new Date().toISOString(),
+        state: 'probing',
+        entries: null,
+        suggestions: [],
+        connectorId: null,
+        progress: { done: 0, stored: 0, duplicate: 0, rejected: 0, waiting: 0, notes: [] },
+        summary: null,
+        error: null
+      }
+      await mkdir(folder(job.id), { recursive: true, mode: 0o700 })
+      let size = 0
+      const counter = new Transform({
+        transform (chunk: Buffer, _enc, done) {
+          size += chunk.length
+          if (size > deps.maxBytes) done(new HearthError('BODY_TOO_LARGE', `the archive exceeds the limit of ${deps.maxBytes} bytes`, { limit: deps.maxBytes }))
+          else done(null, chunk)
+        }
+      })
+      try {
+        await pipeline(body, counter, createWriteStream(archivePath(job), { mode: 0o600 }))
+      } catch (err) {
+        body.resume()
+        await discard(job)
+        throw err instanceof HearthError ? err : new HearthError('INVALID_BODY', `the upload did not complete: ${(err as Error).message}`)
+      }
+      if (size === 0) { await discard(job); throw new HearthError('INVALID_BODY', 'the uploaded archive is empty') }
+      job.size = size
+      if (meta.modifiedAt !== null) await utimes(archivePath(job), new Date(meta.modifiedAt), new Date(meta.modifiedAt)).catch(() => {})
+      jobs.set(job.id, job)
+      trim()
+      spawnWorker(job, { mode: 'probe', source: archivePath(job), dirs: [...deps.connectorDirs] }, (m) => {
+        if (m.type === 'suggestions') { job.suggestions = m.connectors; job.entries = m.entries; job.state = 'ready' }
+        if (m.type === 'error') { job.error = { code: m.code, message: m.message }; job.state = 'failed' }
+      }, () => { if (job.state === 'failed') void discard(job) })
+      return job
+    },
+
+    run (id, connectorId) {
+      const job = jobs.get(id)
+      if (job === undefined) throw new HearthError('NOT_FOUND', `no import ${id}`)
+      if (job.state !== 'ready') throw new HearthError('CONFLICT', `import ${id} is ${job.state}; it can start once its archive has been looked at, and only once`)
+      if (!job.suggestions.some((s) => s.connectorId === connectorId)) {
+        throw new HearthError('NOT_FOUND', `no connector ${JSON.stringify(connectorId)}; installed: ${job.suggestions.map((s) => s.connectorId).join(', ') || 'none'}`)
+      }
+      job.state = 'running'
+      job.connectorId = connectorId
+      spawnWorker(job, { mode: 'import', source: archivePath(job), dirs: [...deps.connectorDirs], connectorId, socketPath: deps.socketPath }, (m) => {
+        if (m.type === 'progress') applyProgress(job, m.events)
+        else if (m.type === 'summary') {
+          const summary = m.summary as ImportSummary
+          job.summary = summary
+          job.state = summary.failure === undefined ? 'done' : 'failed'
+          if (summary.failure !== undefined) job.error = summary.failure
+        } else if (m.type === 'error') { job.error = { code: m.code, message: m.message }; job.state = 'failed' }
+      }, () => { void discard(job) })
+      return job
+    },
+
+    get: (id) => jobs.get(id) ?? null,
+    list: () => [...jobs.values()].reverse(),
+
+    async stop () {
+      stopped = true
+      await Promise.all([...children.values()].map(async (child) => await new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) { resolve(); return }
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      })))
+    },
+
+    status () {
+      return { jobs: jobs.size, running: [...jobs.values()].filter((j) => j.state === 'running' || j.state === 'probing').length }
+    }
+  }
+}

@@ -1,0 +1,342 @@
+// The owner's dashboard against a real daemon, in a real browser (Debian chromium driven by
+// playwright-core): login through a one-time link, each page doing its job, and the refusals
+// (no session, foreign Host, foreign Origin). Every page test saves a screenshot in its temp
+// folder; with HEARTH_UPDATE_SCREENSHOTS=1 they are also copied to docs/screenshots/.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { request as httpRequest, createServer } from 'node:http'
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Page } from 'playwright-core'
+import { generatePrivateKey } from 'viem/accounts'
+import { startDaemonProcess, runCli, REPO_ROOT, type DaemonProcess } from '../support/daemon.js'
+import { openBrowser, type TestBrowser } from '../support/browser.js'
+import { tempDir } from '../support/tmp.js'
+import { writeZipExport } from '../connectors/fixtures/exports.js'
+import { accountHistoryFiles, TRACKS, yourLibrary } from '../connectors/fixtures/spotify.js'
+import { createIdentity } from '../../src/identity/index.js'
+import { homeLayout } from '../../src/home.js'
+
+// evaluated in the page, not in Node
+declare const document: { activeElement: { textContent: string | null; tagName: string } | null; documentElement: { scrollWidth: number; clientWidth: number } }
+declare const window: unknown
+
+const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
+
+async function loginLink (d: DaemonProcess): Promise<string> {
+  const r = await d.request({ method: 'POST', path: '/v1/ui/login-link' })
+  assert.equal(r.status, 201, r.body.toString())
+  return r.json.url as string
+}
+
+function dashboardUrl (d: DaemonProcess): string {
+  return /^dashboard (http:\/\/\S+)/m.exec(d.output())![1]!
+}
+
+interface Raw { status: number; headers: Record<string, string | string[] | undefined>; body: string; json: any }
+
+/** A request with any Host/Origin/Cookie (fetch would not let a test forge Host). */
+async function raw (base: string, path: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Raw> {
+  const u = new URL(base)
+  return await new Promise((resolve, reject) => {
+    const req = httpRequest({ host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', headers: { host: u.host, ...opts.headers } }, (res) => {
+      let body = ''
+      res.on('data', (c: Buffer) => { body += c.toString() })
+      res.on('end', () => {
+        let json: any
+        try { json = JSON.parse(body) } catch { json = undefined }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json })
+      })
+    })
+    req.on('error', reject)
+    req.end(opts.body)
+  })
+}
+
+async function keepScreenshot (path: string, name: string): Promise<void> {
+  if (process.env.HEARTH_UPDATE_SCREENSHOTS !== '1') return
+  const dir = join(REPO_ROOT, 'docs', 'screenshots')
+  await mkdir(dir, { recursive: true })
+  await copyFile(path, join(dir, `${name}.png`))
+}
+
+async function pageShot (b: TestBrowser, name: string, page: Page = b.page): Promise<void> {
+  await keepScreenshot(await b.shot(name, page), name)
+}
+
+async function goTo (page: Page, base: string, route: string): Promise<void> {
+  await page.goto(`${base}#/${route}`)
+  await page.locator('main h1').waitFor()
+}
+
+test('no session, a used link, a foreign Host or Origin: refused; the one-time link sets an HttpOnly SameSite=Strict cookie', async (t) => {
+  const d = await startDaemonProcess(t)
+  const base = dashboardUrl(d)
+  const port = new URL(base).port
+
+  const page = await raw(base, '/')
+  assert.equal(page.status, 401)
+  assert.match(page.body, /hearth ui/)
+  for (const path of ['/v1/status', '/assets/app.js', '/assets/vendor/preact.mjs', '/health']) {
+    const r = await raw(base, path)
+    assert.equal(r.status, 401, path)
+    assert.equal(r.json.error.errorCode, 'UI_SESSION_REQUIRED', path)
+  }
+  assert.equal((await raw(base, '/login?token=not-a-token')).status, 401)
+
+  // `hearth ui` prints a link (no desktop here: nothing is opened)
+  const printed = await runCli(d.home, ['ui', '--no-open'])
+  assert.equal(printed.code, 0, printed.stderr)
+  assert.match(printed.stdout, new RegExp(`^${base}login\\?token=[A-Za-z0-9_-]{43}\n$`))
+  assert.match(printed.stderr, /logs you in once and expires at /)
+
+  const link = await loginLink(d)
+  const first = await raw(base, new URL(link).pathname + new URL(link).search)
+  assert.equal(first.status, 303)
+  assert.equal(first.headers.location, '/')
+  const setCookie = String(first.headers['set-cookie'])
+  assert.match(setCookie, new RegExp(`^hearth_session_${port}=[A-Za-z0-9_-]{43};`))
+  assert.match(setCookie, /; HttpOnly/)
+  assert.match(setCookie, /; SameSite=Strict/)
+  assert.match(setCookie, /; Path=\//)
+  const cookie = setCookie.split(';')[0]!
+  const again = await raw(base, new URL(link).pathname + new URL(link).search)
+  assert.equal(again.status, 401, 'a login link works once')
+
+  const ok = await raw(base, '/v1/status', { headers: { cookie } })
+  assert.equal(ok.status, 200)
+  assert.equal(ok.json.dashboard.listening, true)
+  assert.equal(ok.headers['x-frame-options'], 'DENY')
+  assert.match(String(ok.headers['content-security-policy']), /default-src 'none'/)
+  assert.equal((await raw(base, '/v1/status', { headers: { cookie, host: `localhost:${port}` } })).status, 200)
+
+  // DNS rebinding: a page served under another name reaches the port with its own Host
+  for (const host of ['evil.example', `evil.example:${port}`, `127.0.0.1:${Number(port) + 1}`, `192.168.1.10:${port}`]) {
+    const r = await raw(base, '/v1/status', { headers: { cookie, host } })
+    assert.equal(r.status, 403, host)
+    assert.equal(r.json.error.errorCode, 'HOST_NOT_ALLOWED', host)
+  }
+
+  // CSRF: a state change needs the dashboard's own Origin, even with the session
+  const body = JSON.stringify({ multiaddr: '/ip4/127.0.0.1/tcp/1' })
+  const json = { cookie, 'content-type': 'application/json' }
+  for (const headers of [json, { ...json, origin: 'http://evil.example' }, { ...json, origin: 'null' }, { ...json, origin: `http://127.0.0.1:${Number(port) + 1}` }]) {
+    const r = await raw(base, '/v1/peers', { method: 'POST', headers, body })
+    assert.equal(r.status, 403, JSON.stringify(headers))
+    assert.equal(r.json.error.errorCode, 'ORIGIN_NOT_ALLOWED')
+  }
+  const foreignRead = await raw(base, '/v1/status', { headers: { cookie, origin: 'http://evil.example' } })
+  assert.equal(foreignRead.json.error.errorCode, 'ORIGIN_NOT_ALLOWED')
+  const same = await raw(base, '/v1/peers', { method: 'POST', headers: { ...json, origin: `http://127.0.0.1:${port}` }, body })
+  assert.equal(same.json?.error?.errorCode, 'CONFLICT', 'past the guard: sync is off in this daemon')
+
+  // a session does not mint more login links; the owner socket does
+  const mint = await raw(base, '/v1/ui/login-link', { method: 'POST', headers: { cookie, origin: `http://127.0.0.1:${port}` } })
+  assert.equal(mint.status, 403)
+
+  // a page on another loopback port is same-site (the cookie goes along) but not same-origin
+  const b = await openBrowser(t)
+  await b.page.goto(await loginLink(d))
+  await b.page.locator('main h1').waitFor()
+  const cookies = await b.context.cookies(base)
+  assert.equal(cookies.length, 1)
+  assert.equal(cookies[0]!.httpOnly, true)
+  assert.equal(cookies[0]!.sameSite, 'Strict')
+  const attacker = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><script>
+      window.results = Promise.all([
+        fetch(${JSON.stringify(`${base}logout`)}, { method: 'POST', mode: 'no-cors', credentials: 'include' }).then(() => 'answered', () => 'withheld'),
+        fetch(${JSON.stringify(`${base}v1/status`)}, { credentials: 'include' }).then((r) => r.status, (e) => 'blocked')
+      ])</script>`)
+  })
+  await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve))
+  t.after(() => { attacker.close() })
+  const evil = await b.context.newPage()
+  await evil.goto(`http://127.0.0.1:${(attacker.address() as { port: number }).port}/`)
+  const results = await evil.evaluate(async () => await (window as { results: Promise<unknown[]> }).results)
+  // the forged POST goes out (its answer is withheld from the page: no CORS, CORP same-origin);
+  // the cross-origin read gets nothing
+  assert.equal(results[1], 'blocked')
+  await evil.close()
+  // the forged logout was refused: the browser's session still works
+  await b.page.reload()
+  await b.page.getByRole('heading', { name: 'Files', exact: true }).waitFor()
+
+  // logging out ends the session for good
+  const out = await raw(base, '/logout', { method: 'POST', headers: { cookie, origin: `http://127.0.0.1:${port}` } })
+  assert.equal(out.status, 204)
+  assert.equal((await raw(base, '/v1/status', { headers: { cookie } })).status, 401)
+  assert.deepEqual(b.errors.filter((e) => !e.includes('from origin \'http://127.0.0.1:') || !e.includes('blocked by CORS policy')), [], 'only the attacker page saw errors')
+})
+
+test('the dashboard pages against a real daemon: overview, import, data, devices, schemas, images, settings', async (t) => {
+  const key = generatePrivateKey()
+  const homeOf = async (): Promise<string> => {
+    const root = await tempDir(t, 'hearth-home-')
+    await createIdentity(homeLayout(root), { privateKey: key })
+    return root
+  }
+  const d = await startDaemonProcess(t, { home: await homeOf(), env: SYNC_ENV })
+  const base = dashboardUrl(d)
+  const b = await openBrowser(t)
+  const { page } = b
+
+  await t.test('log in through the one-time link and see the overview update by itself', async () => {
+    await page.goto(await loginLink(d))
+    assert.equal(new URL(page.url()).pathname, '/')
+    await page.getByRole('heading', { name: 'Overview' }).waitFor()
+    await page.getByRole('heading', { name: 'Files', exact: true }).waitFor()
+    const total = page.locator('.count', { hasText: 'total files' }).locator('.n')
+    assert.equal(await total.textContent(), '0')
+    // a file written over the socket shows up without a reload
+    const r = await d.request({ method: 'POST', path: '/v1/data/spotify.savedTracks?collectedAt=2024-01-01T00:00:00Z', body: { tracks: TRACKS.slice(0, 1) } })
+    assert.equal(r.status, 201, r.body.toString())
+    await page.locator('.count', { hasText: 'total files' }).locator('.n', { hasText: '1' }).waitFor({ timeout: 30_000 })
+    await pageShot(b, 'overview')
+  })
+
+  await t.test('keyboard: the page list is reachable with Tab and opens with Enter', async () => {
+    await page.locator('body').focus()
+    let found = false
+    for (let i = 0; i < 12 && !found; i++) {
+      await page.keyboard.press('Tab')
+      found = await page.evaluate(() => document.activeElement?.textContent === 'Data')
+    }
+    assert.ok(found, 'the Data link takes keyboard focus')
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Data', level: 1 }).waitFor()
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'H1', 'focus moves to the new page\'s heading')
+  })
+
+  const exportDir = await tempDir(t, 'hearth-export-')
+  const zip = await writeZipExport(exportDir, 'my_spotify_data.zip', {
+    'Spotify Account Data/YourLibrary.json': yourLibrary(TRACKS),
+    ...accountHistoryFiles()
+  })
+
+  await t.test('import an export through the file picker: connector suggested, progress to the end, result table', async () => {
+    await goTo(page, base, 'import')
+    await page.locator('input[type=file][name=archive]').setInputFiles(zip)
+    const spotify = page.getByRole('radio', { name: /Spotify/ })
+    await spotify.waitFor({ timeout: 120_000 })
+    assert.equal(await spotify.isChecked(), true, 'the connector that fits is preselected')
+    assert.equal(await page.locator('label.radio', { hasText: 'Spotify' }).getByText('fits this export').count(), 1)
+    await page.getByRole('button', { name: /^Import with Spotify/ }).click()
+    await page.getByText('Import finished').waitFor({ timeout: 180_000 })
+    assert.equal(await page.locator('progress.wide').getAttribute('value'), '1')
+    const rows = page.getByRole('region', { name: 'Import result by scope' }).locator('tbody tr')
+    const saved = rows.filter({ hasText: 'spotify.savedTracks' })
+    assert.deepEqual(await saved.locator('td.num').allTextContents(), ['1', '0', '0', '0'])
+    const history = rows.filter({ hasText: 'spotify.streamingHistory' })
+    assert.ok(Number(await history.locator('td.num').first().textContent()) >= 1)
+    await pageShot(b, 'import')
+    const versions = await d.request({ path: '/v1/data/spotify.streamingHistory/versions' })
+    assert.ok(versions.json.total >= 1)
+  })
+
+  await t.test('open a version: decrypted fields, raw JSON, download; delete a scope after a confirmation', async () => {
+    await goTo(page, base, 'data')
+    await page.getByRole('link', { name: 'spotify.savedTracks' }).click()
+    await page.getByRole('heading', { name: 'Versions of spotify.savedTracks' }).waitFor()
+    const links = page.getByRole('region', { name: 'Versions of spotify.savedTracks' }).locator('tbody tr a')
+    assert.equal(await links.count(), 2, 'the version from the socket and the one from the import')
+    await pageShot(b, 'data-versions')
+    await links.first().click()
+    await page.getByText('Sigur Rós').waitFor()
+    await page.getByText('Untitled #1 🌌').waitFor()
+    await pageShot(b, 'data-version')
+    await page.getByRole('button', { name: 'Raw JSON' }).click()
+    const rawJson = JSON.parse(await page.getByLabel('Raw JSON').textContent() ?? '')
+    assert.equal(rawJson.scope, 'spotify.savedTracks')
+    assert.deepEqual(rawJson.data.tracks, TRACKS)
+    const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()])
+    assert.deepEqual(JSON.parse(await readFile((await file.path())!, 'utf8')).data.tracks, TRACKS)
+
+    await goTo(page, base, 'data/spotify.streamingHistory')
+    await page.getByRole('button', { name: 'Delete scope…' }).click()
+    const dialog = page.getByRole('dialog')
+    await dialog.getByText('Your other devices delete it too').waitFor()
+    await dialog.getByRole('button', { name: 'Delete everywhere' }).click()
+    await page.getByRole('heading', { name: 'Scopes' }).waitFor()
+    const left = await d.request({ path: '/v1/data/spotify.streamingHistory/versions' })
+    assert.equal(left.json.total, 0)
+  })
+
+  await t.test('devices: this device\'s address and QR code, add one by address, see it online, remove it', async () => {
+    const other = await startDaemonProcess(t, { home: await homeOf(), env: SYNC_ENV })
+    const address = /sync\s+peer \S+ on (\S+)/.exec(other.output())![1]!
+    const otherId = address.split('/p2p/')[1]!
+    await goTo(page, base, 'devices')
+    await page.getByRole('img', { name: /^QR code of \/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\// }).waitFor()
+    await page.getByLabel('Address of another device').fill(address)
+    await page.getByRole('button', { name: 'Add device' }).click()
+    await page.getByText(/^Added /).waitFor()
+    const row = page.getByRole('region', { name: 'Other devices' }).locator('tbody tr', { hasText: otherId.slice(0, 8) })
+    await row.getByText('online').waitFor({ timeout: 60_000 })
+    await pageShot(b, 'devices')
+    await page.getByRole('button', { name: 'Sync now' }).click()
+    await page.getByText(/Sync round done/).waitFor({ timeout: 60_000 })
+    await row.getByRole('button', { name: /Remove device/ }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove' }).click()
+    await page.getByRole('dialog').waitFor({ state: 'hidden' })
+    const peers = await d.request({ path: '/v1/peers' })
+    assert.ok(!(peers.json.peers as Array<{ peerId: string; connected: boolean }>).some((p) => p.peerId === otherId && !p.connected), 'forgotten (it may only reappear by connecting again)')
+  })
+
+  await t.test('schemas: installed with their source; add one from a file', async () => {
+    const defPath = join(exportDir, 'notes.json')
+    await writeFile(defPath, JSON.stringify({ name: 'Notes', version: '1.0.0', scope: 'notes.items', dialect: 'json', description: 'Notes for the dashboard test', schema: { type: 'object', required: ['title'], properties: { title: { type: 'string' } } } }))
+    await goTo(page, base, 'schemas')
+    const installed = page.locator('div[role=region][aria-label="Installed schemas"]')
+    await installed.waitFor()
+    await page.getByLabel(/Schema definition/).setInputFiles(defPath)
+    await page.getByRole('button', { name: 'Add schema' }).click()
+    await page.getByText(/^Added Notes for/).waitFor()
+    const row = installed.locator('tbody tr', { hasText: 'notes.items' })
+    await row.getByText('added', { exact: true }).waitFor()
+    assert.equal(await installed.locator('tbody tr', { hasText: 'spotify.savedTracks' }).getByText('shipped', { exact: true }).count(), 1)
+    await pageShot(b, 'schemas')
+  })
+
+  await t.test('images and conversations (none without an upstream)', async () => {
+    await goTo(page, base, 'images')
+    await page.getByText(/No downloaded images yet/).waitFor()
+    await page.getByText(/No conversation list cached yet/).waitFor()
+    await pageShot(b, 'images')
+  })
+
+  await t.test('settings: values with their source; an edit is validated and persisted to config.json', async () => {
+    await goTo(page, base, 'settings')
+    // the schema's range is in the input (the browser refuses -5 itself); what only the daemon
+    // can judge is refused by it, with the reason, and nothing is written
+    const url = page.locator('form.setting', { hasText: 'upstream.baseUrl' })
+    await url.getByRole('textbox').fill('not a url')
+    await url.getByRole('button', { name: 'Save' }).click()
+    await url.getByText(/Not saved \(CONFIG_INVALID\)/).waitFor()
+    await assert.rejects(readFile(d.home.config, 'utf8'), { code: 'ENOENT' })
+    const form = page.locator('form.setting', { hasText: 'sync.intervalMs' })
+    await form.getByText('default', { exact: true }).waitFor()
+    const input = form.getByRole('spinbutton')
+    assert.equal(await input.getAttribute('min'), '100')
+    await input.fill('120000')
+    await form.getByRole('button', { name: 'Save' }).click()
+    await form.getByText(/Saved to config.json\. Takes effect when the daemon restarts/).waitFor()
+    const file = JSON.parse(await readFile(d.home.config, 'utf8'))
+    assert.equal(file.sync.intervalMs, 120000)
+    const env = page.locator('form.setting', { hasText: 'logLevel' })
+    await env.getByText('env HEARTH_LOG_LEVEL', { exact: true }).waitFor()
+    await pageShot(b, 'settings')
+  })
+
+  await t.test('a phone-sized screen: the page list scrolls, tables stack, nothing overflows', async () => {
+    await page.setViewportSize({ width: 390, height: 844 })
+    await goTo(page, base, 'overview')
+    await page.getByRole('heading', { name: 'Files', exact: true }).waitFor()
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`)
+    await pageShot(b, 'overview-phone')
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
+  assert.deepEqual(b.errors, [])
+})
