@@ -82,6 +82,8 @@ export interface ChainClient {
   registerFiles (files: FileToRegister[], opts?: RegisterOptions): Promise<RegistrationOutcome[]>
   fileAddedEvents (query: { owner?: Address; fromBlock: bigint; toBlock: bigint }): Promise<FileAddedEvent[]>
   blockNumber (): Promise<bigint>
+  /** The account that sent a mined transaction (who registered a schema: the contract keeps no owner). */
+  transactionSender (txHash: Hex): Promise<Address>
   /** Whether a sent transaction is still waiting in the node's pool, mined, or unknown to it. */
   transactionState (txHash: Hex): Promise<'pending' | 'mined' | 'unknown'>
   health (): Promise<ChainHealth>
@@ -273,6 +275,10 @@ export function createChainClient (opts: ChainClientOptions): ChainClient {
 
     async blockNumber () {
       return await attempt('reading block number', async () => await publicClient.getBlockNumber({ cacheTime: 0 }))
+    },
+
+    async transactionSender (txHash) {
+      return await attempt('reading transaction', async () => (await publicClient.getTransaction({ hash: txHash })).from)
     },
 
     async transactionState (txHash) {

@@ -86,7 +86,10 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
   schemas: object({
     dpRpcUrl: httpUrl(null, 'a DP RPC schema lookup service', 'HEARTH_DP_RPC_URL'),
     timeoutMs: integer(5_000, 1, MS_DAY, 'lookup and definition fetch deadline'),
-    retryWaitingMs: integer(30_000, 10, MS_DAY, 'how often `waiting-schema` files are retried')
+    retryWaitingMs: integer(30_000, 10, MS_DAY, 'how often `waiting-schema` files are retried'),
+    trustedOwners: { type: 'array', items: { type: 'string', pattern: ADDRESS }, maxItems: 256, default: [], description: 'accounts whose on-chain schemas may become a scope\'s schema, besides the owner and this daemon\'s tx key' },
+    allowHttpDefinitionUrls: boolean(false, 'fetch schema definitions over plain `http://` (otherwise `ipfs://` and `https://` only)'),
+    allowPrivateDefinitionUrls: boolean(false, 'let definition fetches reach loopback, private and link-local addresses')
   }),
   chain: object({
     preset: { type: ['string', 'null'], enum: ['vana', 'moksha', 'dev', 'custom', null], default: null, description: '`vana`, `moksha`, `dev` (`--dev-chain`), `custom`, or none', 'x-env': 'HEARTH_CHAIN' },

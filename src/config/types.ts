@@ -20,6 +20,10 @@ export interface HearthConfig {
     timeoutMs: number
     /** How often files waiting for their schema are retried. */
     retryWaitingMs: number
+    /** Accounts whose on-chain schemas may become a scope's schema (besides the owner and the tx key). */
+    trustedOwners: string[]
+    allowHttpDefinitionUrls: boolean
+    allowPrivateDefinitionUrls: boolean
   }
   chain: {
     /** null = no chain: registrations wait in the queue. 'dev' = `--dev-chain`. */

@@ -13,7 +13,8 @@ import type { FileIndex } from '../db/file-index.js'
 import type { FileRecord } from '../db/types.js'
 import type { StorageBackend } from '../storage/types.js'
 import { isLocalSchemaId, type ResolvedSchema } from '../registry/types.js'
-import { createDefinitionFetcher } from '../registry/fetch-definition.js'
+import type { SchemaTrust } from '../registry/trust.js'
+import { definitionFetcherFor, schemaTrustFor } from './schemas-setup.js'
 import { parseSchemaDefinition } from '../registry/definition.js'
 import { loadOrCreateTxKey } from '../identity/tx-key.js'
 import type { OwnerIdentity } from '../identity/identity.js'
@@ -28,6 +29,8 @@ export interface ChainParts {
   client: ChainClient
   resolver: ChainSchemaResolver
   config: ChainConfig
+  /** Whose schemas may become a scope's schema (the owner, this daemon's tx key, configured owners). */
+  trust: SchemaTrust
   /** Wire the registration side once the index and schema registry exist. */
   startWorkers (deps: WorkerDeps): Promise<ChainWorkers>
   stop (): Promise<void>
@@ -87,9 +90,11 @@ export async function setUpChain (deps: {
       throw new HearthError('CONFIG_INVALID', 'chain.signer is "owner" but this identity holds only the master signature, not the wallet key')
     }
     const client = createChainClient({ config: chainConfig, txPrivateKey: txKey.privateKey, ...(ownerKey !== undefined ? { ownerPrivateKey: ownerKey } : {}), logger, maxBatchSize: config.chain.batchSize })
+    const trust = schemaTrustFor(config, deps.identity.ownerAddress, txKey.address)
     const resolver = createChainSchemaResolver({
       chain: client,
-      fetchDefinition: createDefinitionFetcher({ storage: deps.storage, timeoutMs: config.schemas.timeoutMs }),
+      trust,
+      fetchDefinition: definitionFetcherFor(config, deps.storage),
       parseDefinition: (bytes) => parseSchemaDefinition(bytes),
       // schema ids are per network: one namespace per chain id and registry address
       kv: openKv(db, `chain-schemas-${chainConfig.chainId}-${chainConfig.dataRefinerRegistry.toLowerCase()}`),
@@ -99,6 +104,7 @@ export async function setUpChain (deps: {
       client,
       resolver,
       config: chainConfig,
+      trust,
       startWorkers: async (w) => await startWorkers({ ...deps, client, chainConfig }, w),
       async stop () { if (dev !== null) await dev.stop() }
     }

@@ -12,7 +12,7 @@ import { ensureIdentity } from './identity-setup.js'
 import { openDatabase, openKv } from '../db/database.js'
 import { openFileIndex } from '../db/file-index.js'
 import { createStorage } from '../storage/factory.js'
-import { buildSchemaRegistry } from './schemas-setup.js'
+import { buildSchemaRegistry, schemaTrustFor } from './schemas-setup.js'
 import { setUpChain, type ChainWorkers } from './chain-setup.js'
 import { setUpSync, type SyncParts } from './sync-setup.js'
 import { addSyncRoutes } from '../api/routes/sync.js'
@@ -99,7 +99,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
 
     const chain = await setUpChain({ config, home, db, storage, identity, logger, print })
     if (chain !== null) stack.push(async () => { await chain.stop() })
-    const schemas = await buildSchemaRegistry({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [] })
+    const schemas = await buildSchemaRegistry({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [], trust: chain?.trust ?? schemaTrustFor(config, identity.ownerAddress) })
     let chainWorkers: ChainWorkers | null = null
     let sync: SyncParts | null = null
     // files whose storage failed go back to the work queue (defined below) with a growing delay

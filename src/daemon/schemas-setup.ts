@@ -12,6 +12,7 @@ import { createDpRpcResolver } from '../registry/dp-rpc-client.js'
 import { createDefinitionFetcher, type DefinitionFetcher } from '../registry/fetch-definition.js'
 import { createSchemaValidators } from '../registry/validators.js'
 import { installShippedSchemas } from '../registry/shipped.js'
+import { createSchemaTrust, type SchemaTrust } from '../registry/trust.js'
 import type { Validate } from '../ingest/pipeline.js'
 
 export interface SchemaSetup {
@@ -25,6 +26,21 @@ export interface SchemaSetup {
   shipped: ReadonlySet<string>
 }
 
+/** The definition fetcher the configuration asks for (deadline, schemes, internal addresses). */
+export function definitionFetcherFor (config: HearthConfig, storage: StorageBackend): DefinitionFetcher {
+  return createDefinitionFetcher({
+    storage,
+    timeoutMs: config.schemas.timeoutMs,
+    allowHttp: config.schemas.allowHttpDefinitionUrls,
+    allowPrivateAddresses: config.schemas.allowPrivateDefinitionUrls
+  })
+}
+
+/** Whose schemas may become a scope's schema: the owner, this daemon's tx key, the configured owners. */
+export function schemaTrustFor (config: HearthConfig, ownerAddress: string, txAddress?: string): SchemaTrust {
+  return createSchemaTrust([ownerAddress, txAddress, ...config.schemas.trustedOwners])
+}
+
 export async function buildSchemaRegistry (deps: {
   config: HearthConfig
   home: HomeLayout
@@ -33,14 +49,15 @@ export async function buildSchemaRegistry (deps: {
   logger: Logger
   /** Sources known only after the chain is up (the chain resolver). */
   extraSources?: SchemaResolver[]
+  trust: SchemaTrust
 }): Promise<SchemaSetup> {
   const cache = createSchemaCache(openKv(deps.db, 'schemas'))
-  const fetchDefinition = createDefinitionFetcher({ storage: deps.storage, timeoutMs: deps.config.schemas.timeoutMs })
+  const fetchDefinition = definitionFetcherFor(deps.config, deps.storage)
   const sources: SchemaResolver[] = [...(deps.extraSources ?? [])]
   if (deps.config.schemas.dpRpcUrl !== null) {
-    sources.unshift(createDpRpcResolver({ baseUrl: deps.config.schemas.dpRpcUrl, timeoutMs: deps.config.schemas.timeoutMs, fetchDefinition }))
+    sources.unshift(createDpRpcResolver({ baseUrl: deps.config.schemas.dpRpcUrl, timeoutMs: deps.config.schemas.timeoutMs, fetchDefinition, trust: deps.trust }))
   }
-  const registry = createSchemaRegistry({ cache, sources, logger: deps.logger })
+  const registry = createSchemaRegistry({ cache, sources, logger: deps.logger, trust: deps.trust })
   const serving = registry.withSources(deps.extraSources ?? [])
   const validators = createSchemaValidators({ logger: deps.logger })
   const validate: Validate = (schema: ResolvedSchema, data: unknown) => {

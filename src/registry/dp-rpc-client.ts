@@ -9,6 +9,7 @@ import { parseDpRpcSchema } from './dp-rpc-shape.js'
 import type { DefinitionFetcher } from './fetch-definition.js'
 import { BodyTooLargeError, readBodyLimited } from './http-body.js'
 import { isLocalSchemaId, type ResolvedSchema, type SchemaRecord, type SchemaResolver } from './types.js'
+import { TRUST_ALL, type SchemaTrust } from './trust.js'
 
 export interface DpRpcResolverOptions {
   /** e.g. `https://dp-rpc.example.org`; a path prefix is kept (`…/api` → `…/api/v1/schemas`). */
@@ -21,6 +22,11 @@ export interface DpRpcResolverOptions {
   fetch?: typeof globalThis.fetch
   /** Resolver name in logs and status. Default `dp-rpc`. */
   name?: string
+  /**
+   * Whose schemas byScope may answer (see trust.ts). Another owner's schema for the scope is
+   * answered as "none" without fetching its definition. Default: everyone's.
+   */
+  trust?: SchemaTrust
 }
 
 export function createDpRpcResolver (opts: DpRpcResolverOptions): SchemaResolver {
@@ -37,6 +43,7 @@ export function createDpRpcResolver (opts: DpRpcResolverOptions): SchemaResolver
   const maxResponseBytes = opts.maxResponseBytes ?? 256 * 1024
   const doFetch = opts.fetch ?? globalThis.fetch
   const name = opts.name ?? 'dp-rpc'
+  const trust = opts.trust ?? TRUST_ALL
 
   /** The record the service returns for `path`, or null on 404. */
   async function lookup (path: string, signal: AbortSignal | undefined): Promise<SchemaRecord | null> {
@@ -105,6 +112,7 @@ export function createDpRpcResolver (opts: DpRpcResolverOptions): SchemaResolver
         throw new HearthError('SCHEMA_SCOPE_MISMATCH', `asked ${name} for scope ${scope}, it answered schema ${record.id} of scope ${record.scope}`,
           { scope, answeredScope: record.scope, id: record.id })
       }
+      if (!trust.trusts(record)) return null
       return await resolve(record, callOpts.signal)
     },
     async byId (id, callOpts = {}) {

@@ -12,6 +12,7 @@ import { untilAborted } from './abort.js'
 import type { LatestPointer, SchemaCache, SchemaListing } from './cache.js'
 import { JSON_DIALECT, parseSchemaDefinition, serializeDefinition } from './definition.js'
 import { isLocalSchemaId, LOCAL_SCHEMA_PREFIX, type ResolvedSchema, type SchemaResolver } from './types.js'
+import { TRUST_ALL, type SchemaTrust } from './trust.js'
 
 export interface ResolvedEvent {
   schema: ResolvedSchema
@@ -86,6 +87,12 @@ export interface SchemaRegistryOptions {
   retryMs?: number
   now?: () => number
   onResolved?: ResolvedListener
+  /**
+   * Whose schemas a source may make a scope's schema (see trust.ts). An answer from anyone else is
+   * skipped (the next source is asked) and never replaces what the cache holds. Default: everyone
+   * (tools and tests; the daemon always passes its owner's trust).
+   */
+  trust?: SchemaTrust
 }
 
 // Bounds the in-memory "when to ask the sources next" map; past it the oldest entries are
@@ -111,6 +118,7 @@ function buildRegistry (opts: SchemaRegistryOptions, shared: SharedState): Schem
   const refreshMs = opts.refreshMs ?? 10 * 60_000
   const retryMs = opts.retryMs ?? 60_000
   const now = opts.now ?? Date.now
+  const trust = opts.trust ?? TRUST_ALL
   const nextCheck = new Map<string, number>()
   const inflight = new Map<string, Promise<ResolvedSchema | null>>()
   const status = new Map<string, SourceStatus>(sources.map((s) => [s.name, { name: s.name, ok: null, at: null }]))
@@ -139,14 +147,18 @@ function buildRegistry (opts: SchemaRegistryOptions, shared: SharedState): Schem
     status.set(source.name, entry)
   }
 
-  /** Ask every source in order; the first non-null answer wins. Failures are logged and skipped. */
-  async function askSources (what: string, ask: (s: SchemaResolver) => Promise<ResolvedSchema | null>, check: (r: ResolvedSchema) => void): Promise<{ answer: ResolvedSchema; source: SchemaResolver } | null> {
+  /**
+   * Ask every source in order; the first non-null answer that `accept`s wins. Failures are logged
+   * and skipped; so are answers `accept` turns down.
+   */
+  async function askSources (what: string, ask: (s: SchemaResolver) => Promise<ResolvedSchema | null>, check: (r: ResolvedSchema) => void,
+    accept: (r: ResolvedSchema, s: SchemaResolver) => boolean = () => true): Promise<{ answer: ResolvedSchema; source: SchemaResolver } | null> {
     for (const source of sources) {
       try {
         const answer = await ask(source)
         if (answer !== null) check(answer)
         mark(source)
-        if (answer !== null) return { answer, source }
+        if (answer !== null && accept(answer, source)) return { answer, source }
       } catch (err) {
         mark(source, err)
         logger.warn({ source: source.name, lookup: what, code: isHearthError(err) ? err.code : undefined, err: isHearthError(err) ? undefined : err },
@@ -204,6 +216,11 @@ function buildRegistry (opts: SchemaRegistryOptions, shared: SharedState): Schem
         throw new HearthError('SCHEMA_SCOPE_MISMATCH', `asked for scope ${scope}, got schema ${r.id} of scope ${r.scope} (definition: ${r.definition.scope})`,
           { scope, id: r.id })
       }
+    }, (r, source) => {
+      if (trust.trusts(r)) return true
+      logger.warn({ source: source.name, scope, id: r.id, ownerAddress: r.ownerAddress },
+        `schema ${r.id} for ${scope} from ${source.name} is registered by ${r.ownerAddress ?? 'an unknown account'}, not a trusted schema owner; ignored (schemas.trustedOwners)`)
+      return false
     })
     if (found === null) {
       scheduleCheck(`scope:${scope}`, retryMs)

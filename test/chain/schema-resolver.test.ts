@@ -52,7 +52,9 @@ async function setup (t: TestContext) {
     chain: client,
     fetchDefinition: createDefinitionFetcher({
       storage: { get: async () => { throw new HearthError('STORAGE_NOT_FOUND', 'this test serves definitions over HTTP only') } },
-      timeoutMs: 2_000
+      timeoutMs: 2_000,
+      allowHttp: true,
+      allowPrivateAddresses: true
     }),
     parseDefinition: (bytes) => parseSchemaDefinition(bytes),
     kv,

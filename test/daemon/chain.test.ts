@@ -3,35 +3,10 @@
 // across a daemon crash.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { homeLayout } from '../../src/home.js'
-import { createIdentity } from '../../src/identity/identity.js'
-import { loadOrCreateTxKey } from '../../src/identity/tx-key.js'
 import { startDaemonProcess, runCli } from '../support/daemon.js'
 import { startTestChain, testChainClient } from '../support/anvil.js'
 import { waitFor } from '../support/data-files.js'
-import { tempDir } from '../support/tmp.js'
-import type { DevChain } from '../../src/chain/index.js'
-
-function chainArgs (chain: DevChain): string[] {
-  return [
-    '--set', 'chain.preset="custom"',
-    '--set', `chain.rpcUrl="${chain.rpcUrl}"`,
-    '--set', `chain.chainId=${chain.chainId}`,
-    '--set', `chain.dataRegistry="${chain.contracts.dataRegistry}"`,
-    '--set', `chain.dataRefinerRegistry="${chain.contracts.dataRefinerRegistry}"`,
-    '--set', `chain.multicall="${chain.contracts.multicall}"`,
-    '--set', 'chain.pollIntervalMs=200'
-  ]
-}
-
-async function fundedHome (t: Parameters<typeof tempDir>[0], chain: DevChain): Promise<string> {
-  const root = await tempDir(t, 'hearth-home-')
-  const home = homeLayout(root)
-  await createIdentity(home, { fresh: true })
-  const tx = await loadOrCreateTxKey(home)
-  await chain.rpc('anvil_setBalance', [tx.address, '0x56BC75E2D63100000'])
-  return root
-}
+import { chainArgs, fundedHome } from '../support/chain-daemon.js'
 
 async function versionsOf (d: { request: (r: any) => Promise<any> }, scope: string): Promise<any[]> {
   return (await d.request({ path: `/v1/data/${scope}/versions?limit=1000` })).json.versions

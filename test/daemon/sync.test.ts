@@ -13,18 +13,11 @@ import { startDaemonProcess, runCli, type DaemonProcess } from '../support/daemo
 import { startTestChain, testChainClient } from '../support/anvil.js'
 import { ensureIpfsInstalled, startIpfsDaemon } from '../support/ipfs-daemon.js'
 import { waitFor } from '../support/data-files.js'
+import { chainArgs } from '../support/chain-daemon.js'
 import { tempDir } from '../support/tmp.js'
 import type { DevChain } from '../../src/chain/index.js'
 
 before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
-
-function chainArgs (chain: DevChain): string[] {
-  return [
-    '--set', 'chain.preset="custom"', '--set', `chain.rpcUrl="${chain.rpcUrl}"`, '--set', `chain.chainId=${chain.chainId}`,
-    '--set', `chain.dataRegistry="${chain.contracts.dataRegistry}"`, '--set', `chain.dataRefinerRegistry="${chain.contracts.dataRefinerRegistry}"`,
-    '--set', `chain.multicall="${chain.contracts.multicall}"`, '--set', 'chain.pollIntervalMs=200'
-  ]
-}
 
 const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
 

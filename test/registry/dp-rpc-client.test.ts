@@ -19,7 +19,7 @@ async function setup (t: Parameters<typeof startStorage>[0], timeoutMs = 1000): 
   const resolver = createDpRpcResolver({
     baseUrl: service.baseUrl,
     timeoutMs,
-    fetchDefinition: createDefinitionFetcher({ storage, timeoutMs: 1000 })
+    fetchDefinition: createDefinitionFetcher({ storage, timeoutMs: 1000, allowHttp: true, allowPrivateAddresses: true })
   })
   return { storage, service, resolver }
 }

@@ -36,6 +36,12 @@ async function startDocumentServer (t: { after: (fn: () => Promise<void>) => voi
     } else if (req.url === '/declared-big') {
       res.writeHead(200, { 'content-length': String(10 * 1024 * 1024) })
       res.write('x')
+    } else if (req.url === '/to-file') {
+      res.writeHead(302, { location: 'file:///etc/passwd' })
+      res.end()
+    } else if (req.url === '/to-self') {
+      res.writeHead(302, { location: '/def.json' })
+      res.end()
     } else if (req.url === '/slow') {
       res.writeHead(200)
       res.write('{')
@@ -73,14 +79,14 @@ test('ipfs:// definitions come from the storage backend; missing or malformed CI
 test('http(s):// definitions are fetched with a deadline and a size limit enforced while streaming', async (t) => {
   const storage = await startStorage(t)
   const base = await startDocumentServer(t)
-  const fetchDefinition = createDefinitionFetcher({ storage, timeoutMs: 300, maxBytes: 16 * 1024 })
+  const fetchDefinition = createDefinitionFetcher({ storage, timeoutMs: 1000, maxBytes: 16 * 1024, allowHttp: true, allowPrivateAddresses: true })
 
   assert.equal(new TextDecoder().decode(await fetchDefinition(`${base}/def.json`)), '{"name":"n"}')
   await rejects(fetchDefinition(`${base}/missing.json`), 'DEFINITION_UNAVAILABLE', /^HTTP 404$/)
   await rejects(fetchDefinition(`${base}/streamed-big`), 'INVALID_SCHEMA_DEFINITION', /larger than 16384 bytes/)
   await rejects(fetchDefinition(`${base}/declared-big`), 'INVALID_SCHEMA_DEFINITION', /larger than 16384 bytes/)
   const started = Date.now()
-  await rejects(fetchDefinition(`${base}/slow`), 'DEFINITION_UNAVAILABLE', /within 300 ms/)
+  await rejects(fetchDefinition(`${base}/slow`), 'DEFINITION_UNAVAILABLE', /within 1000 ms/)
   assert.ok(Date.now() - started < 5000, 'the deadline ended the wait')
 
   // Nothing listens on a port of a closed server.
@@ -94,8 +100,31 @@ test('http(s):// definitions are fetched with a deadline and a size limit enforc
 test('a caller abort ends the fetch', async (t) => {
   const storage = await startStorage(t)
   const base = await startDocumentServer(t)
-  const fetchDefinition = createDefinitionFetcher({ storage, timeoutMs: 10_000 })
+  const fetchDefinition = createDefinitionFetcher({ storage, timeoutMs: 10_000, allowHttp: true, allowPrivateAddresses: true })
   const controller = new AbortController()
   setTimeout(() => controller.abort(), 50)
   await rejects(fetchDefinition(`${base}/slow`, { signal: controller.signal }), 'DEFINITION_UNAVAILABLE', /./)
+})
+
+test('by default a definition URL can reach neither plain http nor this machine or its network, even through a name or a redirect', async (t) => {
+  const storage = await startStorage(t)
+  const base = await startDocumentServer(t)
+  const port = new URL(base).port
+  let hits = 0
+  const counting: typeof globalThis.fetch = async (...args) => { hits++; return await globalThis.fetch(...args) }
+  const strict = createDefinitionFetcher({ storage, timeoutMs: 2000 })
+  await rejects(strict(`${base}/def.json`), 'DEFINITION_UNAVAILABLE', /unsupported URL scheme .*allowHttpDefinitionUrls/)
+  await rejects(strict('https://127.0.0.1/def.json'), 'DEFINITION_UNAVAILABLE', /127\.0\.0\.1 is an internal address/)
+  for (const host of ['[::1]', '10.1.2.3', '192.168.1.1', '169.254.169.254', '[::ffff:127.0.0.1]', '0.0.0.0', '[fd00::1]']) {
+    await rejects(createDefinitionFetcher({ storage, allowHttp: true, fetch: counting })(`http://${host}:${port}/def.json`), 'DEFINITION_UNAVAILABLE', /internal address/)
+  }
+  assert.equal(hits, 0, 'refused before any request')
+  // a name is checked on the address actually connected to
+  const httpOnly = createDefinitionFetcher({ storage, timeoutMs: 2000, allowHttp: true })
+  await rejects(httpOnly(`http://localhost:${port}/def.json`), 'DEFINITION_UNAVAILABLE', /localhost resolves to .* an internal address/)
+
+  // allowed by configuration: loopback works, and every redirect is checked again
+  const open = createDefinitionFetcher({ storage, timeoutMs: 2000, allowHttp: true, allowPrivateAddresses: true })
+  assert.equal(new TextDecoder().decode(await open(`${base}/to-self`)), '{"name":"n"}')
+  await rejects(open(`${base}/to-file`), 'DEFINITION_UNAVAILABLE', /redirected to file:\/\/\/etc\/passwd: unsupported URL scheme/)
 })
