@@ -1,6 +1,7 @@
 // The data of the upstream simulator (DESIGN 4): accounts, login codes, tokens, conversations,
 // characters with image models, and image jobs whose status follows the clock. No I/O here;
 // upstream-sim.ts serves it over HTTP.
+import { crc32, deflateSync } from 'node:zlib'
 import { createHash, createHmac, randomInt, randomUUID } from 'node:crypto'
 
 export interface SimOptions {
@@ -169,11 +170,42 @@ export class SimState {
     return job.synchronous ? job.created : job.created + this.options.jobDoneAfterMs
   }
 
-  /** Bytes of output `index` of a job (deterministic, so tests can compare). */
+  /**
+   * Bytes of output `index` of a job (deterministic, so tests can compare): a real 64×64 PNG, a
+   * gradient in colours taken from the job id, so a browser can show it.
+   */
   static imageBytes (jobId: string, index: number): Buffer {
     const seed = createHash('sha256').update(`${jobId}/${index}`).digest()
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
-    return Buffer.concat([png, ...Array.from({ length: 60 + index }, () => seed)])
+    const size = 64
+    const rows: Buffer[] = []
+    for (let y = 0; y < size; y++) {
+      const row = Buffer.alloc(1 + size * 3) // filter byte 0, then RGB
+      for (let x = 0; x < size; x++) {
+        row[1 + x * 3] = (seed[0]! + x * 3) & 0xff
+        row[2 + x * 3] = (seed[1]! + y * 3) & 0xff
+        row[3 + x * 3] = seed[2]!
+      }
+      rows.push(row)
+    }
+    const chunk = (type: string, data: Buffer): Buffer => {
+      const body = Buffer.concat([Buffer.from(type, 'ascii'), data])
+      const length = Buffer.alloc(4)
+      length.writeUInt32BE(data.length)
+      const crc = Buffer.alloc(4)
+      crc.writeUInt32BE(crc32(body))
+      return Buffer.concat([length, body, crc])
+    }
+    const header = Buffer.alloc(13)
+    header.writeUInt32BE(size, 0)
+    header.writeUInt32BE(size, 4)
+    header[8] = 8 // bit depth
+    header[9] = 2 // truecolour
+    return Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk('IHDR', header),
+      chunk('IDAT', deflateSync(Buffer.concat(rows))),
+      chunk('IEND', Buffer.alloc(0))
+    ])
   }
 
   fileSignature (path: string, expires: number): string {

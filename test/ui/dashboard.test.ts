@@ -15,6 +15,7 @@ import { tempDir } from '../support/tmp.js'
 import { writeZipExport } from '../connectors/fixtures/exports.js'
 import { accountHistoryFiles, TRACKS, yourLibrary } from '../connectors/fixtures/spotify.js'
 import { createIdentity } from '../../src/identity/index.js'
+import { startUpstreamSim } from '../support/upstream-sim.js'
 import { homeLayout } from '../../src/home.js'
 
 // evaluated in the page, not in Node
@@ -302,7 +303,7 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
     await goTo(page, base, 'images')
     await page.getByText(/No downloaded images yet/).waitFor()
     await page.getByText(/No conversation list cached yet/).waitFor()
-    await pageShot(b, 'images')
+    await b.shot('images-empty')
   })
 
   await t.test('settings: values with their source; an edit is validated and persisted to config.json', async () => {
@@ -339,4 +340,44 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
   })
 
   assert.deepEqual(b.errors, [])
+})
+
+test('images: the gallery shows the downloaded outputs of image jobs; conversations from the cache', async (t) => {
+  const sim = await startUpstreamSim({})
+  t.after(async () => { await sim.stop() })
+  const character = sim.state.addCharacter('Ada', { modelStatus: 'SUCCESS' })
+  const d = await startDaemonProcess(t, { env: { HEARTH_UPSTREAM_URL: sim.baseUrl } })
+  const login = await runCli(d.home, ['login', '--token', '-'], sim.issueToken({ email: 'owner@example.org', expiresInSec: 3600 }) + '\n')
+  assert.equal(login.code, 0, login.stderr)
+  const created = await d.request({ method: 'POST', path: '/api/v0/conversations', body: { characterId: character.id } })
+  assert.equal(created.json.success, true, created.body.toString())
+  assert.equal((await d.request({ path: '/api/v0/conversations' })).status, 200, 'listing it through the proxy caches the list')
+  const image = await d.request({ method: 'POST', path: '/api/v0/images', body: { prompt: `a lighthouse at dusk, painted by <${character.id}>`, width: 256, height: 256, samples: 2 } })
+  const jobId = image.json.jobId as string
+  const deadline = Date.now() + 120_000
+  for (;;) {
+    const r = await d.request({ path: `/v1/images/${jobId}` })
+    if (r.status === 200 && r.json.state === 'done' && r.json.files.length === 2) break
+    assert.ok(Date.now() < deadline, `image job not downloaded: ${r.body.toString()}`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+
+  const b = await openBrowser(t)
+  await b.page.goto(await loginLink(d))
+  await goTo(b.page, dashboardUrl(d), 'images')
+  const pictures = b.page.getByRole('img', { name: /^Image for: a lighthouse at dusk/ })
+  await pictures.first().waitFor()
+  assert.equal(await pictures.count(), 2)
+  await b.page.waitForFunction(() => [...(document as unknown as { images: Iterable<{ complete: boolean; naturalWidth: number }> }).images].every((i) => i.complete && i.naturalWidth > 0))
+  assert.equal(await pictures.first().evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), 64, 'the browser decoded the downloaded PNG')
+  await b.page.locator('div[role=region][aria-label="Conversations"] tbody tr', { hasText: 'Ada' }).waitFor()
+  await pageShot(b, 'images')
+  assert.deepEqual(b.errors, [])
+
+  // the file route serves only files of the job's own folder, raster images inline
+  const files = await d.request({ path: `/v1/images/${jobId}/files/image-0.png` })
+  assert.equal(files.status, 200)
+  assert.equal(files.headers['content-type'], 'image/png')
+  assert.equal((await d.request({ path: `/v1/images/${jobId}/files/..%2F..%2Fidentity%2Fidentity.json` })).status, 400)
+  assert.equal((await d.request({ path: `/v1/images/${jobId}/files/nope.png` })).status, 404)
 })
