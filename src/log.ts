@@ -1,7 +1,12 @@
-// Structured JSON logs (pino). Secrets are redacted by path so a careless log call cannot leak them.
+// Logs (pino). Secrets are redacted by path so a careless log call cannot leak them. On a
+// terminal they are readable lines (pino-pretty, in-process and synchronous); anywhere else
+// (systemd's journal, a file, a pipe) one JSON object a line, for machines.
 import { pino, type Logger, type DestinationStream } from 'pino'
+import { PinoPretty } from 'pino-pretty'
 
 export type { Logger }
+
+export type LogFormat = 'auto' | 'pretty' | 'json'
 
 export const REDACT_PATHS = [
   'signature', 'masterKey', 'privateKey', 'mnemonic', 'token', 'password', 'scopeKey',
@@ -9,12 +14,36 @@ export const REDACT_PATHS = [
   'headers.authorization', '*.headers.authorization', 'req.headers.authorization'
 ]
 
-export function createLogger (opts: { level?: string; name?: string; destination?: DestinationStream } = {}): Logger {
-  return pino({
+export interface LoggerOptions {
+  level?: string
+  name?: string
+  /** Where lines go; default stderr (fd 2). */
+  destination?: DestinationStream
+  /** auto (default): pretty when `isTTY`, JSON otherwise. */
+  format?: LogFormat
+  /** Whether the reader is a terminal; default: stdout or stderr of this process is one. */
+  isTTY?: boolean
+}
+
+export function createLogger (opts: LoggerOptions = {}): Logger {
+  const format = opts.format ?? 'auto'
+  const isTTY = opts.isTTY ?? (process.stdout.isTTY === true || process.stderr.isTTY === true)
+  const pretty = format === 'pretty' || (format === 'auto' && isTTY)
+  const destination = opts.destination ?? pino.destination({ dest: 2, sync: true })
+  const options = {
     name: opts.name ?? 'hearth',
     level: opts.level ?? process.env.HEARTH_LOG_LEVEL ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' }
-  }, opts.destination ?? pino.destination(2))
+  }
+  if (!pretty) return pino(options, destination)
+  return pino(options, PinoPretty({
+    destination,
+    colorize: isTTY && opts.destination === undefined,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,name',
+    singleLine: true,
+    sync: true
+  }))
 }
 
 /** A logger that drops everything, for tests and library use. */

@@ -67,6 +67,13 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     'x-env': 'HEARTH_LOG_LEVEL',
     'x-live': true
   },
+  logFormat: {
+    type: 'string',
+    enum: ['auto', 'pretty', 'json'],
+    default: 'auto',
+    description: 'auto: readable lines (pino-pretty) when stdout is a terminal, JSON lines otherwise',
+    'x-env': 'HEARTH_LOG_FORMAT'
+  },
   api: object({
     maxBodyBytes: integer(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'largest request body on /v1 routes, in bytes', 'HEARTH_MAX_BODY_BYTES'),
     tcp: object({

@@ -4,6 +4,8 @@
 
 export interface HearthConfig {
   logLevel: string
+  /** auto: pino-pretty on a terminal, JSON otherwise. */
+  logFormat: 'auto' | 'pretty' | 'json'
   api: {
     /** Largest request body accepted on /v1 routes, in bytes. */
     maxBodyBytes: number

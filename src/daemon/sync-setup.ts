@@ -79,7 +79,9 @@ export async function setUpSync (deps: {
         for (const r of records) if (r.fileId == null) await index.put({ ...r, fileId, state: 'registered', updatedAt: Date.now() })
       },
       onProgress: (p) => {
-        if (p.done || p.handled % 500 === 0) logger.info({ sync: p }, p.done ? 'sync round finished' : 'sync progress')
+        // a round runs every sync.intervalMs and on every poke: routine, so debug unless it moved files
+        const level = p.written > 0 || p.tombstones > 0 ? 'info' : 'debug'
+        if (p.done || p.handled % 500 === 0) logger[level]({ sync: p }, p.done ? 'sync round finished' : 'sync progress')
       }
     })
     await engine.start()
@@ -106,7 +108,7 @@ export async function setUpSync (deps: {
       onProgress: (p) => {
         lastRestore = { ...p, at: new Date().toISOString() }
         onProgress?.(p)
-        if (p.done) logger.info({ restore: p }, 'chain restore round finished')
+        if (p.done) logger[p.written > 0 || p.failed > 0 ? 'info' : 'debug']({ restore: p }, 'chain restore round finished')
       }
     })
       .finally(() => { restoring = null })

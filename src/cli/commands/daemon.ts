@@ -21,7 +21,7 @@ export const daemonCommand: Command = {
       const sets = [...(values.set ?? [])]
       if (values['dev-chain'] === true) sets.push('chain.preset="dev"')
       const { config, sources } = await loadConfigWithSources(ctx.home.config, ctx.env, sets)
-      const logger = createLogger({ level: config.logLevel })
+      const logger = createLogger({ level: config.logLevel, format: config.logFormat })
       const print = (line: string): void => { ctx.stdout.write(line + '\n') }
       print(`hearth ${HEARTH_VERSION} (node ${process.versions.node}), home ${ctx.home.root}`)
       const daemon = await startDaemon({ home: ctx.home, config, configSources: sources, configAmbient: { env: ctx.env, sets }, logger, env: ctx.env, print })
