@@ -3,12 +3,15 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { copyFile, mkdir } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { copyFile, mkdir, readFile, symlink } from 'node:fs/promises'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { tempDir } from '../support/tmp.js'
 import { REPO_ROOT, NODE_ARGS, testEnv } from '../support/daemon.js'
 import { daemonRequest } from '../../src/client/daemon-client.js'
 import { waitFor } from '../support/data-files.js'
+import { defaultHomeRoot } from '../../src/home.js'
 
 const have = (cmd: string): boolean => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0
 
@@ -48,4 +51,49 @@ test('socket activation: the daemon serves the socket passed through LISTEN_FDS'
   assert.equal(posted.status, 201, posted.body.toString())
   process.kill(-child.pid!, 'SIGTERM')
   await exited
+})
+
+const UNIT = join(REPO_ROOT, 'systemd', 'hearth.service')
+
+async function unitLines (): Promise<string[]> {
+  return (await readFile(UNIT, 'utf8')).split('\n').filter((l) => !l.startsWith('#'))
+}
+
+test('the user unit: no network-online.target, an optional ReadWritePaths, HEARTH_HOME set once and used by the start steps', async () => {
+  const lines = await unitLines()
+  assert.ok(!lines.some((l) => l.includes('network-online.target')), 'a user manager has no network-online.target')
+  const rw = lines.filter((l) => l.startsWith('ReadWritePaths='))
+  assert.deepEqual(rw, ['ReadWritePaths=-%h/.hearth'], 'optional (-), so a missing home does not fail the start')
+  assert.deepEqual(lines.filter((l) => l.startsWith('Environment=HEARTH_HOME=')), ['Environment=HEARTH_HOME=%h/.hearth'])
+  assert.ok(lines.includes('ExecStartPre=+/bin/mkdir -p -m 0700 ${HEARTH_HOME}'), 'the home is created outside the sandbox, wherever HEARTH_HOME points')
+  assert.ok(lines.includes('ExecStart=/usr/bin/env hearth daemon'))
+  // an empty override means "unset", never the current folder
+  assert.equal(defaultHomeRoot({ HEARTH_HOME: '' }), join(homedir(), '.hearth'))
+  assert.equal(defaultHomeRoot({ HEARTH_HOME: '/srv/h' }), '/srv/h')
+})
+
+test('ExecStart finds hearth under the unit\'s PATH: a global install with a user prefix, and a checkout linked into ~/.local/bin', { skip: !existsSync(join(REPO_ROOT, 'dist/cli/entry.js')) && 'dist/ is not built (npm ci builds it; or npm run build)' }, async (t) => {
+  const pathLine = (await unitLines()).find((l) => l.startsWith('Environment=PATH='))
+  assert.ok(pathLine !== undefined)
+  const version = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')).version as string
+  for (const binDir of ['.npm-global/bin', '.local/bin']) {
+    const home = await tempDir(t)
+    await mkdir(join(home, binDir), { recursive: true })
+    await symlink(join(REPO_ROOT, 'bin', 'hearth.js'), join(home, binDir, 'hearth'))
+    const PATH = pathLine.slice('Environment=PATH='.length).replaceAll('%h', home)
+    // what the user manager runs: a clean environment with the unit's variables
+    const r = spawnSync('/usr/bin/env', ['-i', `HOME=${home}`, `PATH=${PATH}`, `HEARTH_HOME=${join(home, '.hearth')}`, '/usr/bin/env', 'hearth', '--version'], { encoding: 'utf8' })
+    assert.equal(r.status, 0, r.stderr)
+    assert.equal(r.stdout, `hearth ${version}\n`, binDir)
+  }
+})
+
+test('systemd-analyze security rates the user unit 2.0 or better (it was 7.5)', { skip: !have('systemd-analyze') && 'systemd-analyze is not installed (.ci/run installs the systemd package)' }, async (t) => {
+  const dir = await tempDir(t)
+  await copyFile(UNIT, join(dir, 'hearth.service'))
+  const r = spawnSync('systemd-analyze', ['security', '--offline=true', join(dir, 'hearth.service')], { encoding: 'utf8' })
+  const score = /Overall exposure level for hearth\.service: (\d+\.\d)/.exec(r.stdout + r.stderr)
+  assert.ok(score !== null, r.stdout + r.stderr)
+  t.diagnostic(`systemd-analyze security: ${score[1]}`)
+  assert.ok(Number(score[1]) <= 2.0, `exposure ${score[1]}`)
 })
