@@ -80,9 +80,9 @@ test('ExecStart finds hearth under the unit\'s PATH: a global install with a use
     const home = await tempDir(t)
     await mkdir(join(home, binDir), { recursive: true })
     await symlink(join(REPO_ROOT, 'bin', 'hearth.js'), join(home, binDir, 'hearth'))
-    const PATH = pathLine.slice('Environment=PATH='.length).replaceAll('%h', home)
+    const PATH: string = pathLine.slice('Environment=PATH='.length).replaceAll('%h', home)
     // what the user manager runs: a clean environment with the unit's variables
-    const r = spawnSync('/usr/bin/env', ['-i', `HOME=${home}`, `PATH=${PATH}`, `HEARTH_HOME=${join(home, '.hearth')}`, '/usr/bin/env', 'hearth', '--version'], { encoding: 'utf8' })
+    const r: { status: number | null, stdout: string, stderr: string } = spawnSync('/usr/bin/env', ['-i', `HOME=${home}`, `PATH=${PATH}`, `HEARTH_HOME=${join(home, '.hearth')}`, '/usr/bin/env', 'hearth', '--version'], { encoding: 'utf8' })
     assert.equal(r.status, 0, r.stderr)
     assert.equal(r.stdout, `hearth ${version}\n`, binDir)
   }
