@@ -2,13 +2,14 @@
 // signature (DESIGN 2.4) and, when Hearth was given or made the wallet, its private key. The
 // master signature is all the daemon needs; the private key is kept only so the owner can later
 // sign chain transactions as themselves. Nothing here logs, and no error quotes a secret.
-import { join } from 'node:path'
+import { chmod, copyFile, constants as fsConstants } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { bytesToHex, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { HearthError } from '../errors.js'
 import type { HomeLayout } from '../home.js'
 import { masterKeyFromSignature, signMasterKey, type Address } from '../protocol/keys.js'
-import { hideSecrets, readSecretFile, writeSecretFile } from './secret-files.js'
+import { SECRET_FILE_MODE, hideSecrets, readSecretFile, writeSecretFile } from './secret-files.js'
 import { parsePrivateKey, privateKeyFromMnemonic } from './wallet-input.js'
 
 export type IdentityPaths = Pick<HomeLayout, 'identity'>
@@ -54,9 +55,10 @@ export async function identityExists (paths: IdentityPaths): Promise<boolean> {
  * Creates the identity. IDENTITY_EXISTS when one is already there, unless `force` — replacing an
  * identity changes every key, so files encrypted under the old one can no longer be read by it.
  */
-export async function createIdentity (paths: IdentityPaths, source: IdentitySource, opts: { force?: boolean } = {}): Promise<OwnerIdentity> {
+export async function createIdentity (paths: IdentityPaths, source: IdentitySource, opts: { force?: boolean } = {}): Promise<OwnerIdentity & { replacedBackup?: string }> {
   const file = identityFile(paths)
-  if (opts.force !== true && await identityExists(paths)) throw exists(file)
+  const present = await identityExists(paths)
+  if (opts.force !== true && present) throw exists(file)
 
   const { kind, privateKey, signature } = await resolveSource(source)
   const { masterKey, ownerAddress } = await masterKeyFromSignature(signature)
@@ -68,9 +70,21 @@ export async function createIdentity (paths: IdentityPaths, source: IdentitySour
     kind,
     createdAt: new Date().toISOString()
   }
+  // the replaced identity may hold the only copy of a wallet key: keep it beside the new one
+  const replacedBackup = present ? await backUpIdentity(file) : undefined
   const written = await writeSecretFile(file, JSON.stringify(record, null, 2) + '\n', opts.force === true ? 'replace' : 'create')
   if (!written) throw exists(file)
-  return toOwnerIdentity(record, masterKey, file)
+  const identity: OwnerIdentity & { replacedBackup?: string } = toOwnerIdentity(record, masterKey, file)
+  if (replacedBackup !== undefined) identity.replacedBackup = replacedBackup
+  return identity
+}
+
+/** Copies identity.json to identity/identity.replaced-<time>.json (0600, never over another). */
+export async function backUpIdentity (file: string): Promise<string> {
+  const backup = join(dirname(file), `identity.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}.json`)
+  await copyFile(file, backup, fsConstants.COPYFILE_EXCL)
+  await chmod(backup, SECRET_FILE_MODE)
+  return backup
 }
 
 /** IDENTITY_MISSING when there is none; INVALID_IDENTITY when the file is corrupt or inconsistent. */

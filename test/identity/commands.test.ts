@@ -18,7 +18,7 @@ const DEV_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266'
 
 interface Ran { code: number, out: string, err: string }
 
-async function run (command: Command, root: string, args: string[], stdinText?: string): Promise<Ran> {
+async function run (command: Command, root: string, args: string[], stdinText?: string, tty = false): Promise<Ran> {
   const stdout = new PassThrough()
   const stderr = new PassThrough()
   const stdin = new PassThrough()
@@ -26,6 +26,7 @@ async function run (command: Command, root: string, args: string[], stdinText?: 
   let err = ''
   stdout.on('data', (c: Buffer) => { out += c.toString() })
   stderr.on('data', (c: Buffer) => { err += c.toString() })
+  if (tty) Object.assign(stdin, { isTTY: true })
   if (stdinText !== undefined) stdin.end(stdinText)
   const code = await command.run({ home: homeLayout(root), args, stdout, stderr, stdin, env: { HEARTH_HOME: root } })
   return { code, out, err }
@@ -87,8 +88,37 @@ test('init with no source makes a fresh wallet; a second init is refused unless 
 
   const keyFile = join(root, 'key')
   await writeFile(keyFile, PRIVATE_KEY)
-  const forced = await run(initCommand, root, ['--private-key-file', keyFile, '--force'])
+  const forced = await run(initCommand, root, ['--private-key-file', keyFile, '--force', '--yes'])
   assert.equal(forced.code, EXIT.OK, forced.err)
+  assert.equal((await run(whoamiCommand, root, [])).out, OWNER + '\n')
+})
+
+test('init --force asks before replacing an identity and keeps a backup of the replaced one', async (t) => {
+  const root = await tempDir(t)
+  const paths = homeLayout(root)
+  assert.equal((await run(initCommand, root, [])).code, EXIT.OK)
+  const original = await readFile(identityFile(paths), 'utf8')
+  const keyFile = join(root, 'key')
+  await writeFile(keyFile, PRIVATE_KEY)
+
+  // no terminal and no --yes: refused, nothing touched
+  const unconfirmed = await run(initCommand, root, ['--private-key-file', keyFile, '--force'])
+  assert.equal(unconfirmed.code, EXIT.FAILURE)
+  assert.match(unconfirmed.err, /^error IDENTITY_EXISTS: an identity \(owner 0x[0-9a-fA-F]{40}\) exists; replacing it needs confirmation/)
+  assert.equal(await readFile(identityFile(paths), 'utf8'), original)
+
+  // a terminal that does not answer "replace": refused
+  const declined = await run(initCommand, root, ['--private-key-file', keyFile, '--force'], 'no\n', true)
+  assert.equal(declined.code, EXIT.FAILURE)
+  assert.match(declined.err, /Type "replace" to go on: error IDENTITY_EXISTS: not replaced/)
+  assert.equal(await readFile(identityFile(paths), 'utf8'), original)
+
+  const confirmed = await run(initCommand, root, ['--private-key-file', keyFile, '--force'], 'replace\n', true)
+  assert.equal(confirmed.code, EXIT.OK, confirmed.err)
+  const backup = /the replaced identity is kept in (\S+) \(mode 0600\)/.exec(confirmed.out)?.[1]
+  assert.ok(backup !== undefined, confirmed.out)
+  assert.equal(await readFile(backup, 'utf8'), original, 'the old wallet key survives')
+  assert.equal((await stat(backup)).mode & 0o777, 0o600)
   assert.equal((await run(whoamiCommand, root, [])).out, OWNER + '\n')
 })
 

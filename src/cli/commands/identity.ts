@@ -2,10 +2,12 @@
 // Secrets are read from stdin (`-`) or a file, never taken from argv, where they would land in
 // shell history and in `ps` output.
 import { parseArgs } from 'node:util'
-import { createIdentity, loadIdentity, type IdentityKind, type IdentitySource } from '../../identity/identity.js'
+import { createInterface } from 'node:readline'
+import { HearthError } from '../../errors.js'
+import { createIdentity, identityExists, loadIdentity, type IdentityKind, type IdentitySource } from '../../identity/identity.js'
 import { loadTxKey } from '../../identity/tx-key.js'
 import { readSecret, type SecretSource } from '../../identity/wallet-input.js'
-import { EXIT, type Command } from '../command.js'
+import { EXIT, type Command, type CommandContext } from '../command.js'
 import { guarded, UsageError, writeJson } from '../output.js'
 
 const INIT_USAGE = `usage: hearth init [source] [--force] [--json]
@@ -13,7 +15,9 @@ const INIT_USAGE = `usage: hearth init [source] [--force] [--json]
     --private-key-file F | --private-key -     wallet private key (hex) from a file or stdin
     --mnemonic-file F    | --mnemonic -        BIP-39 mnemonic (first account, m/44'/60'/0'/0/0)
     --signature-file F   | --signature -       master signature of "vana-master-key-v1" (hex)
-  --force   replace an existing identity (files encrypted under it become unreadable to the new one)
+  --force   replace an existing identity (files encrypted under it become unreadable to the new
+            one); asks to confirm on a terminal, keeps identity/identity.replaced-<time>.json
+  --yes     confirm --force without asking (scripts)
   --json    print the result as JSON`
 
 const WHOAMI_USAGE = `usage: hearth whoami [--json]
@@ -38,6 +42,7 @@ export const initCommand: Command = {
           signature: { type: 'string' },
           'signature-file': { type: 'string' },
           force: { type: 'boolean', default: false },
+          yes: { type: 'boolean', default: false },
           json: { type: 'boolean', default: false },
           help: { type: 'boolean', short: 'h', default: false }
         },
@@ -68,6 +73,10 @@ export const initCommand: Command = {
           ? { privateKey: secret }
           : chosen.kind === 'mnemonic' ? { mnemonic: secret } : { signature: secret }
       }
+      if (values.force && await identityExists(ctx.home)) {
+        const current = await loadIdentity(ctx.home).then((i) => i.ownerAddress, () => 'an unreadable identity')
+        await confirmReplace(ctx, current, values.yes, chosen?.label === 'stdin')
+      }
       const identity = await createIdentity(ctx.home, source, { force: values.force })
       const hasOwnerPrivateKey = identity.ownerPrivateKey !== undefined
       if (values.json === true) {
@@ -84,10 +93,30 @@ export const initCommand: Command = {
       } else if (!hasOwnerPrivateKey) {
         lines.push('only the master signature is stored; the wallet key stays with you')
       }
+      if (identity.replacedBackup !== undefined) lines.push(`the replaced identity is kept in ${identity.replacedBackup} (mode 0600)`)
       ctx.stdout.write(lines.join('\n') + '\n')
       return EXIT.OK
     })
   }
+}
+
+/**
+ * Replacing an identity can destroy the only copy of a wallet key and makes every stored file
+ * unreadable to the new one: a person confirms at the terminal, a script says --yes.
+ */
+async function confirmReplace (ctx: CommandContext, current: string, yes: boolean, stdinTaken: boolean): Promise<void> {
+  if (yes) return
+  const interactive = (ctx.stdin as { isTTY?: boolean }).isTTY === true && !stdinTaken
+  if (!interactive) {
+    throw new HearthError('IDENTITY_EXISTS', `an identity (owner ${current}) exists; replacing it needs confirmation: run \`hearth init --force\` in a terminal, or add --yes`)
+  }
+  ctx.stderr.write(`This replaces the identity of owner ${current}. Files stored under it cannot be read with the new one.\n` +
+    'A backup of the current identity is kept in the identity folder. Type "replace" to go on: ')
+  const rl = createInterface({ input: ctx.stdin, terminal: false })
+  let answer = ''
+  for await (const line of rl) { answer = line.trim(); break }
+  rl.close()
+  if (answer !== 'replace') throw new HearthError('IDENTITY_EXISTS', 'not replaced: the identity is unchanged')
 }
 
 export const whoamiCommand: Command = {
