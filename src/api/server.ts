@@ -71,6 +71,8 @@ export interface Listener {
   mounts?: readonly RawMount[]
   /** Headers added to every answer of this listener, errors included (CORS). */
   headers?: (req: IncomingMessage) => Record<string, string>
+  /** Largest request body on this listener (default: the server's maxBodyBytes). */
+  maxBodyBytes?: number
   /** Answer before authentication and routing (a CORS preflight); null to go on. */
   intercept?: (req: IncomingMessage, url: URL) => Reply | null | Promise<Reply | null>
 }
@@ -78,8 +80,12 @@ export interface Listener {
 export type ListenTarget =
   | { path: string }
   | { fd: number }
-  /** Loopback only: `host` is resolved and every address must be loopback (CONFIG_INVALID naming `configKey`). */
-  | { host: string; port: number; configKey?: string }
+  /**
+   * Loopback only: `host` is resolved and every address must be loopback (CONFIG_INVALID naming
+   * `configKey`), unless `exposed` (a listener whose callers prove themselves per request, such as
+   * signed builder requests, may face the network).
+   */
+  | { host: string; port: number; configKey?: string; exposed?: boolean }
 
 export interface ApiServerDeps {
   router: Router
@@ -182,7 +188,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       if (early !== null) { finish(req, res, { ...early, headers: { ...extraHeaders(), ...early.headers } }); return }
 
       let body: Promise<Buffer> | null = null
-      const bytes = async (): Promise<Buffer> => await (body ??= readBody(req, deps.maxBodyBytes))
+      const bytes = async (): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes))
       let caller: Caller
       try {
         caller = await listener.authenticate(req, { url, bytes })
@@ -266,7 +272,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       await listening(makeServer(listener, false), { fd: at.fd })
       return { port: null }
     }
-    const address = await resolveLoopback(at.host, at.configKey ?? 'host')
+    const address = at.exposed === true ? at.host : await resolveLoopback(at.host, at.configKey ?? 'host')
     const server = makeServer(listener, true)
     await listening(server, { host: address, port: at.port })
     const addr = server.address()

@@ -105,6 +105,8 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     dataRegistry: address('DataRegistry address (the preset\'s when null)'),
     dataRefinerRegistry: address('DataRefinerRegistry address (the preset\'s when null)'),
     multicall: address('Multicall3 address (detected when null)'),
+    dataPortabilityGrantees: address('DataPortabilityGrantees address (the preset\'s when null; none = builders only in the local registry)'),
+    dataPortabilityPermissions: address('DataPortabilityPermissions address (the preset\'s when null; none = grants stay local)'),
     confirmations: integer(1, 1, 1000, 'blocks before a file counts as registered'),
     batchSize: integer(100, 1, 1000, 'registrations per batched transaction'),
     pollIntervalMs: integer(2_000, 10, MS_DAY, 'queue and event polling interval'),
@@ -126,6 +128,14 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
   ui: object({
     enabled: boolean(true, 'the owner\'s dashboard on loopback (`hearth ui` prints a login link)', 'HEARTH_UI'),
     listen: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[^:\\s\\[\\]]+):[0-9]{1,5}$', maxLength: 300, default: '127.0.0.1:8470', description: 'the dashboard\'s `host:port`; the host must resolve to a loopback address (port 0 = any free port)', 'x-env': 'HEARTH_UI_LISTEN' }
+  }),
+  builders: object({
+    listen: { type: ['string', 'null'], pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^\\s:\\[\\]/]+):[0-9]{1,5}$', maxLength: 300, default: null, description: '`host:port` of the builder listener (signed requests from third-party apps); null = off', 'x-env': 'HEARTH_BUILDERS_LISTEN' },
+    publicUrl: httpUrl(null, 'the URL builders reach the listener at (directly or through a reverse proxy): the `aud` they sign; default `http://<listen>`', 'HEARTH_BUILDERS_PUBLIC_URL'),
+    rateLimitPerMinute: integer(600, 1, 1_000_000, 'signed requests per builder (or per address before a valid signature) per minute'),
+    maxBodyBytes: integer(16 * 1024, 256, 1024 * 1024, 'largest request body on the builder listener'),
+    maxPendingRequests: integer(10, 1, 1000, 'pending access requests per builder'),
+    accessLogDays: integer(365, 1, 36_500, 'days of access log kept (whole days are dropped)')
   }),
   ingest: object({
     concurrency: integer(4, 1, 256, 'files processed at once'),

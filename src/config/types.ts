@@ -35,6 +35,9 @@ export interface HearthConfig {
     dataRegistry: string | null
     dataRefinerRegistry: string | null
     multicall: string | null
+    /** The builder contracts (docs/protocol.md §3.8); the preset's when null. */
+    dataPortabilityGrantees: string | null
+    dataPortabilityPermissions: string | null
     confirmations: number
     batchSize: number
     pollIntervalMs: number
@@ -59,6 +62,16 @@ export interface HearthConfig {
     enabled: boolean
     /** host:port; the host must resolve to loopback; port 0 picks a free one. */
     listen: string
+  }
+  builders: {
+    /** `host:port` of the builder listener; null = off. */
+    listen: string | null
+    /** What builders sign as `aud`; null = `http://<listen>`. */
+    publicUrl: string | null
+    rateLimitPerMinute: number
+    maxBodyBytes: number
+    maxPendingRequests: number
+    accessLogDays: number
   }
   ingest: {
     concurrency: number

@@ -55,7 +55,13 @@ async function chainConfigFrom (config: HearthConfig, dev: DevChain | null): Pro
   if (dev !== null) return { ...dev.config, confirmations: c.confirmations, pollIntervalMs: c.pollIntervalMs }
   const preset = c.preset === 'vana' || c.preset === 'moksha' ? c.preset : undefined
   const overrides = Object.fromEntries(Object.entries({
-    rpcUrl: c.rpcUrl, chainId: c.chainId, dataRegistry: c.dataRegistry, dataRefinerRegistry: c.dataRefinerRegistry, multicall: c.multicall
+    rpcUrl: c.rpcUrl,
+    chainId: c.chainId,
+    dataRegistry: c.dataRegistry,
+    dataRefinerRegistry: c.dataRefinerRegistry,
+    multicall: c.multicall,
+    dataPortabilityGrantees: c.dataPortabilityGrantees,
+    dataPortabilityPermissions: c.dataPortabilityPermissions
   }).filter(([, v]) => v !== null))
   const resolved = resolveChainConfig({ ...(preset !== undefined ? { preset } : {}), ...overrides, confirmations: c.confirmations, pollIntervalMs: c.pollIntervalMs })
   // adopting the canonical Multicall3 needs the network; offline the config is used as it is
@@ -84,6 +90,8 @@ export async function setUpChain (deps: {
     if (dev !== null) {
       // the daemon's own key pays for registrations; on the dev chain it is simply given funds
       await dev.rpc('anvil_setBalance', [txKey.address, '0x56BC75E2D63100000'])
+      // revoking a grant is the grantor's own transaction (docs/protocol.md §3.8)
+      if (deps.identity.ownerPrivateKey !== undefined) await dev.rpc('anvil_setBalance', [deps.identity.ownerAddress, '0x56BC75E2D63100000'])
     }
     const ownerKey = config.chain.signer === 'owner' ? deps.identity.ownerPrivateKey : undefined
     if (config.chain.signer === 'owner' && ownerKey === undefined) {

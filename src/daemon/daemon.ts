@@ -34,6 +34,7 @@ import { resolveLoopback } from '../api/loopback.js'
 import { loadOrCreateApiToken } from './api-token.js'
 import { addConnectorRoutes } from '../connectors/routes.js'
 import { connectorDirs } from '../connectors/loader.js'
+import { setUpBuilders } from '../builders/index.js'
 import { createProxy, PROXY_MOUNT_PREFIXES, type QueuedImageRequest } from '../proxy/index.js'
 import { createDurableQueue } from '../db/queue.js'
 import { createDashboard } from '../ui/dashboard.js'
@@ -62,6 +63,8 @@ export interface Daemon {
   ownerAddress: string
   socketPath: string | null
   tcpPort: number | null
+  /** The builder listener's TCP port, when builders.listen is set. */
+  buildersPort: number | null
   /** Resolves when the initial scan has reconciled the data folder with the index. */
   scanned: Promise<ScanProgress>
   stop (): Promise<void>
@@ -183,6 +186,20 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
     addUiRoutes(router, { dashboard })
     statusParts.push({ name: 'dashboard', read: async () => dashboard?.status() ?? { listening: false, note: 'ui.enabled is false' } })
+    const builders = setUpBuilders({
+      config: config.builders,
+      db,
+      index,
+      storage,
+      dataDir: home.data,
+      identity,
+      chain: chain?.client ?? null,
+      connectorDirs: connectorDirs(home),
+      logger
+    })
+    builders.addRoutes(router)
+    stack.push(async () => { await builders.stop() })
+    statusParts.push({ name: 'builders', read: async () => await builders.status() })
     const proxy = createProxy({
       config: config.upstream,
       home,
@@ -214,6 +231,8 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       tcpPort = (await api.listenTcp(config.api.tcp.host, config.api.tcp.port, token)).port
       print(`TCP listener on ${config.api.tcp.host}:${tcpPort} (bearer token in ${home.identity}/api-token)`)
     }
+    const buildersListener = await builders.start(api)
+    if (buildersListener.port !== null) print(`builders  ${buildersListener.audience ?? ''}  (port ${buildersListener.port})`)
 
     if (dashboard !== null) {
       await dashboard.start(api)
@@ -272,6 +291,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       ownerAddress: identity.ownerAddress,
       socketPath,
       tcpPort,
+      buildersPort: buildersListener.port,
       scanned,
       stop: stopAll
     }

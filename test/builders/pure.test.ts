@@ -108,3 +108,13 @@ test('each bad signed request fails with its own code', async () => {
   checkSignedFacts((await make({ iat: now + 60, exp: now + 660 })).payload, facts, AUD)
   checkSignedFacts((await make({ iat: now - 600, exp: now - 60 })).payload, facts, AUD)
 })
+
+test('the malleable twin of a signature (high s, flipped v) is refused, so a signature works once', async () => {
+  const parsed = parseAuthorization(await signRequest(sign, { aud: AUD, method: 'GET', uri: '/v1/data' }))
+  assert.equal(await recoverSigner(parsed.encoded, parsed.signature), builder.address)
+  const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+  const s = BigInt(`0x${parsed.signature.slice(66, 130)}`)
+  const v = Number.parseInt(parsed.signature.slice(130), 16)
+  const twin = `${parsed.signature.slice(0, 66)}${(n - s).toString(16).padStart(64, '0')}${(v === 27 ? 28 : 27).toString(16)}` as Hex
+  await assert.rejects(recoverSigner(parsed.encoded, twin), (e: unknown) => isHearthError(e, 'SIGNATURE_INVALID'))
+})

@@ -26,3 +26,4 @@ export function testChainClient (chain: DevChain, opts: Partial<Omit<ChainClient
 export function addressOf (privateKey: Hex): `0x${string}` {
   return privateKeyToAccount(privateKey).address
 }
+

@@ -5,8 +5,8 @@ import { loadOrCreateTxKey } from '../../src/identity/tx-key.js'
 import type { DevChain } from '../../src/chain/index.js'
 import { tempDir } from './tmp.js'
 
-/** `--set` arguments that point a daemon at this chain's contracts. */
-export function chainArgs (chain: DevChain): string[] {
+/** `--set` arguments that point a daemon at this chain's contracts (builder contracts included). */
+export function chainArgs (chain: DevChain, pollIntervalMs = 200): string[] {
   return [
     '--set', 'chain.preset="custom"',
     '--set', `chain.rpcUrl="${chain.rpcUrl}"`,
@@ -14,7 +14,9 @@ export function chainArgs (chain: DevChain): string[] {
     '--set', `chain.dataRegistry="${chain.contracts.dataRegistry}"`,
     '--set', `chain.dataRefinerRegistry="${chain.contracts.dataRefinerRegistry}"`,
     '--set', `chain.multicall="${chain.contracts.multicall}"`,
-    '--set', 'chain.pollIntervalMs=200'
+    '--set', `chain.dataPortabilityGrantees="${chain.contracts.dataPortabilityGrantees}"`,
+    '--set', `chain.dataPortabilityPermissions="${chain.contracts.dataPortabilityPermissions}"`,
+    '--set', `chain.pollIntervalMs=${pollIntervalMs}`
   ]
 }
 

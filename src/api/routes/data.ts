@@ -42,6 +42,55 @@ export function versionView (r: FileRecord): Record<string, unknown> {
   }
 }
 
+/**
+ * The version `?fileId=` / `?at=` / (latest) of a scope names; NOT_FOUND when there is none.
+ * `foreignFile` decides what a fileId of another scope is (default: not found here).
+ */
+export async function findVersion (index: FileIndex, scope: string, url: URL, foreignFile?: (record: FileRecord) => HearthError): Promise<FileRecord> {
+  const at = stringParam(url, 'at', 64)
+  const fileId = stringParam(url, 'fileId', 80)
+  let record: FileRecord | null
+  if (fileId !== null) {
+    if (!/^\d+$/.test(fileId)) throw new HearthError('INVALID_ARGUMENT', 'fileId must be a decimal number')
+    record = await index.byFileId(fileId)
+    if (record !== null && record.scope !== scope) {
+      if (foreignFile !== undefined) throw foreignFile(record)
+      record = null
+    }
+  } else if (at !== null) {
+    const problem = collectedAtProblem(at)
+    if (problem !== null) throw new HearthError('INVALID_ARGUMENT', `at ${problem}`)
+    record = await index.atOrBefore(scope, at, { states: READABLE })
+  } else {
+    record = await index.latest(scope, { states: READABLE })
+  }
+  if (record === null) throw new HearthError('NOT_FOUND', `no stored file for ${scope}${at !== null ? ` at or before ${at}` : ''}${fileId !== null ? ` with fileId ${fileId}` : ''}`)
+  return record
+}
+
+/** The envelope of a stored version, with its facts in x-hearth-* headers. */
+export async function versionReply (deps: Pick<DataRouteDeps, 'dataDir' | 'storage' | 'masterKey'>, record: FileRecord): Promise<Reply> {
+  const envelope = await readEnvelope(deps, record)
+  return ok(envelope, 200, {
+    'x-hearth-collected-at': record.collectedAt ?? '',
+    'x-hearth-url': record.cid === null ? '' : `ipfs://${record.cid}`,
+    'x-hearth-state': record.state,
+    ...(record.fileId != null ? { 'x-hearth-file-id': record.fileId } : {})
+  })
+}
+
+/** `GET /v1/data/{scope}/versions`: a page of versions (`limit`, `offset`, `order`). */
+export async function listVersions (index: FileIndex, scope: string, url: URL): Promise<Record<string, unknown>> {
+  const limit = intParam(url, 'limit', 100, 1000)
+  const offset = intParam(url, 'offset', 0, 1_000_000_000)
+  const order = url.searchParams.get('order') === 'asc' ? 'asc' : 'desc'
+  const [versions, total] = await Promise.all([
+    index.versions(scope, { limit, offset, order }),
+    index.countVersions(scope)
+  ])
+  return { scope, total, limit, offset, versions: versions.map(versionView) }
+}
+
 export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
   router.post('/v1/data/:scope', async (req): Promise<Reply> => {
     const scope = assertScope(req.params.scope)
@@ -76,41 +125,10 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
 
   router.get('/v1/data/:scope', async (req) => {
     const scope = assertScope(req.params.scope)
-    const at = stringParam(req.url, 'at', 64)
-    const fileId = stringParam(req.url, 'fileId', 80)
-    let record: FileRecord | null
-    if (fileId !== null) {
-      if (!/^\d+$/.test(fileId)) throw new HearthError('INVALID_ARGUMENT', 'fileId must be a decimal number')
-      record = await deps.index.byFileId(fileId)
-      if (record !== null && record.scope !== scope) record = null
-    } else if (at !== null) {
-      const problem = collectedAtProblem(at)
-      if (problem !== null) throw new HearthError('INVALID_ARGUMENT', `at ${problem}`)
-      record = await deps.index.atOrBefore(scope, at, { states: READABLE })
-    } else {
-      record = await deps.index.latest(scope, { states: READABLE })
-    }
-    if (record === null) throw new HearthError('NOT_FOUND', `no stored file for ${scope}${at !== null ? ` at or before ${at}` : ''}${fileId !== null ? ` with fileId ${fileId}` : ''}`)
-    const envelope = await readEnvelope(deps, record)
-    return ok(envelope, 200, {
-      'x-hearth-collected-at': record.collectedAt ?? '',
-      'x-hearth-url': record.cid === null ? '' : `ipfs://${record.cid}`,
-      'x-hearth-state': record.state,
-      ...(record.fileId != null ? { 'x-hearth-file-id': record.fileId } : {})
-    })
+    return await versionReply(deps, await findVersion(deps.index, scope, req.url))
   })
 
-  router.get('/v1/data/:scope/versions', async (req) => {
-    const scope = assertScope(req.params.scope)
-    const limit = intParam(req.url, 'limit', 100, 1000)
-    const offset = intParam(req.url, 'offset', 0, 1_000_000_000)
-    const order = req.url.searchParams.get('order') === 'asc' ? 'asc' : 'desc'
-    const [versions, total] = await Promise.all([
-      deps.index.versions(scope, { limit, offset, order }),
-      deps.index.countVersions(scope)
-    ])
-    return ok({ scope, total, limit, offset, versions: versions.map(versionView) })
-  })
+  router.get('/v1/data/:scope/versions', async (req) => ok(await listVersions(deps.index, assertScope(req.params.scope), req.url)))
 
   router.delete('/v1/data/:scope', async (req) => {
     const scope = assertScope(req.params.scope)

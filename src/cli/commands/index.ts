@@ -11,6 +11,7 @@ import { peersCommand, syncCommand, restoreCommand } from './sync.js'
 import { makeStorageCommand } from './storage.js'
 import { homeStorageDeps } from '../../daemon/home-storage.js'
 import { uiCommand } from './ui.js'
+import { buildersCommand, requestsCommand, grantsCommand, accessLogCommand } from './builders.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
 
 export const COMMANDS: readonly Command[] = [
@@ -30,6 +31,10 @@ export const COMMANDS: readonly Command[] = [
   restoreCommand,
   connectorsCommand,
   importCommand,
+  buildersCommand,
+  requestsCommand,
+  grantsCommand,
+  accessLogCommand,
   ...PROXY_COMMANDS,
   makeStorageCommand(homeStorageDeps),
   configCommand

@@ -1,0 +1,114 @@
+// Signed builder reads of a 1 KB file (docs/protocol.md §3.8, budget: p50 ≤ 2 ms with signature
+// recovery) against the same reads over the owner socket, in one run on one daemon process, at
+// 1 and 16 clients. Each signed request is signed beforehand (a signature works once), so the
+// numbers are the daemon's: parse, recover, checks, grant, read, access-log write.
+// Run: node --import tsx bench/builders.ts [--quick]
+import '../src/polyfill.js'
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Agent, request, type RequestOptions } from 'node:http'
+import { fileURLToPath } from 'node:url'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { homeLayout } from '../src/home.js'
+import { createIdentity } from '../src/identity/identity.js'
+import { signRequest } from '../src/builders/web3-signed.js'
+
+const quick = process.argv.includes('--quick')
+const repo = fileURLToPath(new URL('../', import.meta.url))
+const home = await mkdtemp(join(tmpdir(), 'hearth-bench-builders-'))
+await createIdentity(homeLayout(home), { fresh: true })
+const socketPath = join(home, 'run', 'hearth.sock')
+const daemon = spawn(process.execPath, ['--import', 'tsx', join(repo, 'src/cli/entry.ts'), 'daemon',
+  '--set', 'builders.listen="127.0.0.1:0"', '--set', 'builders.rateLimitPerMinute=1000000'], {
+  cwd: repo,
+  env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false' },
+  stdio: ['ignore', 'pipe', 'inherit']
+})
+let out = ''
+daemon.stdout.on('data', (c: Buffer) => { out += c.toString() })
+while (!out.includes('\nready\n')) {
+  if (daemon.exitCode !== null) throw new Error('daemon exited:\n' + out)
+  await new Promise((r) => setTimeout(r, 100))
+}
+const m = /^builders {2}(\S+) {2}\(port (\d+)\)$/m.exec(out)
+if (m === null) throw new Error('no builder listener:\n' + out)
+const audience = m[1]!
+const port = Number(m[2])
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+function call (opts: RequestOptions, body?: string): Promise<{ status: number; text: string; ms: number }> {
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const r = request({ agent, ...opts }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), ms: performance.now() - started }))
+    })
+    r.on('error', reject)
+    if (body !== undefined) r.end(body); else r.end()
+  })
+}
+const owner = async (method: string, path: string, body?: unknown): Promise<any> => {
+  const text = body === undefined ? undefined : JSON.stringify(body)
+  const r = await call({ socketPath, method, path, headers: text === undefined ? {} : { 'content-type': 'application/json' } }, text)
+  return JSON.parse(r.text)
+}
+
+// one 1 KB file, a registered builder, an approved grant
+await owner('POST', '/v1/data/instagram.profile', { username: 'bench', bio: 'x'.repeat(1024 - 40) })
+const builder = privateKeyToAccount(generatePrivateKey())
+await owner('POST', '/v1/builders', { address: builder.address, publicKey: 'bench' })
+const sign = async (m2: string): Promise<`0x${string}`> => await builder.signMessage({ message: m2 })
+const path = '/v1/data/instagram.profile'
+const askBody = JSON.stringify({ scopes: ['instagram.profile'] })
+const ask = await call({ host: '127.0.0.1', port, method: 'POST', path: '/v1/access-requests', headers: { 'content-type': 'application/json', authorization: await signRequest(sign, { aud: audience, method: 'POST', uri: '/v1/access-requests', body: new TextEncoder().encode(askBody) }) } }, askBody)
+const approved = await owner('POST', `/v1/access-requests/${String(JSON.parse(ask.text).id)}/approve`, {})
+const grantId = approved.grant.grantId as string
+
+let seq = 0
+async function headers (n: number): Promise<string[]> {
+  const iat = Math.floor(Date.now() / 1000)
+  return await Promise.all(Array.from({ length: n }, async () => await signRequest(sign, { aud: audience, method: 'GET', uri: path, grantId, iat, exp: iat + 60 + (seq++ % 500) })))
+}
+
+async function measure (label: string, clients: number, total: number, one: (i: number) => Promise<{ status: number; ms: number }>): Promise<Record<string, string>> {
+  const latencies: number[] = []
+  let issued = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: clients }, async () => {
+    while (issued < total) {
+      const i = issued++
+      const r = await one(i)
+      if (r.status !== 200) throw new Error(`${label}: status ${r.status}`)
+      latencies.push(r.ms)
+    }
+  }))
+  const seconds = (performance.now() - started) / 1000
+  latencies.sort((a, b) => a - b)
+  const pct = (p: number): string => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(2)
+  return { variant: label, clients: String(clients), reads: String(total), 'reads/s': (total / seconds).toFixed(0), 'p50 ms': pct(0.5), 'p99 ms': pct(0.99) }
+}
+
+try {
+  const n = quick ? 300 : 3000
+  const rows: Array<Record<string, string>> = []
+  const socketRead = async (): Promise<{ status: number; ms: number }> => await call({ socketPath, method: 'GET', path })
+  await measure('warm-up', 4, 100, socketRead)
+  const warm = await headers(100)
+  await measure('warm-up', 4, 100, async (i) => await call({ host: '127.0.0.1', port, method: 'GET', path, headers: { authorization: warm[i]! } }))
+  for (const clients of [1, 16]) {
+    rows.push(await measure('owner socket', clients, n, socketRead))
+    const signed = await headers(n)
+    rows.push(await measure('signed (builder TCP)', clients, n, async (i) => await call({ host: '127.0.0.1', port, method: 'GET', path, headers: { authorization: signed[i]! } })))
+  }
+  console.table(rows)
+  const log = await owner('GET', '/v1/access-logs?order=desc&limit=1')
+  console.log(`access log: last entry ${String(log.entries[0]?.action)} ${String(log.entries[0]?.status)}; budget: signed read p50 ≤ 2 ms`)
+} finally {
+  agent.destroy()
+  daemon.kill('SIGTERM')
+  await new Promise((r) => daemon.once('exit', r))
+  await rm(home, { recursive: true, force: true })
+}
