@@ -7,7 +7,7 @@ import type { Router } from '../router.js'
 
 export interface SyncRouteDeps {
   /** null when sync.enabled is false. */
-  engine: { addPeer (multiaddr: string): Promise<void>; syncNow (): Promise<unknown> } | null
+  engine: { addPeer (multiaddr: string): Promise<void>; removePeer (peerOrAddress: string): Promise<unknown>; syncNow (): Promise<unknown> } | null
   restore (): Promise<unknown>
   status (): Promise<unknown>
 }
