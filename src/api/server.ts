@@ -69,8 +69,6 @@ export interface Listener {
   authenticate (req: IncomingMessage, ctx: AuthContext): Caller | Promise<Caller>
   /** Raw mounts (path prefix → handler owning the response), checked after authentication. */
   mounts?: readonly RawMount[]
-  /** Largest request body on this listener's routes (default: the server's `maxBodyBytes`). */
-  maxBodyBytes?: number
   /** Headers added to every answer of this listener, errors included (CORS). */
   headers?: (req: IncomingMessage) => Record<string, string>
   /** Largest request body on this listener (default: the server's maxBodyBytes). */
