@@ -8,6 +8,7 @@ import { OverviewPage } from './pages/overview.js'
 import { DataPage } from './pages/data.js'
 import { ImportPage } from './pages/import.js'
 import { DevicesPage } from './pages/devices.js'
+import { BuildersPage } from './pages/builders.js'
 import { SchemasPage } from './pages/schemas.js'
 import { ImagesPage } from './pages/images.js'
 import { SettingsPage } from './pages/settings.js'
@@ -17,6 +18,7 @@ const PAGES = [
   { id: 'data', title: 'Data', Page: DataPage },
   { id: 'import', title: 'Import', Page: ImportPage },
   { id: 'devices', title: 'Devices', Page: DevicesPage },
+  { id: 'builders', title: 'Builders', Page: BuildersPage },
   { id: 'schemas', title: 'Schemas', Page: SchemasPage },
   { id: 'images', title: 'Images', Page: ImagesPage },
   { id: 'settings', title: 'Settings', Page: SettingsPage }

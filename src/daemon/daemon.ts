@@ -4,7 +4,6 @@
 import { mkdir, chmod } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { HomeLayout } from '../home.js'
-import { asStorageFull } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { HearthConfig } from '../config/types.js'
 import type { ConfigSource, ConfigSources } from '../config/resolve.js'
@@ -298,7 +297,6 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     }
   } catch (err) {
     await stopAll()
-    // a full disk fails a start anywhere (lock, index, blocks): say so, not which write noticed
-    throw asStorageFull(err, 'starting the daemon')
+    throw err
   }
 }

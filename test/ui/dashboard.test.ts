@@ -217,6 +217,12 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
 
   await t.test('import an export through the file picker: connector suggested, progress to the end, result table', async () => {
     await goTo(page, base, 'import')
+    // not an archive: the error says so, and nothing is left behind
+    const junk = join(exportDir, 'not-really.zip')
+    await writeFile(junk, 'this is not a zip file')
+    await page.locator('input[type=file][name=archive]').setInputFiles(junk)
+    await page.getByText(/Import failed \(EXPORT_UNREADABLE\)/).waitFor({ timeout: 120_000 })
+    await page.getByRole('button', { name: 'Import another' }).click()
     await page.locator('input[type=file][name=archive]').setInputFiles(zip)
     const spotify = page.getByRole('radio', { name: /Spotify/ })
     await spotify.waitFor({ timeout: 120_000 })

@@ -150,7 +150,7 @@ export function ImportPage () {
       ${job === null ? html`<${Chooser} onUploaded=${adopt} />` : null}
       ${job?.state === 'probing' ? html`<p role="status">Looking at ${job.name} to suggest a connector… <progress aria-label="looking at the archive"></progress></p>` : null}
       ${job?.state === 'ready' ? html`<${PickConnector} job=${job} onStarted=${adopt} />` : null}
-      ${job !== null && job.state !== 'probing' && job.state !== 'ready' ? html`<${Progress} job=${job} />` : null}
+      ${job !== null && job.connectorId !== null ? html`<${Progress} job=${job} />` : null}
       ${job?.error ? html`<${ErrorNote} error=${{ errorCode: job.error.code, message: job.error.message }} what="Import failed" />` : null}
       <${ErrorNote} error=${error} />
       ${job !== null ? html`<${Result} job=${job} />` : null}

@@ -43,6 +43,7 @@ function Devices ({ sync }) {
   const peers = sync.peers ?? []
   return html`
     <p>This device: <code class="wrap">${shortId(sync.peerId, 12)}</code>, ${peers.filter((p) => p.connected).length} of ${peers.length} devices online.</p>
+    ${sync.waitingForSchema?.count > 0 ? html`<p class="note">${sync.waitingForSchema.count} file${sync.waitingForSchema.count === 1 ? '' : 's'} from other devices wait for their schema.</p>` : null}
     <${Table} caption="Devices" rows=${peers} rowKey=${(p) => p.peerId} empty="No other device yet." columns=${[
       { label: 'Device', cell: (p) => html`<code>${shortId(p.peerId, 8)}</code>` },
       { label: 'State', cell: (p) => html`<${Badge} value=${p.syncing ? 'syncing' : p.connected ? 'online' : 'offline'} tone=${p.connected ? 'ok' : 'muted'} />` },
