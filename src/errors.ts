@@ -47,6 +47,7 @@ export const ERROR_CODES = {
   DAEMON_NOT_RUNNING: 503,
   CONFIG_INVALID: 400,
   // remote services
+  STORAGE_FULL: 507,            // the disk (data folder, blocks or index) has no space left: retried when space returns
   STORAGE_UNAVAILABLE: 503,
   STORAGE_NOT_FOUND: 404,
   STORAGE_VERIFY_FAILED: 502,   // a backend returned other bytes or another CID than it was given
@@ -102,6 +103,23 @@ export class HearthError extends Error {
     this.status = ERROR_CODES[code]
     if (details !== undefined) this.details = details
   }
+}
+
+/** Whether a failure (or one of its causes) is a full disk or an exhausted quota. */
+export function isDiskFull (err: unknown): boolean {
+  for (let e = err, depth = 0; e !== null && e !== undefined && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof HearthError && e.code === 'STORAGE_FULL') return true
+    const code = (e as { code?: unknown }).code
+    if (code === 'ENOSPC' || code === 'EDQUOT') return true
+    if (/no space left on device|disk quota exceeded/i.test(String((e as { message?: unknown }).message ?? ''))) return true
+  }
+  return false
+}
+
+/** A disk-full failure as STORAGE_FULL (other failures are returned unchanged). */
+export function asStorageFull (err: unknown, what: string): unknown {
+  if (!isDiskFull(err) || isHearthError(err, 'STORAGE_FULL')) return err
+  return new HearthError('STORAGE_FULL', `no space left on the disk while ${what}: free some space; waiting work is retried and nothing already stored is lost`, undefined, { cause: err })
 }
 
 export function isHearthError (err: unknown, code?: ErrorCode): err is HearthError {

@@ -3,6 +3,7 @@
 // (systemd's journal, a file, a pipe) one JSON object a line, for machines.
 import { pino, type Logger, type DestinationStream } from 'pino'
 import { PinoPretty } from 'pino-pretty'
+import { resilientDestination } from './log-destination.js'
 
 export type { Logger }
 
@@ -29,7 +30,8 @@ export function createLogger (opts: LoggerOptions = {}): Logger {
   const format = opts.format ?? 'auto'
   const isTTY = opts.isTTY ?? (process.stdout.isTTY === true || process.stderr.isTTY === true)
   const pretty = format === 'pretty' || (format === 'auto' && isTTY)
-  const destination = opts.destination ?? pino.destination({ dest: 2, sync: true })
+  // never pino.destination: it retries a failed write forever (stderr on a full disk froze the daemon)
+  const destination = opts.destination ?? resilientDestination(2)
   const options = {
     name: opts.name ?? 'hearth',
     level: opts.level ?? process.env.HEARTH_LOG_LEVEL ?? 'info',

@@ -4,6 +4,7 @@
 import { mkdir, chmod } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { HomeLayout } from '../home.js'
+import { asStorageFull } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { HearthConfig } from '../config/types.js'
 import type { ConfigSource, ConfigSources } from '../config/resolve.js'
@@ -297,6 +298,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     }
   } catch (err) {
     await stopAll()
-    throw err
+    // a full disk fails a start anywhere (lock, index, blocks): say so, not which write noticed
+    throw asStorageFull(err, 'starting the daemon')
   }
 }

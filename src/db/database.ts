@@ -4,7 +4,7 @@
 // thing. Nothing here caches per-key state in memory: reads go to LevelDB.
 import { ClassicLevel } from 'classic-level'
 import type { AbstractBatchOperation, AbstractSublevel } from 'abstract-level'
-import { HearthError } from '../errors.js'
+import { HearthError, isDiskFull } from '../errors.js'
 
 export type RootLevel = ClassicLevel<string, string>
 /** A namespace of the database with string keys and values of type V (JSON or utf8 encoded). */
@@ -63,6 +63,9 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
     await level.open({ createIfMissing: options.createIfMissing ?? true })
   } catch (err) {
     const locked = (err as { cause?: { code?: unknown } }).cause?.code === 'LEVEL_LOCKED'
+    if (isDiskFull(err)) {
+      throw new HearthError('STORAGE_FULL', `cannot open the index database ${dir}: the disk is full; free some space and start again`, { location: dir }, { cause: err })
+    }
     throw new HearthError(locked ? 'DAEMON_LOCKED' : 'INTERNAL',
       locked ? `the index database ${dir} is in use by another process` : `cannot open the index database ${dir}`,
       { location: dir }, { cause: err })

@@ -6,7 +6,7 @@
 // same bytes is never processed twice.
 import { access, lstat, mkdir, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
-import { HearthError, isHearthError, type ErrorCode } from '../errors.js'
+import { asStorageFull, HearthError, isHearthError, type ErrorCode } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { FileOrigin, FileRecord } from '../db/types.js'
 import type { StorageBackend } from '../storage/types.js'
@@ -82,7 +82,7 @@ export type SubmitResult = {
 
 /** Failures of a remote service: the file stays on disk and is retried, never rejected. */
 export function isTransientFailure (err: unknown): boolean {
-  return isHearthError(err) && (err.code === 'STORAGE_UNAVAILABLE' || err.code === 'TIMEOUT')
+  return isHearthError(err) && (err.code === 'STORAGE_UNAVAILABLE' || err.code === 'STORAGE_FULL' || err.code === 'TIMEOUT')
 }
 
 export interface ReceivedFile {
@@ -259,7 +259,12 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   async function ingestPath (rel: string, opts: { origin?: FileOrigin } = {}): Promise<IngestResult> {
     const cls = classifyDataPath(rel)
     if (cls.kind === 'ignored') return { outcome: 'ignored', path: cls.rel, reason: cls.reason }
-    return await locks.run(cls.rel, async () => await ingestLocked(cls.rel, cls.scopeFolder, cls.scopeProblem, opts.origin ?? 'local'))
+    try {
+      return await locks.run(cls.rel, async () => await ingestLocked(cls.rel, cls.scopeFolder, cls.scopeProblem, opts.origin ?? 'local'))
+    } catch (err) {
+      // a full disk (blocks, index) is waited out like an unreachable storage backend
+      throw asStorageFull(err, `storing ${cls.rel}`)
+    }
   }
 
   // The last "now" handed out per scope: concurrent requests get distinct milliseconds up front
@@ -290,9 +295,10 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   async function recordSubmitted (rel: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: Settled<StoredCiphertext>): Promise<SubmitResult> {
     const submitted = { path: rel, scope: env.scope, collectedAt: env.collectedAt }
     if (!stored.ok) {
-      if (!isTransientFailure(stored.error)) throw stored.error
+      const error = asStorageFull(stored.error, `storing ${rel}`)
+      if (!isTransientFailure(error)) throw error
       deps.onDeferred?.(rel)
-      return { status: 'queued', ...submitted, reason: (stored.error as Error).message }
+      return { status: 'queued', ...submitted, reason: (error as Error).message }
     }
     const existing = await deps.index.get(rel) ?? null
     if (existing !== null && FINAL_STATES.has(existing.state)) {
@@ -318,6 +324,15 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   }
 
   async function submit (scope: string, data: unknown, opts: { collectedAt?: string } = {}): Promise<SubmitResult> {
+    try {
+      return await submitOnce(scope, data, opts)
+    } catch (err) {
+      // a full disk (data folder, blocks, index) answers 507 STORAGE_FULL, not 500
+      throw asStorageFull(err, `storing data of ${scope}`)
+    }
+  }
+
+  async function submitOnce (scope: string, data: unknown, opts: { collectedAt?: string }): Promise<SubmitResult> {
     assertScope(scope)
     if (!isPlainObject(data)) throw new HearthError('INVALID_BODY', 'the body must be a JSON object: the data of the file')
     const schema = await resolveSchema(scope)

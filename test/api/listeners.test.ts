@@ -62,6 +62,11 @@ test('a listener serves only the routes whose access it grants, with its own aut
   assert.equal(noSession.status, 401, 'a served route the caller holds no access for')
   assert.equal(noSession.json.error.errorCode, 'UNAUTHORIZED')
 
+  const { port: smallPort } = await api.listen({ ...builderListener, name: 'small', maxBodyBytes: 16 }, { host: '127.0.0.1', port: 0 })
+  const big = '{"a":"' + 'x'.repeat(100) + '"}'
+  const tooBig = await httpCall({ host: '127.0.0.1', port: smallPort! }, 'POST', '/builder/echo', { body: big, headers: { 'content-type': 'application/json', 'x-sig': String(big.length) } })
+  assert.equal(tooBig.json.error.errorCode, 'BODY_TOO_LARGE', 'a listener may have its own body limit')
+
   const preflight = await httpCall(builder, 'OPTIONS', '/builder/echo')
   assert.equal(preflight.status, 204)
   assert.equal(preflight.headers['access-control-allow-methods'], 'GET, POST')

@@ -1,6 +1,7 @@
 // Runs the real daemon as a child process on a temp home, the way a user runs it, and talks to
 // it over its real unix socket.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { closeSync, openSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
@@ -30,6 +31,8 @@ export interface StartOptions {
   home?: string
   env?: Record<string, string>
   args?: string[]
+  /** Send the daemon's stderr (its log) to this file instead of the test. */
+  stderrFile?: string
   /** The line on stdout that means the daemon is up (default 'ready'). */
   readyLine?: string
   timeoutMs?: number
@@ -50,15 +53,17 @@ export function testEnv (extra: Record<string, string> = {}): Record<string, str
 export async function startDaemonProcess (t: Pick<TestContext, 'after'>, opts: StartOptions = {}): Promise<DaemonProcess> {
   const root = opts.home ?? await tempDir(t, 'hearth-home-')
   const home = homeLayout(root)
+  const stderrFd = opts.stderrFile === undefined ? null : openSync(opts.stderrFile, 'a')
   const child = spawn(process.execPath, [...NODE_ARGS, 'daemon', ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...testEnv(opts.env), HEARTH_HOME: root },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', stderrFd ?? 'pipe'],
     detached: true
   })
+  if (stderrFd !== null) closeSync(stderrFd)
   let out = ''
   child.stdout!.on('data', (c: Buffer) => { out += c.toString() })
-  child.stderr!.on('data', (c: Buffer) => { out += c.toString() })
+  child.stderr?.on('data', (c: Buffer) => { out += c.toString() })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   const killGroup = (signal: NodeJS.Signals): void => { try { process.kill(-child.pid!, signal) } catch {} }
   t.after(async () => {

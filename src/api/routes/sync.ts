@@ -1,29 +1,34 @@
-// Device sync and restore endpoints: peers, a forced round, restore through the chain.
+// Device sync and restore endpoints: peers, a forced round, restore through the chain. The route
+// set names only what it calls (the daemon passes its sync parts, which have this shape).
 import { HearthError } from '../../errors.js'
-import type { SyncParts } from '../../daemon/sync-setup.js'
+import { objectBody } from '../body.js'
 import { ok } from '../http.js'
 import type { Router } from '../router.js'
 
-function requireEngine (sync: SyncParts): NonNullable<SyncParts['engine']> {
+export interface SyncRouteDeps {
+  /** null when sync.enabled is false. */
+  engine: { addPeer (multiaddr: string): Promise<void>; removePeer (peerOrAddress: string): Promise<unknown>; syncNow (): Promise<unknown> } | null
+  restore (): Promise<unknown>
+  status (): Promise<unknown>
+}
+
+function requireEngine (sync: SyncRouteDeps): NonNullable<SyncRouteDeps['engine']> {
   if (sync.engine === null) throw new HearthError('CONFLICT', 'sync is disabled (sync.enabled is false)')
   return sync.engine
 }
 
-export function addSyncRoutes (router: Router, sync: SyncParts): void {
+export function addSyncRoutes (router: Router, sync: SyncRouteDeps): void {
   router.get('/v1/peers', async () => ok(await sync.status()))
 
   router.post('/v1/peers', async (req) => {
-    const body = await req.json() as { multiaddr?: unknown }
-    if (typeof body !== 'object' || body === null || typeof body.multiaddr !== 'string' || body.multiaddr.length > 512) {
-      throw new HearthError('INVALID_BODY', 'expected {"multiaddr": "/ip4/…/tcp/…/p2p/…"}')
-    }
+    const { multiaddr } = objectBody(await req.json(), { multiaddr: { type: 'string', maxLength: 512 } }, '{"multiaddr": "/ip4/…/tcp/…/p2p/…"}')
     try {
-      await requireEngine(sync).addPeer(body.multiaddr)
+      await requireEngine(sync).addPeer(multiaddr)
     } catch (err) {
       if (err instanceof HearthError) throw err
       throw new HearthError('INVALID_ARGUMENT', `not a usable peer address: ${(err as Error).message}`)
     }
-    return ok({ added: body.multiaddr }, 201)
+    return ok({ added: multiaddr }, 201)
   })
 
   router.delete('/v1/peers/:peer', async (req) => ok({ removed: await requireEngine(sync).removePeer(req.params.peer!) }))
