@@ -21,7 +21,7 @@ import { permissionTypedData, type PermissionDomainTarget } from './typed-data.j
 import type { AccessRequest, BuilderRecord, GrantRecord } from './types.js'
 
 export const WALLET_KEY_HINT = 'approving a grant is the owner\'s EIP-712 signature, and this identity holds only the master signature, not the wallet key. ' +
-  'Stop the daemon and run `hearth init --force --private-key-file <file>` (or `--mnemonic-file`) with the same wallet: the master key stays the same, so no data is lost'
+  'Stop the daemon and run `hearth init --force --yes --private-key-file <file>` (or `--mnemonic-file`) with the same wallet: the master key stays the same, so no data is lost'
 
 export interface OwnerBuilders {
   registerBuilder (input: { address: string; publicKey: string; appUrl?: string | null }): Promise<BuilderRecord & { onChain: boolean }>

@@ -275,7 +275,7 @@ test('an identity with only the master signature cannot approve: WALLET_KEY_MISS
   const r = await runCli(d.home, ['requests', 'approve', String(asked.json.id)])
   assert.equal(r.code, 1)
   assert.match(r.stderr, /WALLET_KEY_MISSING/)
-  assert.match(r.stderr, /hearth init --force --private-key-file/)
+  assert.match(r.stderr, /hearth init --force --yes --private-key-file/)
   // the request stays pending: nothing was decided
   assert.equal((await d.request({ path: `/v1/access-requests/${String(asked.json.id)}` })).json.status, 'pending')
   // too many pending requests from one builder
