@@ -10,6 +10,7 @@ import { openKv, type HearthDatabase } from '../db/database.js'
 import type { FileIndex } from '../db/file-index.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { OwnerIdentity } from '../identity/identity.js'
+import { deviceStamp } from '../identity/device.js'
 import { privateNetworkKey } from '../protocol/keys.js'
 import type { IngestPipeline } from '../ingest/pipeline.js'
 import { removeRecords } from '../ingest/remove-scope.js'
@@ -49,6 +50,7 @@ export async function setUpSync (deps: {
     node = await createSyncNode({
       networkKey: privateNetworkKey(deps.identity.masterKey),
       peerKeyFile: join(home.identity, 'peer-key'),
+      deviceStamp: await deviceStamp(home.root),
       listen: config.sync.listen,
       mdns: config.sync.mdns,
       bootstrapPeers: config.sync.peers,
@@ -131,7 +133,7 @@ export async function setUpSync (deps: {
     restore,
     async status () {
       if (engine === null || node === null) return { enabled: false, restore: lastRestore }
-      return { enabled: true, peerId: node.peerId, addresses: node.multiaddrs(), peers: await engine.peers(), waitingForSchema: await engine.waiting(), stats: engine.stats(), restore: lastRestore }
+      return { enabled: true, peerId: node.peerId, problems: node.problems(), addresses: node.multiaddrs(), peers: await engine.peers(), waitingForSchema: await engine.waiting(), stats: engine.stats(), restore: lastRestore }
     },
     async stop () {
       if (pickupTimer !== null) clearInterval(pickupTimer)

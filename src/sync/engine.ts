@@ -386,6 +386,9 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       if (addressPeerId(address) === null) {
         throw new HearthError('INVALID_ARGUMENT', `the address must end in /p2p/<peerId> (the other device's peer id, printed by its \`hearth peers\`): ${address}`)
       }
+      if (addressPeerId(address) === node.peerId) {
+        throw new HearthError('CONFLICT', `${address} names this device's own peer id: if it is another device, both use one identity/peer-key (copied?); on that device remove identity/peer-key and restart it, then add the address it prints`)
+      }
       node.keepConnected(address) // validates the multiaddr before anything is stored
       await state.addAddress(address)
     },

@@ -17,7 +17,7 @@ import { mdns } from '@libp2p/mdns'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import type { PrivateKey } from '@libp2p/interface'
-import { peerIdFromString } from '@libp2p/peer-id'
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { privateNetworkProtector } from './pnet.js'
@@ -33,6 +33,8 @@ export interface SyncNodeOptions {
   networkKey: Uint8Array
   /** Where this device's libp2p private key lives (created on first start, mode 0600). */
   peerKeyFile: string
+  /** Binds the peer key to this device (see loadOrCreatePeerKey); from identity/device.ts. */
+  deviceStamp?: string
   listen?: string[]
   mdns?: boolean
   /** Configured peer multiaddrs, dialled on start and redialled with backoff while down. */
@@ -62,6 +64,8 @@ export interface SyncNode {
   keptAddresses (): string[]
   /** Peer ids with at least one open connection. */
   connectedPeers (): string[]
+  /** Problems a person must know about (a peer id shared with another device), newest last. */
+  problems (): string[]
 }
 
 /** The pnet swarm-key file content libp2p expects, built from the derived 32-byte key. */
@@ -72,22 +76,51 @@ export function swarmKeyFile (networkKey: Uint8Array): Uint8Array {
   return new TextEncoder().encode(`/key/swarm/psk/1.0.0/\n/base16/\n${Buffer.from(networkKey).toString('hex')}`)
 }
 
-/** Load this device's libp2p key, or create and persist one (0600, written atomically). */
-export async function loadOrCreatePeerKey (file: string): Promise<PrivateKey> {
+/** What loading the peer key found: `replaced` when the key on disk belonged to another device. */
+export interface PeerKeyResult { key: PrivateKey; replaced: { oldPeerId: string } | null }
+
+async function writeKeyFile (file: string, bytes: Uint8Array | string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+  const tmp = `${file}.${process.pid}.tmp`
+  await writeFile(tmp, bytes, { mode: 0o600 })
+  await chmod(tmp, 0o600)
+  await rename(tmp, file)
+}
+
+/**
+ * Load this device's libp2p key, or create and persist one (0600, written atomically). With a
+ * `deviceStamp`, the key is bound to this device (`<file>.device`): a key made on another
+ * device (a copied identity/ folder) is set aside as `<file>.copied` and a new one is made, so
+ * two devices never share a peer id. A key without a stamp (made before stamps) is adopted.
+ */
+export async function loadOrCreatePeerKey (file: string, deviceStamp?: string): Promise<PrivateKey>
+export async function loadOrCreatePeerKey (file: string, deviceStamp: string, opts: { detail: true }): Promise<PeerKeyResult>
+export async function loadOrCreatePeerKey (file: string, deviceStamp?: string, opts?: { detail: true }): Promise<PrivateKey | PeerKeyResult> {
+  const stampFile = `${file}.device`
+  let key: PrivateKey | null = null
+  let replaced: PeerKeyResult['replaced'] = null
   try {
-    return privateKeyFromProtobuf(await readFile(file))
+    key = privateKeyFromProtobuf(await readFile(file))
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
       throw new HearthError('INVALID_IDENTITY', `cannot read the peer key ${file}: ${(err as Error).message}`)
     }
   }
-  const key = await generateKeyPair('Ed25519')
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 })
-  const tmp = `${file}.${process.pid}.tmp`
-  await writeFile(tmp, privateKeyToProtobuf(key), { mode: 0o600 })
-  await chmod(tmp, 0o600)
-  await rename(tmp, file)
-  return key
+  if (key !== null && deviceStamp !== undefined) {
+    const stamp = await readFile(stampFile, 'utf8').then((t) => t.trim(), () => null)
+    if (stamp === null) await writeKeyFile(stampFile, deviceStamp + '\n')
+    else if (stamp !== deviceStamp) {
+      replaced = { oldPeerId: peerIdFromPrivateKey(key).toString() }
+      await rename(file, `${file}.copied`)
+      key = null
+    }
+  }
+  if (key === null) {
+    key = await generateKeyPair('Ed25519')
+    await writeKeyFile(file, privateKeyToProtobuf(key))
+    if (deviceStamp !== undefined) await writeKeyFile(stampFile, deviceStamp + '\n')
+  }
+  return opts?.detail === true ? { key, replaced } : key
 }
 
 /** The peer id a multiaddr ends with (`…/p2p/<id>`), or null. */
@@ -118,7 +151,19 @@ function parseAddress (address: string): Multiaddr {
 
 export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> {
   const { logger } = opts
-  const privateKey = await loadOrCreatePeerKey(opts.peerKeyFile)
+  const problems: string[] = []
+  let privateKey: PrivateKey
+  if (opts.deviceStamp !== undefined) {
+    const loaded = await loadOrCreatePeerKey(opts.peerKeyFile, opts.deviceStamp, { detail: true })
+    privateKey = loaded.key
+    if (loaded.replaced !== null) {
+      const text = `duplicate peer id: ${opts.peerKeyFile} was made on another device (peer ${loaded.replaced.oldPeerId}; an identity/ folder copied whole?). ` +
+        `This device now has its own peer id ${peerIdFromPrivateKey(privateKey).toString()}; the copied key is kept as peer-key.copied. ` +
+        'Add a device with `hearth identity export --for-device` and `hearth init --from`, which never copy the peer key.'
+      problems.push(text)
+      logger.warn({ oldPeerId: loaded.replaced.oldPeerId }, text)
+    }
+  } else privateKey = await loadOrCreatePeerKey(opts.peerKeyFile)
   const listen = opts.listen ?? DEFAULT_SYNC_LISTEN
   const libp2p = await createLibp2p({
     start: false,
@@ -191,12 +236,25 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     )
   })
 
+  function reportDuplicate (address: string): void {
+    const text = `duplicate peer id: ${address} names this device's own peer id ${selfId}. Another device uses the same identity/peer-key ` +
+      '(copied with identity/?): on that device, remove identity/peer-key and restart it to get its own, then add it again.'
+    if (problems.includes(text)) return
+    problems.push(text)
+    logger.error({ address, peerId: selfId }, 'duplicate peer id: another device uses this device\'s peer key')
+  }
+
   function keepConnected (address: string): void {
     const ma = parseAddress(address)
     const key = ma.toString()
     if (kept.has(key)) return
     const declared = ma.getComponents().findLast((c) => c.name === 'p2p')?.value ?? null
-    if (declared === selfId) return
+    if (declared === selfId) {
+      // our own id at an address that is not ours: another device uses this device's peer key
+      const ownTcp = new Set(libp2p.getMultiaddrs().map((a) => a.toString().replace(/\/p2p\/.*$/, '')))
+      if (!ownTcp.has(key.replace(/\/p2p\/.*$/, ''))) reportDuplicate(address)
+      return
+    }
     const k: Kept = { address: ma, peerId: declared, delay: minMs, timer: null, dialing: false }
     kept.set(key, k)
     if (running) void dialKept(k)
@@ -239,6 +297,7 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
       await libp2p.hangUp(peerIdFromString(peerId))
     },
     keptAddresses: () => [...kept.keys()],
-    connectedPeers: () => [...new Set(libp2p.getConnections().filter((c) => c.status === 'open').map((c) => c.remotePeer.toString()))]
+    connectedPeers: () => [...new Set(libp2p.getConnections().filter((c) => c.status === 'open').map((c) => c.remotePeer.toString()))],
+    problems: () => [...problems]
   }
 }

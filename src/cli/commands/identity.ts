@@ -4,6 +4,9 @@
 import { parseArgs } from 'node:util'
 import { createInterface } from 'node:readline'
 import { HearthError } from '../../errors.js'
+import { deviceExport, parseDeviceExport, type DeviceExport } from '../../identity/device-export.js'
+import { chmod, writeFile } from 'node:fs/promises'
+import { masterKeyFromSignature } from '../../protocol/keys.js'
 import { createIdentity, identityExists, loadIdentity, type IdentityKind, type IdentitySource } from '../../identity/identity.js'
 import { loadTxKey } from '../../identity/tx-key.js'
 import { readSecret, type SecretSource } from '../../identity/wallet-input.js'
@@ -15,6 +18,8 @@ const INIT_USAGE = `usage: hearth init [source] [--force] [--json]
     --private-key-file F | --private-key -     wallet private key (hex) from a file or stdin
     --mnemonic-file F    | --mnemonic -        BIP-39 mnemonic (first account, m/44'/60'/0'/0/0)
     --signature-file F   | --signature -       master signature of "vana-master-key-v1" (hex)
+    --from F             | --from -            another device's \`hearth identity export --for-device\` file
+                                               (adding a device: same owner, its own peer id)
   --force   replace an existing identity (files encrypted under it become unreadable to the new
             one); asks to confirm on a terminal, keeps identity/identity.replaced-<time>.json
   --yes     confirm --force without asking (scripts)
@@ -24,7 +29,7 @@ const WHOAMI_USAGE = `usage: hearth whoami [--json]
   prints the owner address of the identity in HEARTH_HOME`
 
 const SECRET_KINDS = ['private-key', 'mnemonic', 'signature'] as const
-type SecretKind = typeof SECRET_KINDS[number]
+type SecretKind = typeof SECRET_KINDS[number] | 'from'
 
 export const initCommand: Command = {
   name: 'init',
@@ -41,6 +46,7 @@ export const initCommand: Command = {
           'mnemonic-file': { type: 'string' },
           signature: { type: 'string' },
           'signature-file': { type: 'string' },
+          from: { type: 'string' },
           force: { type: 'boolean', default: false },
           yes: { type: 'boolean', default: false },
           json: { type: 'boolean', default: false },
@@ -63,19 +69,31 @@ export const initCommand: Command = {
         }
         if (file !== undefined) given.push({ kind, from: { file }, label: file })
       }
+      if (values.from !== undefined) given.push({ kind: 'from', from: values.from === '-' ? { stdin: ctx.stdin } : { file: values.from }, label: values.from === '-' ? 'stdin' : values.from })
       if (given.length > 1) throw new UsageError('give at most one identity source')
 
       let source: IdentitySource = { fresh: true }
+      let exported: DeviceExport | null = null
       const chosen = given[0]
       if (chosen !== undefined) {
         const secret = await readSecret(chosen.from)
-        source = chosen.kind === 'private-key'
-          ? { privateKey: secret }
-          : chosen.kind === 'mnemonic' ? { mnemonic: secret } : { signature: secret }
+        if (chosen.kind === 'from') {
+          exported = parseDeviceExport(secret, chosen.label)
+          source = { signature: exported.signature }
+        } else {
+          source = chosen.kind === 'private-key'
+            ? { privateKey: secret }
+            : chosen.kind === 'mnemonic' ? { mnemonic: secret } : { signature: secret }
+        }
       }
       if (values.force && await identityExists(ctx.home)) {
         const current = await loadIdentity(ctx.home).then((i) => i.ownerAddress, () => 'an unreadable identity')
         await confirmReplace(ctx, current, values.yes, chosen?.label === 'stdin')
+      }
+      if (exported !== null) {
+        // the signature must be the owner's the export names, before anything is written
+        const { ownerAddress } = await masterKeyFromSignature(exported.signature)
+        if (ownerAddress.toLowerCase() !== exported.ownerAddress.toLowerCase()) throw new HearthError('INVALID_IDENTITY', `${chosen!.label}: the signature does not belong to ${exported.ownerAddress}`)
       }
       const identity = await createIdentity(ctx.home, source, { force: values.force })
       const hasOwnerPrivateKey = identity.ownerPrivateKey !== undefined
@@ -88,7 +106,9 @@ export const initCommand: Command = {
         `  from      ${describeKind(identity.kind)}${chosen !== undefined ? ` (${chosen.label})` : ''}`,
         `  stored in ${identity.file} (mode 0600)`
       ]
-      if (identity.kind === 'fresh') {
+      if (exported !== null) {
+        lines.push('this device joins the owner\'s devices with its own peer id; start it with `hearth daemon` and add it on the other device with `hearth peers add <address>` (or let mDNS find it on the LAN)')
+      } else if (identity.kind === 'fresh') {
         lines.push('a new wallet was generated; its private key is only in that file — back it up')
       } else if (!hasOwnerPrivateKey) {
         lines.push('only the master signature is stored; the wallet key stays with you')
@@ -160,5 +180,41 @@ function describeKind (kind: IdentityKind): string {
     case 'mnemonic': return 'mnemonic'
     case 'signature': return 'master signature'
     case 'fresh': return 'a freshly generated wallet'
+  }
+}
+
+const IDENTITY_USAGE = `usage: hearth identity export --for-device --out FILE [--force]
+  writes what another device of this owner needs (owner address and master signature; never the
+  wallet key, this device's peer key, transaction key or tokens) to FILE (mode 0600). On the new
+  device: hearth init --from FILE. Whoever has the file can read every stored file: move it
+  privately and delete it afterwards.`
+
+export const identityCommand: Command = {
+  name: 'identity',
+  summary: 'export this identity for another device of the same owner',
+  usage: IDENTITY_USAGE,
+  async run (ctx) {
+    return await guarded(ctx, IDENTITY_USAGE, async () => {
+      const { values, positionals } = parseArgs({
+        args: ctx.args,
+        allowPositionals: true,
+        options: { 'for-device': { type: 'boolean', default: false }, out: { type: 'string' }, force: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } }
+      })
+      if (positionals[0] !== 'export' || positionals.length !== 1) throw new UsageError('identity takes export')
+      if (!values['for-device']) throw new UsageError('say what the export is for: --for-device (the only kind there is)')
+      if (values.out === undefined) throw new UsageError('--out FILE is required (the export is a secret: it never goes to the terminal)')
+      const identity = await loadIdentity(ctx.home)
+      // 0600 from the first byte; the folder is the user's choice and is left as it is
+      try {
+        await writeFile(values.out, JSON.stringify(deviceExport(identity), null, 2) + '\n', { mode: 0o600, flag: values.force ? 'w' : 'wx' })
+        await chmod(values.out, 0o600)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new HearthError('CONFLICT', `${values.out} exists; choose another file or add --force`)
+        throw new HearthError('FILE_UNREADABLE', `cannot write ${values.out}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+      }
+      if (values.json) writeJson(ctx, { ownerAddress: identity.ownerAddress, file: values.out })
+      else ctx.stdout.write(`exported owner ${identity.ownerAddress} for another device to ${values.out} (mode 0600)\n  on the new device: hearth init --from ${values.out}\n  the file reads every stored file: move it privately, then delete it\n`)
+      return EXIT.OK
+    })
   }
 }

@@ -1,6 +1,6 @@
 // The command table, in the order `hearth help` lists them.
 import type { Command } from '../command.js'
-import { initCommand, whoamiCommand } from './identity.js'
+import { identityCommand, initCommand, whoamiCommand } from './identity.js'
 import { daemonCommand } from './daemon.js'
 import { statusCommand } from './status.js'
 import { configCommand } from './config.js'
@@ -17,6 +17,7 @@ import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from '.
 export const COMMANDS: readonly Command[] = [
   initCommand,
   whoamiCommand,
+  identityCommand,
   daemonCommand,
   statusCommand,
   uiCommand,

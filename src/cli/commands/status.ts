@@ -35,6 +35,7 @@ export const statusCommand: Command = {
       if (sync !== undefined && sync.enabled === true) {
         const peers = (sync.peers ?? []) as Array<Record<string, unknown>>
         out += line('sync', `peer ${String(sync.peerId)}, ${peers.filter((p) => p.connected === true).length} of ${peers.length} device(s) connected`)
+        for (const problem of (sync.problems ?? []) as string[]) out += `           PROBLEM: ${problem}\n`
         if (sync.waitingForSchema?.count > 0) out += `           ${waitingLine(sync.waitingForSchema as WaitingForSchema)}\n`
       } else if (sync !== undefined) out += line('sync', 'disabled')
       const shown = new Set(['owner', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync'])

@@ -51,6 +51,7 @@ export const peersCommand: Command = {
       if (values.json === true) { writeJson(ctx, s); return EXIT.OK }
       if (s.enabled !== true) { ctx.stdout.write('sync is disabled\n'); return EXIT.OK }
       ctx.stdout.write(`this device ${String(s.peerId)}\n${(s.addresses as string[]).map((a) => `  ${a}`).join('\n')}\n`)
+      for (const problem of (s.problems ?? []) as string[]) ctx.stdout.write(`PROBLEM: ${problem}\n`)
       for (const p of s.peers as Array<Record<string, any>>) {
         const waiting = Number(p.waitingForSchema ?? 0) > 0 ? `  ${String(p.waitingForSchema)} waiting for a schema` : ''
         ctx.stdout.write(`${String(p.peerId)}  ${p.connected === true ? 'connected' : 'offline  '}  last sync ${ago(p.lastSyncAt ?? null)}  pending in ${String(p.pendingIn ?? '?')} out ${String(p.pendingOut ?? '?')}${waiting}\n`)
