@@ -184,7 +184,17 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       } catch {
         throw new HearthError('INVALID_PATH', 'request target is not a valid URL path')
       }
-      const early = await listener.intercept?.(req, url) ?? null
+      // match on the raw path, never a resolved one (`url.pathname` is): `/v1/data/../upstream/status`
+      // is refused here, before any intercept, mount or route of any listener sees it
+      const rawPath = (req.url ?? '/').split(/[?#]/)[0]!
+      refuseDotSegments(rawPath)
+      let early: Reply | null
+      try {
+        early = await listener.intercept?.(req, url) ?? null
+      } catch (err) {
+        refused = 'intercept'
+        throw err
+      }
       if (early !== null) { finish(req, res, { ...early, headers: { ...extraHeaders(), ...early.headers } }); return }
 
       let body: Promise<Buffer> | null = null
@@ -196,9 +206,6 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
         refused = 'authentication'
         throw err
       }
-      // match on the raw path, never a resolved one: `/v1/data/../upstream/status` is refused here
-      const rawPath = (req.url ?? '/').split(/[?#]/)[0]!
-      refuseDotSegments(rawPath)
       const mount = listener.mounts?.find((m) => rawPath.startsWith(m.prefix))
       if (mount !== undefined) {
         const reply = await mount.handle(req, res, { url, readBody: async (limit) => await readBody(req, limit) })

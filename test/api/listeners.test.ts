@@ -67,6 +67,22 @@ test('a listener serves only the routes whose access it grants, with its own aut
   const tooBig = await httpCall({ host: '127.0.0.1', port: smallPort! }, 'POST', '/builder/echo', { body: big, headers: { 'content-type': 'application/json', 'x-sig': String(big.length) } })
   assert.equal(tooBig.json.error.errorCode, 'BODY_TOO_LARGE', 'a listener may have its own body limit')
 
+  const { port: pagePort } = await api.listen({
+    name: 'pages',
+    serves: ['public'],
+    authenticate: () => ({ access: ['public'] }),
+    intercept (req, url) {
+      if (req.headers.host !== 'ok.local') throw new HearthError('FORBIDDEN', 'not my host')
+      return url.pathname === '/secret' ? { status: 200, body: { secret: true } } : null
+    }
+  }, { host: '127.0.0.1', port: 0 })
+  const pages = { host: '127.0.0.1', port: pagePort! }
+  assert.equal((await httpCall(pages, 'GET', '/secret', { headers: { host: 'ok.local' } })).status, 200)
+  const dotted = await httpCall(pages, 'GET', '/public/../secret', { headers: { host: 'ok.local' } })
+  assert.equal(dotted.json.error.errorCode, 'INVALID_PATH', 'an intercept never sees a resolved dot path')
+  assert.equal((await httpCall(pages, 'GET', '/secret', { headers: { host: 'evil.example' } })).status, 403)
+  assert.ok(log.lines.some((l) => l.msg === 'request refused' && l.listener === 'pages' && l.errorCode === 'FORBIDDEN' && l.step === 'intercept'), 'a refusal by the intercept is logged')
+
   const preflight = await httpCall(builder, 'OPTIONS', '/builder/echo')
   assert.equal(preflight.status, 204)
   assert.equal(preflight.headers['access-control-allow-methods'], 'GET, POST')
