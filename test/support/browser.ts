@@ -2,8 +2,9 @@
 // with a fresh profile per test and nothing that reaches the network on its own.
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import type { TestContext } from 'node:test'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { tempDir } from './tmp.js'
 
 export const CHROMIUM = process.env.HEARTH_CHROMIUM ?? '/usr/bin/chromium'
 export const CHROMIUM_FLAGS = [
@@ -26,15 +27,21 @@ export interface TestBrowser {
 }
 
 export async function openBrowser (t: Pick<TestContext, 'after'>, opts: { viewport?: { width: number; height: number } } = {}): Promise<TestBrowser> {
-  const dir = await tempDir(t, 'hearth-browser-')
-  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+  // one hook that closes the browser and only then removes its folder (a running chromium
+  // would write into a folder being removed)
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-browser-'))
+  let context: BrowserContext | null = null
+  t.after(async () => {
+    await context?.close().catch(() => {})
+    await rm(dir, { recursive: true, force: true, maxRetries: 3 })
+  })
+  context = await chromium.launchPersistentContext(join(dir, 'profile'), {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_FLAGS,
     viewport: opts.viewport ?? { width: 1280, height: 900 },
     timeout: 120_000
   })
-  t.after(async () => { await context.close().catch(() => {}) })
   context.setDefaultTimeout(60_000)
   const page = context.pages()[0] ?? await context.newPage()
   const errors: string[] = []
