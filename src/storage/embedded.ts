@@ -27,7 +27,7 @@ import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend } from './types.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
-import { RawPins, isSingleBlock, rawBlockCid, writeBlockDurably, blockFilePath } from './raw-blocks.js'
+import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, blockFilePath } from './raw-blocks.js'
 import { open } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
@@ -67,7 +67,7 @@ export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Prom
       { backend: 'embedded', datastoreDir: opts.datastoreDir }, { cause: err })
   }
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(helia, blockstore, datastore, new RawPins(db), opts)
+  return new EmbeddedStorage(helia, blockstore, datastore, new PinRecords(db), opts)
 }
 
 class EmbeddedStorage implements StorageBackend {
@@ -83,7 +83,7 @@ class EmbeddedStorage implements StorageBackend {
     private readonly helia: HeliaNode,
     private readonly blockstore: FsBlockstore,
     private readonly datastore: LevelDatastore,
-    private readonly rawPins: RawPins,
+    private readonly pinRecords: PinRecords,
     private readonly opts: EmbeddedStorageOptions
   ) {
     this.#fs = unixfs(helia)
@@ -98,7 +98,7 @@ class EmbeddedStorage implements StorageBackend {
       const cid = rawBlockCid(bytes)
       try {
         await writeBlockDurably(this.opts.blocksDir, cid, bytes, this.#syncDir)
-        await this.#pins.shared(cid.toString(), async () => { await this.rawPins.add(cid) })
+        await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
       } catch (err) {
         throw this.#wrap(err, 'add', cid)
       }
@@ -118,7 +118,10 @@ class EmbeddedStorage implements StorageBackend {
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
-    await this.#pinRecursively(cid, opts.signal)
+    // every block of the DAG was just written, so its pin needs no walk over them
+    const root = cid
+    await this.#pins.exclusive(async () => { await this.pinRecords.add(root, written) })
+      .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
     return canonicalCid(cid)
   }
 
@@ -130,7 +133,7 @@ class EmbeddedStorage implements StorageBackend {
       throw new HearthError('STORAGE_NOT_FOUND', `content not found locally: ${canonicalCid(parsed)}`, { backend: 'embedded', op: 'pin', cid: canonicalCid(parsed) })
     }
     if (parsed.code === RAW_CODEC) {
-      await this.#pins.shared(parsed.toString(), async () => { await this.rawPins.add(parsed) })
+      await this.#pins.shared(parsed.toString(), async () => { await this.pinRecords.add(parsed) })
         .catch((err: unknown) => { throw this.#wrap(err, 'pin', parsed) })
       return
     }

@@ -1,5 +1,5 @@
 // Single-block files — a ciphertext up to one chunk (256 KiB), nearly every file — stored without
-// Helia's importer and pin bookkeeping. `ipfs add --cid-version 1` with raw leaves gives such
+// Helia's importer and pin walker; every freshly added file's pin is written here in Helia's format. `ipfs add --cid-version 1` with raw leaves gives such
 // bytes the CID of one raw block (codec raw, sha2-256 of the bytes), so the CID is one hash here.
 // The block is written durably in blockstore-fs's own layout (Helia reads it like any block), and
 // the pin is recorded in Helia's own format with one group-committed LevelDB batch.
@@ -50,43 +50,52 @@ const pinKey = (cid: CID): string => `/pin/${cid.toV1().toString(base36)}`
 const pinnedBlockKey = (cid: CID): string => `/pinned-block/${base36.encode(cid.multihash.bytes)}`
 const RECURSIVE_PIN = cborg.encode({ depth: Infinity, metadata: {} } satisfies PinRecord)
 
+/** A recursive pin to record: its root and every block of its DAG (the root included). */
+export interface PinRequest { root: CID; blocks: readonly CID[] }
+
 /**
- * Recursive pins of single raw blocks, written in Helia's format without its walker: one
- * group-committed LevelDB batch (read the counters, write them) for all concurrent adds. Not
- * synced on its own: a pin only guards a block against garbage collection, which Hearth never
- * runs, while the block itself and the index record naming it are synced.
- * The caller keeps other pin changes of the same blocks out meanwhile (PinLock).
+ * Recursive pins written in Helia's format without its walker, for content whose blocks this
+ * process has just written (so no block is read back): one group-committed LevelDB batch (read
+ * the counters, write them) for all concurrent adds. Not synced on its own: a pin only guards
+ * blocks against garbage collection, which Hearth never runs, while the blocks themselves and
+ * the index record naming the root are synced. The caller keeps other pin changes of the same
+ * blocks out meanwhile (PinLock).
  */
-export class RawPins {
+export class PinRecords {
   readonly #db: ClassicLevel<string, Uint8Array>
-  readonly #write: GroupCommit<CID>
+  readonly #write: GroupCommit<PinRequest>
 
   constructor (db: ClassicLevel<string, Uint8Array>) {
     this.#db = db
-    this.#write = createGroupCommit<CID>(async (cids) => { await this.#pinAll(cids) })
+    this.#write = createGroupCommit<PinRequest>(async (requests) => { await this.#pinAll(requests) })
   }
 
-  async add (cid: CID): Promise<void> {
-    await this.#write(cid)
+  async add (root: CID, blocks: readonly CID[] = [root]): Promise<void> {
+    await this.#write({ root, blocks })
   }
 
-  async #pinAll (cids: CID[]): Promise<void> {
-    const unique = [...new Map(cids.map((c) => [c.toV1().toString(), c])).values()]
-    const pins = await this.#db.getMany(unique.map(pinKey))
+  async #pinAll (requests: PinRequest[]): Promise<void> {
+    const unique = [...new Map(requests.map((r) => [r.root.toV1().toString(), r])).values()]
+    const pins = await this.#db.getMany(unique.map((r) => pinKey(r.root)))
     const todo = unique.filter((_, i) => pins[i] === undefined)
     if (todo.length === 0) return
-    const blocks = await this.#db.getMany(todo.map(pinnedBlockKey))
+    const keys = [...new Set(todo.flatMap((r) => r.blocks.map(pinnedBlockKey)))]
+    const stored = await this.#db.getMany(keys)
+    const counters = new Map<string, PinnedBlockRecord>(keys.map((k, i) => {
+      const existing = stored[i]
+      return [k, existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord]
+    }))
     const ops: Array<{ type: 'put'; key: string; value: Uint8Array }> = []
-    todo.forEach((cid, i) => {
-      const existing = blocks[i]
-      const block: PinnedBlockRecord = existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord
-      if (!block.pinnedBy.some((c) => equalBytes(c, cid.bytes))) {
-        block.pinCount++
-        block.pinnedBy.push(cid.bytes)
-        ops.push({ type: 'put', key: pinnedBlockKey(cid), value: cborg.encode(block) })
+    for (const { root, blocks } of todo) {
+      for (const key of new Set(blocks.map(pinnedBlockKey))) {
+        const counter = counters.get(key)!
+        if (counter.pinnedBy.some((c) => equalBytes(c, root.bytes))) continue
+        counter.pinCount++
+        counter.pinnedBy.push(root.bytes)
       }
-      ops.push({ type: 'put', key: pinKey(cid), value: RECURSIVE_PIN })
-    })
+      ops.push({ type: 'put', key: pinKey(root), value: RECURSIVE_PIN })
+    }
+    for (const [key, counter] of counters) ops.push({ type: 'put', key, value: cborg.encode(counter) })
     await this.#db.batch(ops)
   }
 }
