@@ -12,10 +12,23 @@ function area (url: string, fn: string): string {
   return src !== null ? `hearth ${src[2]!.split('/').slice(0, 2).join('/')}` : url
 }
 
-export function summariseCpuProfile (profile: CpuProfile, top = 15): string {
+/** Monotonic-clock microseconds now: the clock V8 stamps profile samples with, in every process. */
+export function monotonicMicros (): number {
+  return Number(process.hrtime.bigint() / 1000n)
+}
+
+/** `window` (monotonicMicros() values) keeps only the samples taken inside it, e.g. one burst. */
+export function summariseCpuProfile (profile: CpuProfile, opts: { top?: number; window?: { from: number; to: number } } = {}): string {
+  const top = opts.top ?? 15
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
   const self = new Map<number, number>()
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)))
+  let at = profile.startTime
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0
+    at += delta
+    if (opts.window !== undefined && (at < opts.window.from || at > opts.window.to)) return
+    self.set(id, (self.get(id) ?? 0) + delta)
+  })
   const areas = new Map<string, number>()
   const fns = new Map<string, number>()
   let busy = 0

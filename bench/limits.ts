@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path'
 import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import * as openpgp from 'openpgp'
-import { summariseCpuProfile } from './cpu-profile.js'
+import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -213,12 +213,14 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     await stopDaemon(d)
     d = await startDaemon(dir, home, profDir !== null ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, name)] : [])
     await postMany(d, 4, 50, body1k)
+    const burstFrom = monotonicMicros()
     const burst = await postMany(d, 16, N16, body1k)
+    const burstTo = monotonicMicros()
     let profile: string | undefined
     if (profDir !== null) {
       await stopDaemon(d)
       const files = await readdir(join(profDir, name))
-      profile = summariseCpuProfile(JSON.parse(await readFile(join(profDir, name, files.sort().at(-1)!), 'utf8')))
+      profile = summariseCpuProfile(JSON.parse(await readFile(join(profDir, name, files.sort().at(-1)!), 'utf8')), { window: { from: burstFrom, to: burstTo } })
       d = await startDaemon(dir, home)
     }
     const one = await postMany(d, 1, N1, body1k)

@@ -43,6 +43,7 @@ function share (ms: number, seconds: number): string {
 
 interface Variant { name: string; window: { requests: number }; concurrency: number }
 const VARIANTS: Variant[] = [
+  { name: 'window 64 / x16', window: { requests: 64 }, concurrency: 16 },
   { name: 'default (64 / x4)', window: { requests: 64 }, concurrency: 4 },
   { name: 'window 64 / x1', window: { requests: 64 }, concurrency: 1 },
   { name: 'stop-and-wait', window: { requests: 1 }, concurrency: 1 }

@@ -138,7 +138,7 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     accessLogDays: integer(365, 1, 36_500, 'days of access log kept (whole days are dropped)')
   }),
   ingest: object({
-    concurrency: integer(4, 1, 256, 'files processed at once'),
+    concurrency: integer(16, 1, 256, 'files processed at once (they wait on fsync more than on the CPU, and concurrent files share syncs)'),
     stabilityMs: integer(300, 0, 60_000, 'a dropped file must be unchanged this long before it is read'),
     maxFileBytes: integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),
     usePolling: boolean(false, 'rescan the folder every `ingest.pollIntervalMs` instead of change notifications (network filesystems)'),

@@ -27,7 +27,7 @@ import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend } from './types.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
-import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, blockFilePath } from './raw-blocks.js'
+import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, blockFilePath, hasBlockFile } from './raw-blocks.js'
 import { open } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
@@ -97,6 +97,8 @@ class EmbeddedStorage implements StorageBackend {
     if (isSingleBlock(bytes)) {
       const cid = rawBlockCid(bytes)
       try {
+        // idempotent re-adds (schema definitions at every start, re-imports) write nothing
+        if (await this.pinRecords.has(cid) && await hasBlockFile(this.opts.blocksDir, cid, bytes.byteLength)) return canonicalCid(cid)
         await writeBlockDurably(this.opts.blocksDir, cid, bytes, this.#syncDir)
         await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
       } catch (err) {

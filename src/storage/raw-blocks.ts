@@ -5,6 +5,7 @@
 // the pin is recorded in Helia's own format with one group-committed LevelDB batch.
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
+import { stat } from 'node:fs/promises'
 import type { ClassicLevel } from 'classic-level'
 import { CID } from 'multiformats/cid'
 import { create as createDigest } from 'multiformats/hashes/digest'
@@ -33,6 +34,11 @@ export function rawBlockCid (bytes: Uint8Array): CID {
 export function blockFilePath (blocksDir: string, cid: CID): string {
   const name = base32upper.encoder.encode(cid.multihash.bytes)
   return join(blocksDir, name.slice(-2), `${name}.data`)
+}
+
+/** Whether the block file is there with this many bytes (a re-add of pinned bytes writes nothing). */
+export async function hasBlockFile (blocksDir: string, cid: CID, size: number): Promise<boolean> {
+  return await stat(blockFilePath(blocksDir, cid)).then((st) => st.isFile() && st.size === size, () => false)
 }
 
 export async function writeBlockDurably (blocksDir: string, cid: CID, bytes: Uint8Array, syncDir: DirSync): Promise<void> {
@@ -68,6 +74,10 @@ export class PinRecords {
   constructor (db: ClassicLevel<string, Uint8Array>) {
     this.#db = db
     this.#write = createGroupCommit<PinRequest>(async (requests) => { await this.#pinAll(requests) })
+  }
+
+  async has (root: CID): Promise<boolean> {
+    return (await this.#db.get(pinKey(root))) !== undefined
   }
 
   async add (root: CID, blocks: readonly CID[] = [root]): Promise<void> {

@@ -25,7 +25,7 @@ test('the schema\'s defaults make a complete configuration', () => {
   assert.deepEqual(c.storage.kubo.headers, {})
   assert.equal(c.chain.preset, null)
   assert.deepEqual(c.sync.listen, ['/ip4/0.0.0.0/tcp/4011'])
-  assert.equal(c.ingest.concurrency, 4)
+  assert.equal(c.ingest.concurrency, 16)
   // every leaf key has a default and a description (the README table is generated from them)
   for (const { path, schema } of leafKeys()) {
     assert.ok('default' in schema, `${path} has a default`)
