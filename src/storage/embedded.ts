@@ -97,8 +97,9 @@ class EmbeddedStorage implements StorageBackend {
     if (isSingleBlock(bytes)) {
       const cid = rawBlockCid(bytes)
       try {
-        // idempotent re-adds (schema definitions at every start, re-imports) write nothing
-        if (await this.pinRecords.has(cid) && await hasBlockFile(this.opts.blocksDir, cid, bytes.byteLength)) return canonicalCid(cid)
+        // idempotent re-adds (schema definitions at every start, re-imports) write nothing; a new
+        // block is one failed stat here
+        if (await hasBlockFile(this.opts.blocksDir, cid, bytes.byteLength) && await this.pinRecords.has(cid)) return canonicalCid(cid)
         await writeBlockDurably(this.opts.blocksDir, cid, bytes, this.#syncDir)
         await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
       } catch (err) {
