@@ -11,7 +11,7 @@ import { silentLogger } from '../src/log.js'
 import { openDatabase } from '../src/db/database.js'
 import { openFileIndex } from '../src/db/file-index.js'
 import { createEmbeddedStorage } from '../src/storage/embedded.js'
-import { buildSchemaRegistry } from '../src/daemon/schemas-setup.js'
+import { buildSchemaRegistry, schemaTrustFor } from '../src/daemon/schemas-setup.js'
 import { defaultConfig } from '../src/config/resolve.js'
 import { createIngestPipeline } from '../src/ingest/pipeline.js'
 import { createIdentity } from '../src/identity/identity.js'
@@ -28,7 +28,8 @@ async function withPipeline<T> (s2k: S2kChoice, fn: (submit: (data: Record<strin
   const db = await openDatabase(home.index)
   const index = await openFileIndex({ db })
   const storage = await createEmbeddedStorage({ blocksDir: home.blocks, datastoreDir: home.datastore, logger })
-  const schemas = await buildSchemaRegistry({ config: defaultConfig(), home, db, storage, logger })
+  const config = defaultConfig()
+  const schemas = await buildSchemaRegistry({ config, home, db, storage, logger, trust: schemaTrustFor(config, identity.ownerAddress) })
   const pipeline = createIngestPipeline({ dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, logger, encryption: { s2k } })
   try {
     return await fn(async (data) => await pipeline.submit('youtube.history', data))
