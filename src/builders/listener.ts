@@ -115,7 +115,9 @@ export function builderListener (deps: BuilderListenerDeps): Listener {
       const signed: SignedContext = { signer: null, payload: null, signature: null, claimed: false }
       contexts.set(req, signed)
       try {
-        deps.limiter.take(`ip:${clientIp(req) ?? '?'}`)
+        // requests without a valid signature are limited per client address; a valid signer only
+        // per builder (behind a reverse proxy every builder shares the proxy's address)
+        deps.limiter.check(`ip:${clientIp(req) ?? '?'}`)
         const { payload, encoded, signature } = parseAuthorization(req.headers.authorization)
         signed.payload = payload
         signed.signature = signature
@@ -130,6 +132,9 @@ export function builderListener (deps: BuilderListenerDeps): Listener {
         }
         return { access: BUILDER_ACCESS, id: signed.signer }
       } catch (err) {
+        if (signed.signer === null) {
+          try { deps.limiter.take(`ip:${clientIp(req) ?? '?'}`) } catch { /* already refused */ }
+        }
         const body = toErrorBody(err)
         await record(deps, req, { action: 'denied', status: body.error.code, errorCode: body.error.errorCode, bytes: 0, grantId: signed.payload?.grantId ?? null, scope: null })
           .catch((logErr: unknown) => deps.logger.error({ err: logErr }, 'cannot write the access log'))

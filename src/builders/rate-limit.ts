@@ -6,6 +6,8 @@ import { HearthError } from '../errors.js'
 export interface RateLimiter {
   /** Takes one token for `key`; RATE_LIMITED (with retryAfterMs) when there is none. */
   take (key: string, now?: number): void
+  /** RATE_LIMITED when `key` has no token left, without taking one. */
+  check (key: string, now?: number): void
   readonly size: number
 }
 
@@ -17,7 +19,17 @@ export function createRateLimiter (perMinute: number): RateLimiter {
   function sweep (now: number): void {
     for (const [key, b] of buckets) if (b.tokens + (now - b.at) * perMs >= perMinute) buckets.delete(key)
   }
+  function refused (tokens: number): HearthError {
+    const retryAfterMs = Math.ceil((1 - tokens) / perMs)
+    return new HearthError('RATE_LIMITED', `too many requests; retry in ${Math.ceil(retryAfterMs / 1000)} s`, { retryAfterMs })
+  }
   return {
+    check (key, now = Date.now()) {
+      const b = buckets.get(key)
+      if (b === undefined) return
+      const tokens = Math.min(perMinute, b.tokens + (now - b.at) * perMs)
+      if (tokens < 1) throw refused(tokens)
+    },
     take (key, now = Date.now()) {
       let b = buckets.get(key)
       if (b === undefined) {
@@ -27,10 +39,7 @@ export function createRateLimiter (perMinute: number): RateLimiter {
       }
       b.tokens = Math.min(perMinute, b.tokens + (now - b.at) * perMs)
       b.at = now
-      if (b.tokens < 1) {
-        const retryAfterMs = Math.ceil((1 - b.tokens) / perMs)
-        throw new HearthError('RATE_LIMITED', `too many requests; retry in ${Math.ceil(retryAfterMs / 1000)} s`, { retryAfterMs })
-      }
+      if (b.tokens < 1) throw refused(b.tokens)
       b.tokens -= 1
     },
     get size () { return buckets.size }

@@ -268,7 +268,7 @@ test('an identity with only the master signature cannot approve: WALLET_KEY_MISS
   const root = await tempDir(t, 'hearth-home-')
   const account = privateKeyToAccount(OWNER_KEY)
   await createIdentity(homeLayout(root), { signature: await account.signMessage({ message: 'vana-master-key-v1' }) })
-  const d = await startDaemonProcess(t, { home: root, args: LISTEN })
+  const d = await startDaemonProcess(t, { home: root, args: [...LISTEN, '--set', 'builders.rateLimitPerMinute=20'] })
   const builder = testBuilder(generatePrivateKey(), endpointOf(d))
   assert.equal((await runCli(d.home, ['builders', 'register', builder.address, '--public-key', 'pk'])).code, 0)
   const asked = await builder.request({ method: 'POST', path: '/v1/access-requests', body: { scopes: ['instagram.profile'] } })
@@ -285,5 +285,16 @@ test('an identity with only the master signature cannot approve: WALLET_KEY_MISS
   refused(await builder.request({ method: 'POST', path: '/v1/access-requests', body: { scopes: ['instagram.profile'], admin: true } }), 400, 'INVALID_BODY')
   const big = await builder.request({ method: 'POST', path: '/v1/access-requests', body: { scopes: ['instagram.profile'], purpose: 'x'.repeat(20_000) } })
   refused(big, 413, 'BODY_TOO_LARGE')
+  // the per-builder rate limit: this builder runs out, another one (same address) does not
+  let limited: BuilderResponse | null = null
+  for (let i = 0; i < 20 && limited === null; i++) {
+    const r = await builder.request({ path: `/v1/access-requests/${String(asked.json.id)}` })
+    if (r.status === 429) limited = r
+  }
+  assert.ok(limited !== null, 'rate limited within 20 requests')
+  refused(limited, 429, 'RATE_LIMITED')
+  const second = testBuilder(generatePrivateKey(), endpointOf(d))
+  assert.equal((await runCli(d.home, ['builders', 'register', second.address, '--public-key', 'pk2'])).code, 0)
+  assert.equal((await second.request({ method: 'POST', path: '/v1/access-requests', body: { scopes: ['spotify.*'] } })).status, 201)
   assert.equal(await d.stop(), 0)
 })

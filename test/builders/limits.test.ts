@@ -16,6 +16,11 @@ test('the rate limit allows a burst of perMinute, refills over the minute, and k
   limiter.take('a', t0 + 1_000) // one token back after a second
   assert.throws(() => { limiter.take('a', t0 + 1_000) })
   for (let i = 0; i < 60; i++) limiter.take('a', t0 + 62_000)
+  // check never takes a token
+  limiter.check('c', t0)
+  for (let i = 0; i < 100; i++) limiter.check('b', t0)
+  for (let i = 0; i < 59; i++) limiter.take('b', t0)
+  assert.throws(() => { limiter.check('b', t0) }, (e: unknown) => isHearthError(e, 'RATE_LIMITED'))
 })
 
 test('the rate limiter forgets idle keys when the table grows', () => {
