@@ -1,5 +1,6 @@
 // Wires schema knowledge: the persistent cache, the configured sources (a DP RPC service, the
-// chain), the validator cache, and the shipped definitions that make a fresh install work offline.
+// chain), the validator cache, and the shipped definitions that make a fresh install work offline
+// (installed on start). Its status is each source's reachability.
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import type { HearthConfig } from '../config/types.js'
@@ -14,6 +15,7 @@ import { createSchemaValidators } from '../registry/validators.js'
 import { installShippedSchemas } from '../registry/shipped.js'
 import { createSchemaTrust, type SchemaTrust } from '../registry/trust.js'
 import type { Validate } from '../ingest/pipeline.js'
+import type { Service } from '../lifecycle/service.js'
 
 export interface SchemaSetup {
   cache: SchemaCache
@@ -22,7 +24,7 @@ export interface SchemaSetup {
   serving: SchemaRegistry
   validate: Validate
   fetchDefinition: DefinitionFetcher
-  /** definitionUrls of the definitions shipped with Hearth (a schema list says where each came from). */
+  /** definitionUrls of the definitions shipped with Hearth (a schema list says where each came from); filled on start. */
   shipped: ReadonlySet<string>
 }
 
@@ -41,7 +43,11 @@ export function schemaTrustFor (config: HearthConfig, ownerAddress: string, txAd
   return createSchemaTrust([ownerAddress, txAddress, ...config.schemas.trustedOwners])
 }
 
-export async function buildSchemaRegistry (deps: {
+export interface SchemaService extends SchemaSetup, Service {
+  readonly name: 'schemaSources'
+}
+
+export interface SchemaSetupDeps {
   config: HearthConfig
   home: HomeLayout
   db: HearthDatabase
@@ -50,7 +56,9 @@ export async function buildSchemaRegistry (deps: {
   /** Sources known only after the chain is up (the chain resolver). */
   extraSources?: SchemaResolver[]
   trust: SchemaTrust
-}): Promise<SchemaSetup> {
+}
+
+export function schemaService (deps: SchemaSetupDeps): SchemaService {
   const cache = createSchemaCache(openKv(deps.db, 'schemas'))
   const fetchDefinition = definitionFetcherFor(deps.config, deps.storage)
   const sources: SchemaResolver[] = [...(deps.extraSources ?? [])]
@@ -68,9 +76,29 @@ export async function buildSchemaRegistry (deps: {
       return { ok: false, reasons: [`schema ${schema.id} cannot be used: ${(err as Error).message}`] }
     }
   }
-  const installed = await installShippedSchemas(registry, deps.storage)
-  const added = installed.filter((r) => r.added).length
-  if (added > 0) deps.logger.info({ added }, 'shipped schemas installed')
-  const shipped = new Set(installed.map((r) => r.schema.definitionUrl))
-  return { cache, registry, serving, validate, fetchDefinition, shipped }
+  const shipped = new Set<string>()
+  return {
+    name: 'schemaSources',
+    cache,
+    registry,
+    serving,
+    validate,
+    fetchDefinition,
+    shipped,
+    async start () {
+      const installed = await installShippedSchemas(registry, deps.storage)
+      const added = installed.filter((r) => r.added).length
+      if (added > 0) deps.logger.info({ added }, 'shipped schemas installed')
+      for (const r of installed) shipped.add(r.schema.definitionUrl)
+    },
+    async stop () {},
+    async status () { return registry.sourceStatus() }
+  }
+}
+
+/** Build and start in one step (benches and tools that need schema knowledge without a daemon). */
+export async function buildSchemaRegistry (deps: SchemaSetupDeps): Promise<SchemaSetup> {
+  const schemas = schemaService(deps)
+  await schemas.start()
+  return schemas
 }

@@ -195,6 +195,24 @@ export class FileIndex {
     return await this.#store.records.values({ ...range, limit: pageLimit(options.limit, 1000) }).all()
   }
 
+  /**
+   * Every record by path (or every record in `state`), read a page at a time, so a caller can
+   * walk a million records in constant memory. Records written during the walk are seen when
+   * their path sorts after the page already read.
+   */
+  async * each (options: { state?: FileState; pageSize?: number } = {}): AsyncGenerator<FileRecord> {
+    const limit = pageLimit(options.pageSize, 500)
+    if (limit === 0) return
+    for (let after: string | undefined; ;) {
+      const page = options.state === undefined
+        ? await this.all({ limit, ...(after !== undefined ? { after } : {}) })
+        : await this.byState(options.state, { limit, ...(after !== undefined ? { after } : {}) })
+      if (page.length === 0) return
+      yield * page
+      after = page[page.length - 1]!.path
+    }
+  }
+
   // ── change log ────────────────────────────────────────────────────────────────────────────
 
   /** The seq of the last change (0 for an empty index). */

@@ -29,6 +29,7 @@ import { createImageQueue, type QueuedImageRequest } from './image-queue.js'
 import { API_PREFIX, createForwarder } from './forward.js'
 import { imageView, tokenView, type ImageView } from './views.js'
 import type { PassthroughContext, ProxyAnswer, ProxyKv, UpstreamHealth } from './types.js'
+import type { Service } from '../lifecycle/service.js'
 
 export type { ProxyConfig } from './config.js'
 export type { ProxyKv } from './types.js'
@@ -57,7 +58,9 @@ export interface ProxyStatus {
   models: ModelStatus
 }
 
-export interface Proxy {
+/** A long-lived part with the service shape (src/lifecycle/service.ts), reporting as "upstream". */
+export interface Proxy extends Service {
+  readonly name: 'upstream'
   /** False without `upstream.baseUrl`: nothing is ever sent upstream. */
   configured: boolean
   /** The `/api/v0/...` passthrough: streams its answer into `res` (null) or returns one. */
@@ -126,6 +129,7 @@ export function createProxy (deps: ProxyDeps): Proxy {
   }
 
   return {
+    name: 'upstream',
     configured,
     credentials,
     login,

@@ -1,9 +1,12 @@
 // Builds the configured storage backend for the daemon's composition root and for offline CLI
-// commands (`hearth storage ...`). The embedded backend's folders come from the home layout; the
-// kubo backend needs only its RPC address.
+// commands (`hearth storage ...`). Building checks the configuration and touches nothing; the
+// embedded node opens its folders on `start()` and the kubo client is ready at once. The
+// embedded backend's folders come from the home layout; the kubo backend needs only its RPC
+// address.
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import { HearthError } from '../errors.js'
+import type { Service } from '../lifecycle/service.js'
 import { createEmbeddedStorage } from './embedded.js'
 import { createKuboStorage } from './kubo.js'
 import type { StorageBackend } from './types.js'
@@ -21,17 +24,76 @@ export interface StorageConfig {
   kubo?: KuboConnection
 }
 
-export async function createStorage (config: StorageConfig, paths: Pick<HomeLayout, 'blocks' | 'datastore'>, logger?: Logger): Promise<StorageBackend> {
+/** A storage backend with the service shape; its status is the backend kind and its health. */
+export interface StorageService extends StorageBackend, Service {
+  status (): Promise<{ backend: StorageBackendKind; ok: boolean; detail?: string }>
+}
+
+/** Check the configuration and build the (unstarted) backend; throws CONFIG_INVALID. */
+export function createStorage (config: StorageConfig, paths: Pick<HomeLayout, 'blocks' | 'datastore'>, logger?: Logger): StorageService {
   switch (config.backend) {
     case 'embedded':
-      return await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger })
+      return new StorageHolder('embedded', async () => await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger }))
     case 'kubo': {
       if (config.kubo?.url === undefined || config.kubo.url === '') {
         throw new HearthError('CONFIG_INVALID', 'storage.backend is kubo but storage.kubo.url is not set')
       }
-      return createKuboStorage({ ...config.kubo, logger })
+      const kubo = createKuboStorage({ ...config.kubo, logger })
+      return new StorageHolder('kubo', async () => kubo)
     }
     default:
       throw new HearthError('CONFIG_INVALID', 'storage.backend must be "embedded" or "kubo"', { backend: String((config as { backend?: unknown }).backend) })
+  }
+}
+
+/** Build and start in one step, for commands that use storage once and stop it. */
+export async function openStorage (config: StorageConfig, paths: Pick<HomeLayout, 'blocks' | 'datastore'>, logger?: Logger): Promise<StorageService> {
+  const storage = createStorage(config, paths, logger)
+  await storage.start()
+  return storage
+}
+
+class StorageHolder implements StorageService {
+  readonly name = 'storage'
+  #backend: StorageBackend | null = null
+  #starting: Promise<StorageBackend> | null = null
+
+  constructor (readonly kind: StorageBackendKind, private readonly open: () => Promise<StorageBackend>) {}
+
+  async start (): Promise<void> {
+    this.#starting ??= this.open()
+    try {
+      this.#backend = await this.#starting
+    } catch (err) {
+      this.#starting = null
+      throw err
+    }
+  }
+
+  async stop (): Promise<void> {
+    const backend = this.#backend
+    this.#backend = null
+    this.#starting = null
+    if (backend !== null) await backend.stop()
+  }
+
+  async status (): Promise<{ backend: StorageBackendKind; ok: boolean; detail?: string }> {
+    return { backend: this.kind, ...await this.health() }
+  }
+
+  async add (bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<string> { return await this.#started().add(bytes, opts) }
+  async pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void> { await this.#started().pin(cid, opts) }
+  async get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array> { return await this.#started().get(cid, opts) }
+  async has (cid: string): Promise<boolean> { return this.#backend === null ? false : await this.#backend.has(cid) }
+  async unpin (cid: string): Promise<void> { await this.#started().unpin(cid) }
+
+  async health (): Promise<{ ok: boolean; detail?: string }> {
+    if (this.#backend === null) return { ok: false, detail: `${this.kind} storage is not started` }
+    return await this.#backend.health()
+  }
+
+  #started (): StorageBackend {
+    if (this.#backend === null) throw new HearthError('STORAGE_UNAVAILABLE', `${this.kind} storage is not started`, { backend: this.kind })
+    return this.#backend
   }
 }

@@ -9,7 +9,6 @@ import type { Logger } from '../log.js'
 import type { Kv } from '../db/database.js'
 import type { FileIndex } from '../db/file-index.js'
 import type { StorageBackend } from '../storage/types.js'
-import type { ChainClient } from '../chain/client.js'
 import type { ReceivedFile } from '../ingest/pipeline.js'
 
 export interface RestoreProgress {
@@ -27,8 +26,17 @@ export interface RestoreFailure { fileId: string; url: string; errorCode: string
 
 export interface RestoreResult extends RestoreProgress { failures: RestoreFailure[] }
 
+/** A file registration as the chain reports it (FileAddedV2). */
+export interface RegisteredFileEvent { fileId: bigint; url: string; schemaId: bigint }
+
+/** What restore reads from the chain; the chain client provides it, sync does not depend on it. */
+export interface RestoreChain {
+  fileAddedEvents (query: { owner: `0x${string}`; fromBlock: bigint; toBlock: bigint }): Promise<RegisteredFileEvent[]>
+  blockNumber (): Promise<bigint>
+}
+
 export interface ChainRestoreDeps {
-  chain: Pick<ChainClient, 'fileAddedEvents' | 'blockNumber'>
+  chain: RestoreChain
   owner: `0x${string}`
   index: Pick<FileIndex, 'byCid' | 'byFileId' | 'get' | 'put'>
   storage: Pick<StorageBackend, 'get' | 'pin'>
@@ -41,6 +49,8 @@ export interface ChainRestoreDeps {
 }
 
 const LAST_BLOCK = 'restore:lastBlock'
+/** Failures of a service that may come back: the block range is scanned again next round. */
+const RETRY_LATER = new Set(['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'])
 
 export async function restoreFromChain (deps: ChainRestoreDeps, opts: { onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreResult> {
   const range = BigInt(deps.blockRange ?? 5_000)
@@ -76,12 +86,12 @@ export async function restoreFromChain (deps: ChainRestoreDeps, opts: { onProgre
         const errorCode = isHearthError(err) ? err.code : 'INTERNAL'
         failures.push({ fileId, url: event.url, errorCode, message: (err as Error).message })
         // storage or schema source down: come back to this range; a bad file stays failed
-        if (['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'].includes(errorCode)) rangeComplete = false
+        if (RETRY_LATER.has(errorCode)) rangeComplete = false
         deps.logger.warn({ fileId, url: event.url, errorCode, err: (err as Error).message }, 'restore of a file failed')
       }
     }
     progress.scannedBlock = to.toString()
-    if (rangeComplete && failures.every((f) => !['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'].includes(f.errorCode))) {
+    if (rangeComplete && failures.every((f) => !RETRY_LATER.has(f.errorCode))) {
       await deps.state.put(LAST_BLOCK, to.toString())
     }
     opts.onProgress?.({ ...progress })

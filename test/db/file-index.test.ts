@@ -312,3 +312,25 @@ test('verify finds damage to indexes and counters; rebuild repairs it', async (t
   assert.deepEqual(after.map((c) => c.path), ['r.s2/2.json'])
   assert.ok(after[0].seq > seqBefore)
 })
+
+test('each walks every record, or every record in a state, a page at a time', async (t) => {
+  const { index } = await freshIndex(t)
+  const rs = Array.from({ length: 23 }, (_, i) => fileRecord(`p.q/${String(i).padStart(3, '0')}.json`, null, { state: i % 3 === 0 ? 'rejected' : 'stored', reasons: i % 3 === 0 ? ['bad'] : undefined }))
+  await index.putMany(rs)
+  const collect = async (it: AsyncIterable<{ path: string }>): Promise<string[]> => { const out: string[] = []; for await (const r of it) out.push(r.path); return out }
+  assert.deepEqual(await collect(index.each({ pageSize: 4 })), paths(rs))
+  assert.deepEqual(await collect(index.each()), paths(rs))
+  assert.deepEqual(await collect(index.each({ state: 'rejected', pageSize: 2 })), paths(rs.filter((r) => r.state === 'rejected')))
+  assert.deepEqual(await collect(index.each({ state: 'registered' })), [])
+  assert.deepEqual(await collect(index.each({ pageSize: 0 })), [])
+  // stopping early is fine, and a record written past the page already read is still seen
+  const seen: string[] = []
+  for await (const r of index.each({ pageSize: 5 })) {
+    seen.push(r.path)
+    if (seen.length === 3) await index.put(fileRecord('p.q/zzz.json', null))
+    if (seen.length === 30) break
+  }
+  assert.equal(seen.length, 24)
+  assert.equal(seen.at(-1), 'p.q/zzz.json')
+  await assert.rejects(collect(index.each({ pageSize: -1 })), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT'))
+})

@@ -8,7 +8,7 @@ import { FsBlockstore } from 'blockstore-fs'
 import { LevelDatastore } from 'datastore-level'
 import { CID } from 'multiformats/cid'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
-import { createStorage } from '../../src/storage/factory.js'
+import { createStorage, openStorage } from '../../src/storage/factory.js'
 import { CHUNK_SIZE, cidOfBytes } from '../../src/storage/cid.js'
 import { homeLayout } from '../../src/home.js'
 import { isHearthError } from '../../src/errors.js'
@@ -141,7 +141,7 @@ test('the embedded node opens no socket at all', async (t) => {
   }
   const before = await sockets()
   const home = homeLayout(await tempDir(t))
-  const storage = await createStorage({ backend: 'embedded' }, home, silentLogger())
+  const storage = await openStorage({ backend: 'embedded' }, home, silentLogger())
   const cid = await storage.add(randomBytes(300_000))
   await storage.get(cid)
   await assert.rejects(storage.get('bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy'))
@@ -153,10 +153,10 @@ test('the embedded node opens no socket at all', async (t) => {
 
 test('the factory rejects an incomplete or unknown configuration', async (t) => {
   const home = homeLayout(await tempDir(t))
-  await assert.rejects(createStorage({ backend: 'kubo' }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
-  await assert.rejects(createStorage({ backend: 'kubo', kubo: { url: 'ftp://x' } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
-  await assert.rejects(createStorage({ backend: 'kubo', kubo: { url: 'http://127.0.0.1:1', timeoutMs: 5 } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
-  await assert.rejects(createStorage({ backend: 'floppy' } as never, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+  assert.throws(() => createStorage({ backend: 'kubo' }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+  assert.throws(() => createStorage({ backend: 'kubo', kubo: { url: 'ftp://x' } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+  assert.throws(() => createStorage({ backend: 'kubo', kubo: { url: 'http://127.0.0.1:1', timeoutMs: 5 } }, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
+  assert.throws(() => createStorage({ backend: 'floppy' } as never, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
 })
 
 test('single-block adds (the fast path) give the CIDs of ipfs add and leave pins Helia itself honours', async (t) => {

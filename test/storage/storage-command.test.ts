@@ -6,7 +6,7 @@ import { PassThrough, Writable } from 'node:stream'
 import { spawn } from 'node:child_process'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { homeLayout, type HomeLayout } from '../../src/home.js'
-import { createStorage, type StorageConfig } from '../../src/storage/factory.js'
+import { openStorage, type StorageConfig } from '../../src/storage/factory.js'
 import { createKuboStorage } from '../../src/storage/kubo.js'
 import { makeStorageCommand } from '../../src/cli/commands/storage.js'
 import { EXIT } from '../../src/cli/command.js'
@@ -33,7 +33,7 @@ async function run (cmd: ReturnType<typeof makeStorageCommand>, home: HomeLayout
 /** A home whose embedded store holds some files; the CID list stands in for the index. */
 async function homeWithFiles (t: Parameters<typeof tempDir>[0], count: number): Promise<{ home: HomeLayout; files: Map<string, Buffer> }> {
   const home = homeLayout(await tempDir(t))
-  const storage = await createStorage({ backend: 'embedded' }, home)
+  const storage = await openStorage({ backend: 'embedded' }, home)
   const files = new Map<string, Buffer>()
   for (let i = 0; i < count; i++) { const b = randomBytes(500 + i * 30_000); files.set(await storage.add(b), b) }
   await storage.stop()
@@ -92,7 +92,7 @@ test('storage migrate --to kubo copies every CID, reports progress, then switche
   const r2 = await run(back.cmd, fresh, ['migrate', '--to', 'embedded'])
   assert.equal(r2.code, EXIT.OK, r2.stderr.text)
   assert.deepEqual(back.switched, [{ backend: 'embedded' }])
-  const embedded = await createStorage({ backend: 'embedded' }, fresh)
+  const embedded = await openStorage({ backend: 'embedded' }, fresh)
   t.after(async () => { await embedded.stop() })
   for (const [c, b] of files) assert.deepEqual(Buffer.from(await embedded.get(c)), b)
 })

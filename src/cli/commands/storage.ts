@@ -10,7 +10,7 @@ import { HearthError, isHearthError } from '../../errors.js'
 import type { HomeLayout } from '../../home.js'
 import { silentLogger } from '../../log.js'
 import { acquireDaemonLock } from '../../daemon/lock.js'
-import { createStorage, type StorageConfig, type StorageBackendKind } from '../../storage/factory.js'
+import { openStorage, type StorageConfig, type StorageBackendKind } from '../../storage/factory.js'
 import { migrateStorage, type MigrateProgress } from '../../storage/migrate.js'
 import { parseCid } from '../../storage/cid.js'
 import type { StorageBackend } from '../../storage/types.js'
@@ -82,9 +82,9 @@ async function runMigrate (ctx: CommandContext, deps: StorageCommandDeps, args: 
     if (sameBackend(source, target)) {
       throw new HearthError('INVALID_ARGUMENT', `the home already uses the ${toKind} backend${toKind === 'kubo' ? ` at ${target.kubo?.url ?? ''}` : ''}`)
     }
-    const from = await createStorage(source, ctx.home, silentLogger())
+    const from = await openStorage(source, ctx.home, silentLogger())
     opened.push(from)
-    const to = await createStorage(target, ctx.home, silentLogger())
+    const to = await openStorage(target, ctx.home, silentLogger())
     opened.push(to)
     for (const [role, backend] of [['current', from], ['new', to]] as const) {
       const h = await backend.health()
@@ -132,7 +132,7 @@ async function runCat (ctx: CommandContext, deps: StorageCommandDeps, args: stri
   const config = values.backend !== undefined
     ? backendConfig(backendKind(values.backend, '--backend'), values)
     : (deps.readBackend !== undefined ? await deps.readBackend(ctx.home) : { backend: 'embedded' as const })
-  const storage = await createStorage(config, ctx.home, silentLogger())
+  const storage = await openStorage(config, ctx.home, silentLogger())
   try {
     return await write(await storage.get(cid))
   } finally {

@@ -7,18 +7,13 @@ import { openFileIndex } from '../db/file-index.js'
 import { createSchemaCache } from '../registry/cache.js'
 import { loadConfig, readConfigFile } from '../config/resolve.js'
 import type { StorageConfig } from '../storage/factory.js'
-import type { StorageCommandDeps } from '../cli/commands/storage.js'
+import type { StorageCommandDeps } from './commands/storage.js'
 
 async function * referencedCids (home: HomeLayout): AsyncGenerator<string> {
   const db = await openDatabase(home.index)
   try {
     const index = await openFileIndex({ db })
-    for (let after: string | undefined; ;) {
-      const page = await index.all({ limit: 500, ...(after !== undefined ? { after } : {}) })
-      if (page.length === 0) break
-      for (const r of page) if (r.cid !== null) yield r.cid
-      after = page[page.length - 1]!.path
-    }
+    for await (const r of index.each()) if (r.cid !== null) yield r.cid
     for (const schema of await createSchemaCache(openKv(db, 'schemas')).list()) {
       if (schema.definitionUrl.startsWith('ipfs://')) yield schema.definitionUrl.slice('ipfs://'.length)
     }

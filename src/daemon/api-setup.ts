@@ -1,0 +1,156 @@
+// The owner's API: one router with every route set, the upstream proxy's raw mounts, and the
+// listeners (the unix socket or systemd's, and the optional loopback TCP listener with a bearer
+// token) as one service.
+import type { HomeLayout } from '../home.js'
+import type { Logger } from '../log.js'
+import type { HearthConfig } from '../config/types.js'
+import type { ConfigSource, ConfigSources } from '../config/resolve.js'
+import type { FileIndex } from '../db/file-index.js'
+import type { StorageBackend } from '../storage/types.js'
+import type { IngestPipeline } from '../ingest/pipeline.js'
+import type { SyncControl } from '../sync/service.js'
+import type { HearthEventHub } from '../lifecycle/events.js'
+import { service, type Service } from '../lifecycle/service.js'
+import { createApiServer, systemdListenFd, type ApiServer } from '../api/server.js'
+import { Router } from '../api/router.js'
+import { addDataRoutes } from '../api/routes/data.js'
+import { addSchemaRoutes } from '../api/routes/schemas.js'
+import { addSyncRoutes } from '../api/routes/sync.js'
+import { addSystemRoutes } from '../api/routes/system.js'
+import { addConfigRoutes } from '../api/routes/config.js'
+import { addUpstreamRoutes } from '../api/routes/upstream.js'
+import { addImageRoutes } from '../api/routes/images.js'
+import { addConversationRoutes } from '../api/routes/conversations.js'
+import { addImportRoutes } from '../api/routes/imports.js'
+import { addUiRoutes } from '../api/routes/ui.js'
+import type { ImportJobs } from '../connectors/import-jobs.js'
+import type { Dashboard } from '../ui/dashboard.js'
+import type { Builders } from '../builders/index.js'
+import { addConnectorRoutes } from '../connectors/routes.js'
+import { connectorDirs } from '../connectors/loader.js'
+import { PROXY_MOUNT_PREFIXES, type Proxy } from '../proxy/index.js'
+import type { SchemaSetup } from './schemas-setup.js'
+import { loadOrCreateApiToken } from './api-token.js'
+
+export interface OwnerApiDeps {
+  config: HearthConfig
+  configSources: Record<string, ConfigSource>
+  configAmbient: Omit<ConfigSources, 'file'>
+  home: HomeLayout
+  env: NodeJS.ProcessEnv
+  ownerAddress: string
+  masterKey: Uint8Array
+  index: FileIndex
+  storage: StorageBackend
+  pipeline: IngestPipeline
+  schemas: Pick<SchemaSetup, 'registry' | 'serving' | 'shipped'>
+  sync: SyncControl
+  proxy: Proxy
+  importJobs: ImportJobs
+  /** The owner's builder routes (requests, grants, access log) and the builders' own routes. */
+  builders: Pick<Builders, 'addRoutes'>
+  /** Null when `ui.enabled` is false. */
+  dashboard: Dashboard | null
+  events: HearthEventHub
+  /** The status report of the running services, for `GET /v1/status`. */
+  servicesStatus (): Promise<Record<string, unknown>>
+  logger: Logger
+  print: (line: string) => void
+}
+
+export interface OwnerApi extends Service {
+  /** Where other listeners (the dashboard) mount their route sets. */
+  readonly server: ApiServer
+  /** Where the API listens, once started (null: systemd's socket, or no TCP listener). */
+  readonly socketPath: string | null
+  readonly tcpPort: number | null
+}
+
+function ownerRouter (deps: OwnerApiDeps): Router {
+  const { home, index, storage, logger, events } = deps
+  const router = new Router()
+  addDataRoutes(router, { dataDir: home.data, index, storage, pipeline: deps.pipeline, masterKey: deps.masterKey, logger, onScopeDeleted: (scope) => events.emit('scope.deleted', { scope }) })
+  addSyncRoutes(router, deps.sync)
+  addSchemaRoutes(router, { registry: deps.schemas.registry, serving: deps.schemas.serving, shipped: deps.schemas.shipped, storage, logger, onSchemaAdded: (schema) => events.emit('schema.added', schema) })
+  addSystemRoutes(router, { ownerAddress: deps.ownerAddress, index, storage, servicesStatus: deps.servicesStatus })
+  addConfigRoutes(router, { configFile: home.config, running: { config: deps.config, sources: deps.configSources }, ambient: deps.configAmbient, logger })
+  addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
+  addImportRoutes(router, { jobs: deps.importJobs })
+  deps.builders.addRoutes(router)
+  addUiRoutes(router, { dashboard: deps.dashboard })
+  addUpstreamRoutes(router, deps.proxy)
+  addImageRoutes(router, deps.proxy)
+  addConversationRoutes(router, deps.proxy)
+  return router
+}
+
+export function ownerApi (deps: OwnerApiDeps): OwnerApi {
+  const { config, home } = deps
+  const api = createApiServer({
+    router: ownerRouter(deps),
+    mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: deps.proxy.handle })),
+    maxBodyBytes: config.api.maxBodyBytes,
+    logger: deps.logger
+  })
+  let socketPath: string | null = null
+  let tcpPort: number | null = null
+  const lifecycle = service('api', {
+    async start () {
+      const inheritedFd = systemdListenFd(deps.env)
+      if (inheritedFd !== null) {
+        await api.listenFd(inheritedFd)
+        deps.print('listening on the socket passed by systemd')
+      } else {
+        await api.listenUnix(home.socket)
+        socketPath = home.socket
+      }
+      if (config.api.tcp.enabled) {
+        const token = await loadOrCreateApiToken(home)
+        tcpPort = (await api.listenTcp(config.api.tcp.host, config.api.tcp.port, token)).port
+        deps.print(`TCP listener on ${config.api.tcp.host}:${tcpPort} (bearer token in ${home.identity}/api-token)`)
+      }
+    },
+    async stop () { await api.close() }
+  })
+  return {
+    ...lifecycle,
+    server: api,
+    get socketPath () { return socketPath },
+    get tcpPort () { return tcpPort }
+  }
+}
+
+/** Imports of uploaded exports (the dashboard's), run by connectors in a child process. */
+export function importJobsService (jobs: ImportJobs): Service & { readonly jobs: ImportJobs } {
+  return { ...service('imports', { start: async () => { await jobs.start() }, stop: async () => { await jobs.stop() } }), jobs }
+}
+
+/** The dashboard's listener on the API server, when `ui.enabled`; it closes with the API. */
+export function dashboardService (dashboard: Dashboard | null, server: Pick<ApiServer, 'listen'>, print: (line: string) => void): Service {
+  return service('dashboard', {
+    async start () {
+      if (dashboard === null) return
+      await dashboard.start(server)
+      const url = dashboard.url()
+      print(url !== null ? `dashboard ${url}  (\`hearth ui\` prints a login link)` : `dashboard not started: ${dashboard.status().error ?? ''}`)
+    },
+    status: async () => dashboard?.status() ?? { listening: false, note: 'ui.enabled is false' }
+  })
+}
+
+/** The builder side: access-log pruning, the grant relay and, when `builders.listen` is set, the builder listener. */
+export function buildersService (builders: Builders, server: ApiServer, print: (line: string) => void): Service & { readonly port: number | null } {
+  let port: number | null = null
+  return {
+    ...service('builders', {
+      async start () {
+        const listener = await builders.start(server)
+        port = listener.port
+        if (port !== null) print(`builders  ${listener.audience ?? ''}  (port ${port})`)
+      },
+      stop: async () => { await builders.stop() },
+      status: async () => await builders.status()
+    }),
+    get port () { return port }
+  }
+}

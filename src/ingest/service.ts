@@ -1,0 +1,154 @@
+// The ingest service: the pipeline and the work that feeds it. Watcher events, the initial scan,
+// storage retries and files waiting for their schema share one bounded work queue; what the
+// pipeline stored or indexed is announced on the event hub. Built without side effects; start()
+// begins watching (or polling) and the initial scan.
+import type { Logger } from '../log.js'
+import type { Service } from '../lifecycle/service.js'
+import type { EventSink, HearthEvents } from '../lifecycle/events.js'
+import type { FileIndex } from '../db/file-index.js'
+import { createIngestPipeline, isTransientFailure, type IngestDeps, type IngestPipeline } from './pipeline.js'
+import { createRetrySet } from './retry-set.js'
+import { createWorkQueue } from './work-queue.js'
+import { scanDataFolder, type ScanProgress } from './scanner.js'
+import { watchDataFolder } from './watcher.js'
+
+export interface IngestSettings {
+  concurrency: number
+  /** A file must stay unchanged this long before the watcher ingests it. */
+  stabilityMs: number
+  /** Rescan the folder periodically instead of change notifications (network filesystems). */
+  usePolling: boolean
+  pollIntervalMs: number
+  /** How often files waiting for their schema are tried again. */
+  retryWaitingMs: number
+}
+
+export interface IngestServiceDeps {
+  pipeline: Omit<IngestDeps, 'onStored' | 'onIndexed' | 'onDeferred' | 'logger'>
+  index: Pick<FileIndex, 'byState'>
+  settings: IngestSettings
+  events: EventSink<HearthEvents>
+  logger: Logger
+  /** Progress lines of the initial scan, for the person who started the daemon. */
+  print?: (line: string) => void
+}
+
+export interface IngestStatus {
+  queued: number
+  running: number
+  waitingForStorage: number
+  scan: ScanProgress
+}
+
+export interface IngestService extends Service {
+  readonly name: 'ingest'
+  readonly pipeline: IngestPipeline
+  /** Resolves when the initial scan has reconciled the data folder with the index. */
+  readonly scanned: Promise<ScanProgress>
+  /** Ingest one path (relative to the data folder) through the work queue. */
+  push (rel: string): void
+  status (): Promise<IngestStatus>
+}
+
+export function createIngestService (deps: IngestServiceDeps): IngestService {
+  const { settings, logger, events } = deps
+  const print = deps.print ?? (() => {})
+  // files whose storage failed go back to the work queue with a growing delay
+  const retries = createRetrySet({ retry: (rel) => work.push(rel) })
+  const pipeline = createIngestPipeline({
+    ...deps.pipeline,
+    logger,
+    onStored: (record) => events.emit('file.stored', record),
+    onIndexed: (record) => events.emit('file.indexed', record),
+    onDeferred: (path) => retries.add(path)
+  })
+  const work = createWorkQueue({ concurrency: settings.concurrency, run: async (rel) => await ingestOne(rel) })
+  const ingestOne = async (rel: string): Promise<void> => {
+    try {
+      const result = await pipeline.ingestPath(rel)
+      if (result.outcome === 'ingested') retries.succeeded()
+    } catch (err) {
+      if (isTransientFailure(err)) {
+        logger.warn({ path: rel, err: (err as Error).message }, 'storage unavailable; the file will be retried')
+        retries.add(rel)
+      } else {
+        logger.error({ path: rel, err }, 'ingest failed; the file will be retried on the next scan')
+      }
+    }
+  }
+
+  const scanState: ScanProgress = { seen: 0, queued: 0, done: false }
+  let resolveScanned: (p: ScanProgress) => void = () => {}
+  let rejectScanned: (err: unknown) => void = () => {}
+  const scanned = new Promise<ScanProgress>((resolve, reject) => { resolveScanned = resolve; rejectScanned = reject })
+  scanned.catch((err) => logger.error({ err }, 'initial scan failed'))
+  const stops: Array<() => Promise<void> | void> = []
+
+  const watchOrPoll = async (): Promise<void> => {
+    if (settings.usePolling) {
+      // filesystems without change notifications (network mounts): a periodic reconcile scan,
+      // cheap for unchanged files (one stat and one index read each)
+      const pollTimer = setInterval(() => { void scanDataFolder({ dataDir: deps.pipeline.dataDir, queue: work }).catch((err) => logger.warn({ err }, 'polling scan failed')) }, settings.pollIntervalMs)
+      pollTimer.unref()
+      stops.push(() => { clearInterval(pollTimer) })
+      return
+    }
+    const watcher = watchDataFolder({
+      dataDir: deps.pipeline.dataDir,
+      stabilityMs: settings.stabilityMs,
+      onFile: (rel) => work.push(rel),
+      onError: (err) => logger.warn({ err }, 'watcher error')
+    })
+    stops.push(async () => { await watcher.close() })
+    await watcher.ready
+  }
+
+  const startInitialScan = (): void => {
+    const scanAbort = new AbortController()
+    stops.push(() => { scanAbort.abort() })
+    scanDataFolder({
+      dataDir: deps.pipeline.dataDir,
+      queue: work,
+      signal: scanAbort.signal,
+      progressEvery: 10_000,
+      onProgress: (p) => {
+        Object.assign(scanState, p)
+        logger.info({ scan: p }, p.done ? 'initial scan finished' : 'initial scan progress')
+        if (p.seen > 0) print(p.done ? `initial scan done: ${p.seen} files checked` : `initial scan: ${p.seen} files checked so far`)
+      }
+    }).then(resolveScanned, rejectScanned)
+  }
+
+  const retryWaitingFiles = (): void => {
+    // files waiting for their schema are retried when one may have become known
+    const retryTimer = setInterval(() => {
+      void (async () => {
+        for (const r of await deps.index.byState('waiting-schema', { limit: 1000 })) work.push(r.path)
+      })().catch((err) => logger.warn({ err }, 'retry of waiting files failed'))
+    }, settings.retryWaitingMs)
+    retryTimer.unref()
+    stops.push(() => { clearInterval(retryTimer) })
+  }
+
+  const stop = async (): Promise<void> => {
+    while (stops.length > 0) await stops.pop()!()
+    await work.close()
+    retries.stop()
+  }
+
+  return {
+    name: 'ingest',
+    pipeline,
+    scanned,
+    push: (rel) => work.push(rel),
+    async start () {
+      await watchOrPoll()
+      startInitialScan()
+      retryWaitingFiles()
+    },
+    stop,
+    async status () {
+      return { queued: work.size, running: work.running, waitingForStorage: retries.size, scan: { ...scanState } }
+    }
+  }
+}

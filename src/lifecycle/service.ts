@@ -1,0 +1,100 @@
+// The one shape of a long-lived part of the daemon (storage, the chain registrar, ingest, sync,
+// the upstream proxy, the API listeners, ...): built without side effects, then started and
+// stopped by the composition root, in order and in reverse. `status()` is what the part reports
+// under its name in `GET /v1/status`; parts with nothing to report there answer undefined.
+import type { Logger } from '../log.js'
+import { HearthError } from '../errors.js'
+
+export interface Service {
+  readonly name: string
+  start (): Promise<void>
+  /**
+   * Idempotent, and also called after a failed start (so it copes with a start that got only
+   * part of the way); after it resolves the part holds no timers, sockets or file handles.
+   */
+  stop (): Promise<void>
+  status (): Promise<unknown>
+}
+
+/** The status of every started service that reports one, by service name, in start order. */
+export type StatusReport = Record<string, unknown>
+
+/**
+ * Starts services one at a time and remembers them, so that a failed start (or the end of the
+ * daemon) stops exactly what had started, newest first. A stop that fails is logged and the
+ * rest still stop.
+ */
+export class ServiceStack {
+  readonly #started: Service[] = []
+  readonly #logger: Logger
+
+  constructor (logger: Logger) {
+    this.#logger = logger
+  }
+
+  /**
+   * Start `service` and keep it for `stopAll`; resolves to the same object. A service whose
+   * start fails is stopped at once (whatever it opened is closed) and the error rethrown.
+   */
+  async start<S extends Service> (service: S): Promise<S> {
+    try {
+      await service.start()
+    } catch (err) {
+      await this.#stop(service)
+      throw err
+    }
+    this.#started.push(service)
+    this.#logger.debug({ service: service.name }, 'service started')
+    return service
+  }
+
+  /** The services started so far, in start order. */
+  get services (): readonly Service[] {
+    return [...this.#started]
+  }
+
+  async stopAll (): Promise<void> {
+    while (this.#started.length > 0) await this.#stop(this.#started.pop()!)
+  }
+
+  async #stop (service: Service): Promise<void> {
+    try {
+      await service.stop()
+    } catch (err) {
+      this.#logger.error({ err, service: service.name }, 'service failed to stop')
+    }
+  }
+
+  /** Each started service's status; a status that throws is reported as its error message. */
+  async status (): Promise<StatusReport> {
+    const report: StatusReport = {}
+    for (const service of this.#started) {
+      try {
+        const status = await service.status()
+        if (status !== undefined) report[service.name] = status
+      } catch (err) {
+        report[service.name] = { error: (err as Error).message }
+      }
+    }
+    return report
+  }
+}
+
+/**
+ * A service made of plain functions, for the composition root's small parts (a lock, a
+ * listener) that are not worth a module of their own.
+ */
+export function service (name: string, parts: { start?: () => Promise<void>; stop?: () => Promise<void>; status?: () => Promise<unknown> }): Service {
+  return {
+    name,
+    async start () { await parts.start?.() },
+    async stop () { await parts.stop?.() },
+    async status () { return await parts.status?.() }
+  }
+}
+
+/** What a service made on start (a handle, a client), or an INTERNAL error before it started. */
+export function startedValue<T> (value: T | null, service: string): T {
+  if (value === null) throw new HearthError('INTERNAL', `${service} is used before it started`)
+  return value
+}

@@ -1,0 +1,45 @@
+// Which failures of receiving a peer's file are final. A file that can never be used here (it
+// does not decrypt, its envelope or data are invalid, its scope does not match) is rejected and
+// never fetched again; an unknown schema parks it until the schema is known; anything else
+// (disk, database) is transient and retried from the same cursor next round.
+import { isHearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { ReceivedFile } from '../ingest/pipeline.js'
+import type { LiveEntry } from './protocol.js'
+import type { ReceiveHook, ReceiveOutcome } from './pull.js'
+
+export const PEER_FILE_REJECTED_CODES: ReadonlySet<string> = new Set([
+  'DECRYPTION_FAILED', 'SCOPE_MISMATCH', 'SCHEMA_VALIDATION_FAILED', 'INVALID_ENVELOPE', 'INVALID_JSON', 'JSON_TOO_DEEP',
+  'NUMBER_NOT_REPRESENTABLE', 'SCHEMA_SCOPE_MISMATCH', 'INVALID_SCOPE'
+])
+
+/** The outcome a receive failure stands for, or null when it must be thrown (transient). */
+export function outcomeOfFailure (err: unknown): Extract<ReceiveOutcome, 'rejected' | 'waiting-schema'> | null {
+  if (isHearthError(err, 'SCHEMA_NOT_FOUND')) return 'waiting-schema'
+  if (isHearthError(err) && PEER_FILE_REJECTED_CODES.has(err.code)) return 'rejected'
+  return null
+}
+
+/**
+ * The sync engine's receive hook over the pipeline's receive: files keep origin 'peer' (never
+ * re-registered here), and each handled file is reported to `onReceived`.
+ */
+export function peerReceiveHook (deps: {
+  receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
+  logger: Logger
+  onReceived?: (file: { cid: string; peerId: string; outcome: ReceiveOutcome }) => void
+}): ReceiveHook {
+  return async (entry: LiveEntry, ciphertext, from) => {
+    let outcome: ReceiveOutcome
+    try {
+      outcome = await deps.receive(ciphertext, { cid: entry.cid, schemaId: entry.schemaId, fileId: entry.fileId, origin: 'peer' })
+    } catch (err) {
+      const final = outcomeOfFailure(err)
+      if (final === null) throw err
+      if (final === 'rejected') deps.logger.warn({ cid: entry.cid, errorCode: (err as { code?: string }).code, err: (err as Error).message }, 'file from a peer rejected')
+      outcome = final
+    }
+    deps.onReceived?.({ cid: entry.cid, peerId: from.peerId, outcome })
+    return outcome
+  }
+}

@@ -1,0 +1,41 @@
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { HearthError } from '../../src/errors.js'
+import { silentLogger } from '../../src/log.js'
+import { outcomeOfFailure, peerReceiveHook } from '../../src/sync/peer-receive.js'
+import type { LiveEntry } from '../../src/sync/protocol.js'
+
+const entry = { seq: 1, cid: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', schemaId: '7', fileId: null, size: 10, scope: 'a.b' } as unknown as LiveEntry
+
+test('a peer file that can never be used is rejected, an unknown schema parks it, anything else is retried', () => {
+  for (const code of ['DECRYPTION_FAILED', 'SCOPE_MISMATCH', 'SCHEMA_VALIDATION_FAILED', 'INVALID_ENVELOPE', 'INVALID_JSON', 'JSON_TOO_DEEP', 'NUMBER_NOT_REPRESENTABLE', 'SCHEMA_SCOPE_MISMATCH', 'INVALID_SCOPE'] as const) {
+    assert.equal(outcomeOfFailure(new HearthError(code, 'x')), 'rejected', code)
+  }
+  assert.equal(outcomeOfFailure(new HearthError('SCHEMA_NOT_FOUND', 'x')), 'waiting-schema')
+  assert.equal(outcomeOfFailure(new HearthError('STORAGE_UNAVAILABLE', 'x')), null)
+  assert.equal(outcomeOfFailure(new Error('disk full')), null)
+})
+
+test('the receive hook hands files to the pipeline as origin peer and reports each outcome', async () => {
+  const received: unknown[] = []
+  const reported: unknown[] = []
+  let fail: Error | null = null
+  const hook = peerReceiveHook({
+    receive: async (_bytes, meta) => { received.push(meta); if (fail !== null) throw fail; return 'written' },
+    logger: silentLogger(),
+    onReceived: (file) => reported.push(file)
+  })
+  assert.equal(await hook(entry, new Uint8Array(1), { peerId: 'peer-a' }), 'written')
+  assert.deepEqual(received, [{ cid: entry.cid, schemaId: '7', fileId: null, origin: 'peer' }])
+  fail = new HearthError('DECRYPTION_FAILED', 'wrong key')
+  assert.equal(await hook(entry, new Uint8Array(1), { peerId: 'peer-a' }), 'rejected')
+  fail = new HearthError('SCHEMA_NOT_FOUND', 'unknown')
+  assert.equal(await hook(entry, new Uint8Array(1), { peerId: 'peer-b' }), 'waiting-schema')
+  fail = new HearthError('STORAGE_UNAVAILABLE', 'down')
+  await assert.rejects(hook(entry, new Uint8Array(1), { peerId: 'peer-b' }), /down/)
+  assert.deepEqual(reported, [
+    { cid: entry.cid, peerId: 'peer-a', outcome: 'written' },
+    { cid: entry.cid, peerId: 'peer-a', outcome: 'rejected' },
+    { cid: entry.cid, peerId: 'peer-b', outcome: 'waiting-schema' }
+  ])
+})
