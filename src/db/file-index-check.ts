@@ -49,131 +49,167 @@ function keysOf (r: StoredRecord): SecondaryKeys | null {
   try { return secondaryKeys(checkRecord(r)) } catch { return null }
 }
 
+/** One check in progress: the store, the snapshot it reads, and the problems found so far. */
+interface CheckRun {
+  s: FileIndexStore
+  snapshot: AbstractSnapshot
+  problem (text: string): void
+}
+
+/** Recounts of what the record pass saw, for the namespace and log passes to compare with. */
+interface RecordTally {
+  records: number
+  counts: Record<FileState, number>
+  /** How many entries each secondary namespace must hold if nothing in it is stray. */
+  expected: Record<keyof SecondaryKeys, number>
+  /** Records whose change log entry was found. */
+  liveLogged: number
+}
+
 export async function checkFileIndex (s: FileIndexStore): Promise<FileIndexCheck> {
   const problems: string[] = []
   let problemCount = 0
   const problem = (text: string): void => { problemCount++; if (problems.length < MAX_PROBLEMS) problems.push(text) }
   const snapshot: AbstractSnapshot = s.db.level.snapshot()
   try {
+    const run: CheckRun = { s, snapshot, problem }
     const seq = (await s.meta.get('seq', { snapshot })) ?? 0
-    const storedCounts = zeroCounts()
-    const stored = await s.meta.getMany(FILE_STATES.map((st) => `count:${st}`), { snapshot })
-    FILE_STATES.forEach((st, i) => { storedCounts[st] = stored[i] ?? 0 })
-    const counts = zeroCounts()
-    let records = 0
-    // How many entries each namespace must hold if nothing is stray; the costly scans that name
-    // stray entries run only when a count is off.
-    const expected: Record<keyof SecondaryKeys, number> = { scope: 0, cid: 0, state: 0, fileId: 0 }
-    let liveLogged = 0
-
-    // Every record is valid and has its secondary keys, its log entry, and no tombstone.
-    for await (const entries of chunks(s.records.iterator({ snapshot }))) {
-      const valid: Array<{ r: StoredRecord; keys: SecondaryKeys }> = []
-      for (const [path, r] of entries) {
-        records++
-        const keys = keysOf(r)
-        if (keys === null || r.path !== path) { problem(`record ${JSON.stringify(path)} is malformed`); continue }
-        counts[r.state]++
-        if (!Number.isSafeInteger(r.seq) || r.seq < 1 || r.seq > seq) problem(`record ${JSON.stringify(path)} has seq ${String(r.seq)} outside 1..${seq}`)
-        valid.push({ r, keys })
-      }
-      for (const { name, sub } of SECONDARY) {
-        const wanted = valid.filter((v) => v.keys[name] !== null)
-        expected[name] += wanted.length
-        const present = wanted.length === 0 ? [] : await sub(s).hasMany(wanted.map((v) => v.keys[name] as string), { snapshot })
-        present.forEach((ok, i) => { if (!ok) problem(`${name} index lacks ${JSON.stringify(wanted[i].r.path)}`) })
-      }
-      const logs = valid.length === 0 ? [] : await s.log.getMany(valid.map((v) => padNumber(v.r.seq)), { snapshot })
-      logs.forEach((l, i) => {
-        if (l === undefined || l.deleted === true || l.path !== valid[i].r.path) problem(`change log lacks seq ${valid[i].r.seq} of ${JSON.stringify(valid[i].r.path)}`)
-        else liveLogged++
-      })
-      const tombs = valid.length === 0 ? [] : await s.tombstones.hasMany(valid.map((v) => v.r.path), { snapshot })
-      tombs.forEach((t, i) => { if (t) problem(`live path ${JSON.stringify(valid[i].r.path)} also has a tombstone`) })
-    }
-
-    // Every secondary key belongs to a record that produces exactly that key: with every wanted
-    // key present, equal counts prove it; otherwise find the strays.
-    for (const { name, sub } of SECONDARY) {
-      let present = 0
-      for await (const keys of chunks(sub(s).keys({ snapshot }))) present += keys.length
-      if (present === expected[name]) continue
-      for await (const keys of chunks(sub(s).keys({ snapshot }))) {
-        const found = await s.records.getMany(keys.map(lastPart), { snapshot })
-        keys.forEach((key, i) => {
-          const r = found[i]
-          if (r === undefined || keysOf(r)?.[name] !== key) problem(`${name} index has a stray entry for ${JSON.stringify(lastPart(key))}`)
-        })
-      }
-    }
-
-    // Per-scope summaries match the scope index (grouped, since it is sorted by scope).
-    let scopes = 0
-    const checkGroup = async (scope: string, count: number, newestKey: string): Promise<void> => {
-      scopes++
-      const sum = await s.scopes.get(scope, { snapshot })
-      if (sum === undefined) { problem(`scope ${JSON.stringify(scope)} has no summary`); return }
-      if (sum.count !== count) problem(`scope ${JSON.stringify(scope)} summary counts ${sum.count}, index has ${count}`)
-      if (summaryKey(scope, sum) !== newestKey) problem(`scope ${JSON.stringify(scope)} summary names a different latest version`)
-    }
-    let group: { scope: string; count: number; last: string } | null = null
-    for await (const keys of chunks(s.byScope.keys({ snapshot }))) {
-      for (const key of keys) {
-        const scope = firstPart(key)
-        if (group !== null && group.scope !== scope) await checkGroup(group.scope, group.count, group.last)
-        group = group !== null && group.scope === scope ? { scope, count: group.count + 1, last: key } : { scope, count: 1, last: key }
-      }
-    }
-    if (group !== null) await checkGroup(group.scope, group.count, group.last)
-    for await (const entries of chunks(s.scopes.iterator({ snapshot }))) {
-      for (const [scope] of entries) {
-        const [any] = await s.byScope.keys({ ...rangeOf(scope), limit: 1, snapshot }).all()
-        if (any === undefined) problem(`summary of scope ${JSON.stringify(scope)} has no versions`)
-      }
-    }
-
-    // Change log: each tombstone has its log entry; then the log holds exactly the verified
-    // live and tombstone entries (counts again), else find the stale ones.
-    let tombstones = 0
-    let tombLogged = 0
-    for await (const entries of chunks(s.tombstones.iterator({ snapshot }))) {
-      tombstones += entries.length
-      const logs = await s.log.getMany(entries.map(([, n]) => padNumber(n)), { snapshot })
-      logs.forEach((l, i) => {
-        if (l?.deleted !== true || l.path !== entries[i][0]) problem(`tombstone of ${JSON.stringify(entries[i][0])} is not in the change log`)
-        else tombLogged++
-      })
-    }
-    let liveEntries = 0
-    let tombEntries = 0
-    for await (const entries of chunks(s.log.iterator({ snapshot }))) {
-      for (const [key, v] of entries) {
-        if (v.deleted === true) tombEntries++; else liveEntries++
-        if (Number(key) > seq) problem(`change log seq ${Number(key)} is past the counter ${seq}`)
-      }
-    }
-    if (liveEntries !== liveLogged || tombEntries !== tombLogged) {
-      for await (const entries of chunks(s.log.iterator({ snapshot }))) {
-        const found = await s.records.getMany(entries.map(([, v]) => v.path), { snapshot })
-        const tombs = await s.tombstones.getMany(entries.map(([, v]) => v.path), { snapshot })
-        entries.forEach(([key, v], i) => {
-          const n = Number(key)
-          if (v.deleted === true) {
-            if (found[i] !== undefined || tombs[i] !== n) problem(`stale tombstone ${n} for ${JSON.stringify(v.path)}`)
-          } else if (found[i]?.seq !== n) {
-            problem(`stale change log entry ${n} for ${JSON.stringify(v.path)}`)
-          }
-        })
-      }
-    }
-
+    const storedCounts = await readStoredCounts(run)
+    const tally = await checkRecords(run, seq)
+    await findStraySecondaryKeys(run, tally.expected)
+    const scopes = await checkScopeSummaries(run)
+    const tombstones = await checkChangeLog(run, seq, tally.liveLogged)
     for (const st of FILE_STATES) {
-      if (counts[st] !== storedCounts[st]) problem(`counter ${st} is ${storedCounts[st]}, recount gives ${counts[st]}`)
+      if (tally.counts[st] !== storedCounts[st]) problem(`counter ${st} is ${storedCounts[st]}, recount gives ${tally.counts[st]}`)
     }
-    return { ok: problemCount === 0, records, counts, storedCounts, seq, scopes, tombstones, problems, problemCount }
+    return { ok: problemCount === 0, records: tally.records, counts: tally.counts, storedCounts, seq, scopes, tombstones, problems, problemCount }
   } finally {
     await snapshot.close()
   }
+}
+
+async function readStoredCounts ({ s, snapshot }: CheckRun): Promise<Record<FileState, number>> {
+  const storedCounts = zeroCounts()
+  const stored = await s.meta.getMany(FILE_STATES.map((st) => `count:${st}`), { snapshot })
+  FILE_STATES.forEach((st, i) => { storedCounts[st] = stored[i] ?? 0 })
+  return storedCounts
+}
+
+/** Every record is valid and has its secondary keys, its log entry, and no tombstone. */
+async function checkRecords ({ s, snapshot, problem }: CheckRun, seq: number): Promise<RecordTally> {
+  const tally: RecordTally = { records: 0, counts: zeroCounts(), expected: { scope: 0, cid: 0, state: 0, fileId: 0 }, liveLogged: 0 }
+  for await (const entries of chunks(s.records.iterator({ snapshot }))) {
+    const valid: Array<{ r: StoredRecord; keys: SecondaryKeys }> = []
+    for (const [path, r] of entries) {
+      tally.records++
+      const keys = keysOf(r)
+      if (keys === null || r.path !== path) { problem(`record ${JSON.stringify(path)} is malformed`); continue }
+      tally.counts[r.state]++
+      if (!Number.isSafeInteger(r.seq) || r.seq < 1 || r.seq > seq) problem(`record ${JSON.stringify(path)} has seq ${String(r.seq)} outside 1..${seq}`)
+      valid.push({ r, keys })
+    }
+    for (const { name, sub } of SECONDARY) {
+      const wanted = valid.filter((v) => v.keys[name] !== null)
+      tally.expected[name] += wanted.length
+      const present = wanted.length === 0 ? [] : await sub(s).hasMany(wanted.map((v) => v.keys[name] as string), { snapshot })
+      present.forEach((ok, i) => { if (!ok) problem(`${name} index lacks ${JSON.stringify(wanted[i].r.path)}`) })
+    }
+    const logs = valid.length === 0 ? [] : await s.log.getMany(valid.map((v) => padNumber(v.r.seq)), { snapshot })
+    logs.forEach((l, i) => {
+      if (l === undefined || l.deleted === true || l.path !== valid[i].r.path) problem(`change log lacks seq ${valid[i].r.seq} of ${JSON.stringify(valid[i].r.path)}`)
+      else tally.liveLogged++
+    })
+    const tombs = valid.length === 0 ? [] : await s.tombstones.hasMany(valid.map((v) => v.r.path), { snapshot })
+    tombs.forEach((t, i) => { if (t) problem(`live path ${JSON.stringify(valid[i].r.path)} also has a tombstone`) })
+  }
+  return tally
+}
+
+/**
+ * Every secondary key belongs to a record that produces exactly that key: with every wanted key
+ * present, equal counts prove it; only a namespace whose count is off is scanned for strays.
+ */
+async function findStraySecondaryKeys ({ s, snapshot, problem }: CheckRun, expected: RecordTally['expected']): Promise<void> {
+  for (const { name, sub } of SECONDARY) {
+    let present = 0
+    for await (const keys of chunks(sub(s).keys({ snapshot }))) present += keys.length
+    if (present === expected[name]) continue
+    for await (const keys of chunks(sub(s).keys({ snapshot }))) {
+      const found = await s.records.getMany(keys.map(lastPart), { snapshot })
+      keys.forEach((key, i) => {
+        const r = found[i]
+        if (r === undefined || keysOf(r)?.[name] !== key) problem(`${name} index has a stray entry for ${JSON.stringify(lastPart(key))}`)
+      })
+    }
+  }
+}
+
+/** Per-scope summaries match the scope index (grouped, since it is sorted by scope); returns the scope count. */
+async function checkScopeSummaries ({ s, snapshot, problem }: CheckRun): Promise<number> {
+  let scopes = 0
+  const checkGroup = async (scope: string, count: number, newestKey: string): Promise<void> => {
+    scopes++
+    const sum = await s.scopes.get(scope, { snapshot })
+    if (sum === undefined) { problem(`scope ${JSON.stringify(scope)} has no summary`); return }
+    if (sum.count !== count) problem(`scope ${JSON.stringify(scope)} summary counts ${sum.count}, index has ${count}`)
+    if (summaryKey(scope, sum) !== newestKey) problem(`scope ${JSON.stringify(scope)} summary names a different latest version`)
+  }
+  let group: { scope: string; count: number; last: string } | null = null
+  for await (const keys of chunks(s.byScope.keys({ snapshot }))) {
+    for (const key of keys) {
+      const scope = firstPart(key)
+      if (group !== null && group.scope !== scope) await checkGroup(group.scope, group.count, group.last)
+      group = group !== null && group.scope === scope ? { scope, count: group.count + 1, last: key } : { scope, count: 1, last: key }
+    }
+  }
+  if (group !== null) await checkGroup(group.scope, group.count, group.last)
+  for await (const entries of chunks(s.scopes.iterator({ snapshot }))) {
+    for (const [scope] of entries) {
+      const [any] = await s.byScope.keys({ ...rangeOf(scope), limit: 1, snapshot }).all()
+      if (any === undefined) problem(`summary of scope ${JSON.stringify(scope)} has no versions`)
+    }
+  }
+  return scopes
+}
+
+/**
+ * Change log: each tombstone has its log entry; then the log holds exactly the verified live and
+ * tombstone entries (counts again), else find the stale ones. Returns the tombstone count.
+ */
+async function checkChangeLog ({ s, snapshot, problem }: CheckRun, seq: number, liveLogged: number): Promise<number> {
+  let tombstones = 0
+  let tombLogged = 0
+  for await (const entries of chunks(s.tombstones.iterator({ snapshot }))) {
+    tombstones += entries.length
+    const logs = await s.log.getMany(entries.map(([, n]) => padNumber(n)), { snapshot })
+    logs.forEach((l, i) => {
+      if (l?.deleted !== true || l.path !== entries[i][0]) problem(`tombstone of ${JSON.stringify(entries[i][0])} is not in the change log`)
+      else tombLogged++
+    })
+  }
+  let liveEntries = 0
+  let tombEntries = 0
+  for await (const entries of chunks(s.log.iterator({ snapshot }))) {
+    for (const [key, v] of entries) {
+      if (v.deleted === true) tombEntries++; else liveEntries++
+      if (Number(key) > seq) problem(`change log seq ${Number(key)} is past the counter ${seq}`)
+    }
+  }
+  if (liveEntries !== liveLogged || tombEntries !== tombLogged) {
+    for await (const entries of chunks(s.log.iterator({ snapshot }))) {
+      const found = await s.records.getMany(entries.map(([, v]) => v.path), { snapshot })
+      const tombs = await s.tombstones.getMany(entries.map(([, v]) => v.path), { snapshot })
+      entries.forEach(([key, v], i) => {
+        const n = Number(key)
+        if (v.deleted === true) {
+          if (found[i] !== undefined || tombs[i] !== n) problem(`stale tombstone ${n} for ${JSON.stringify(v.path)}`)
+        } else if (found[i]?.seq !== n) {
+          problem(`stale change log entry ${n} for ${JSON.stringify(v.path)}`)
+        }
+      })
+    }
+  }
+  return tombstones
 }
 
 function summaryKey (scope: string, sum: ScopeSummaryValue): string | null {

@@ -115,7 +115,7 @@ export async function pullSession (stream: Stream, peerId: string, ctx: PullCont
       if (!page.done && page.next <= cursor) throw new HearthError('SYNC_PROTOCOL_ERROR', 'peer change log does not advance')
       totals.listed += page.entries.length
       const entries = page.entries.filter((e) => e.seq > cursor)
-      cursor = await handlePage(ch, peerId, entries, cursor, Math.max(0, hello.head - page.next), ctx, totals, signal)
+      cursor = await handlePage({ ch, peerId, from: { peerId }, ctx, totals, signal }, { entries, cursor, beyondPage: Math.max(0, hello.head - page.next) })
       if (page.next > cursor) {
         cursor = page.next
         await ctx.state.setCursor(peerId, cursor)
@@ -160,13 +160,21 @@ async function disposition (cid: string, ctx: PullContext): Promise<{ kind: Disp
   return { kind: 'new', records }
 }
 
-async function handlePage (
-  ch: Channel, peerId: string, entries: WireEntry[], cursor: number, beyondPage: number,
-  ctx: PullContext, totals: PullTotals, signal: AbortSignal
-): Promise<number> {
-  const from: PeerContext = { peerId }
-  // Decide first which entries need ciphertext, so their fetches can be pipelined.
-  const planned: Array<{ entry: WireEntry; fetch: boolean; records: FileRecord[] }> = []
+/** What stays the same across the pages of one pull session. */
+interface SessionRun {
+  ch: Channel
+  peerId: string
+  from: PeerContext
+  ctx: PullContext
+  totals: PullTotals
+  signal: AbortSignal
+}
+
+interface PlannedEntry { entry: WireEntry; fetch: boolean; records: FileRecord[] }
+
+/** Decide first which entries need ciphertext (each CID fetched once), so fetches can be pipelined. */
+async function planPage (entries: WireEntry[], ctx: PullContext): Promise<PlannedEntry[]> {
+  const planned: PlannedEntry[] = []
   const fetching = new Set<string>()
   for (const entry of entries) {
     const d = await disposition(entry.cid, ctx)
@@ -174,34 +182,72 @@ async function handlePage (
     if (fetch) fetching.add(entry.cid)
     planned.push({ entry, fetch, records: d.records })
   }
-  const queue = planned.filter((p) => p.fetch).map((p) => p.entry as LiveEntry)
+  return planned
+}
+
+/**
+ * Keeps fetch requests flowing: at most `window.requests` in flight and `window.bytes` announced
+ * bytes (always at least one request), in the order of `queue`.
+ */
+function fetchWindow (ch: Channel, queue: LiveEntry[], window: PullContext['window']): { fill (): Promise<void>; answered (entry: LiveEntry): void } {
   let sent = 0
   let inFlight = 0
   let inFlightBytes = 0
-  const fill = async (): Promise<void> => {
-    while (sent < queue.length && (inFlight === 0 ||
-      (inFlight < ctx.window.requests && inFlightBytes + queue[sent]!.size <= ctx.window.bytes))) {
-      await ch.send({ type: 'fetch', cid: queue[sent]!.cid })
-      inFlight++
-      inFlightBytes += queue[sent]!.size
-      sent++
+  return {
+    async fill () {
+      while (sent < queue.length && (inFlight === 0 ||
+        (inFlight < window.requests && inFlightBytes + queue[sent]!.size <= window.bytes))) {
+        await ch.send({ type: 'fetch', cid: queue[sent]!.cid })
+        inFlight++
+        inFlightBytes += queue[sent]!.size
+        sent++
+      }
+    },
+    answered (entry) {
+      inFlight--
+      inFlightBytes -= entry.size
     }
   }
+}
 
-  // Fetched entries are handed to receive concurrently (it waits on fsync more than on the CPU);
-  // they finish out of order, so the cursor only ever moves over the contiguous prefix of finished
-  // entries. Cursor writes are chained, so a late write never stores an older value.
+/**
+ * Entries finish out of order (fetched ones are received concurrently), so the cursor only ever
+ * moves over the contiguous prefix of finished entries. Cursor writes are chained, so a late
+ * write never stores an older value.
+ */
+function cursorCommitter (run: SessionRun, planned: PlannedEntry[], cursor: number, beyondPage: number): { finish (i: number): void; readonly committed: number; flushed (): Promise<void> } {
   const finished = new Array<boolean>(planned.length).fill(false)
   let prefix = 0
   let committed = cursor
   let commits: Promise<void> = Promise.resolve()
-  const finish = (i: number): void => {
-    finished[i] = true
-    totals.handled++
-    while (prefix < planned.length && finished[prefix] === true) committed = planned[prefix++]!.entry.seq
-    ctx.onPending(peerId, planned.length - prefix + beyondPage)
-    commits = commits.then(async () => { await ctx.state.setCursor(peerId, committed) })
+  return {
+    finish (i) {
+      finished[i] = true
+      run.totals.handled++
+      while (prefix < planned.length && finished[prefix] === true) committed = planned[prefix++]!.entry.seq
+      run.ctx.onPending(run.peerId, planned.length - prefix + beyondPage)
+      commits = commits.then(async () => { await run.ctx.state.setCursor(run.peerId, committed) })
+    },
+    get committed () { return committed },
+    async flushed () { await commits }
   }
+}
+
+/** An entry held here already (or settled): nothing to fetch; learn its file id if it has one. */
+async function skipHeld (entry: LiveEntry, held: FileRecord[], ctx: PullContext): Promise<void> {
+  const records = held.length > 0 ? held : await ctx.index.byCid(entry.cid)
+  if (entry.fileId !== null && ctx.learnFileId !== undefined && records.length > 0 &&
+    records.every((r) => r.state !== 'deleted' && (r.fileId === undefined || r.fileId === null))) {
+    await ctx.learnFileId(records, entry.fileId)
+  }
+}
+
+/** Handle one page of the peer's change log; resolves to the cursor durably reached. */
+async function handlePage (run: SessionRun, page: { entries: WireEntry[]; cursor: number; beyondPage: number }): Promise<number> {
+  const { ch, ctx, totals, signal, from } = run
+  const planned = await planPage(page.entries, ctx)
+  const window = fetchWindow(ch, planned.filter((p) => p.fetch).map((p) => p.entry as LiveEntry), ctx.window)
+  const cursor = cursorCommitter(run, planned, page.cursor, page.beyondPage)
   const running = new Set<Promise<void>>()
   let runningBytes = 0
   let failure: { error: unknown } | null = null
@@ -215,47 +261,42 @@ async function handlePage (
       if (failure !== null) break
       await handleTombstone(entry, from, ctx)
       totals.tombstones++
-      finish(i)
+      cursor.finish(i)
     } else if (planned[i]!.fetch) {
       // Small files are handled several at a time (their cost is mostly waiting on disk); large
       // ones one at a time (their cost is CPU: hashing, decryption), which also bounds memory.
       while (running.size > 0 && (running.size >= ctx.concurrency || runningBytes + entry.size > CONCURRENT_BYTES)) await Promise.race(running)
       if (failure !== null) break
-      await fill()
+      await window.fill()
       const answer = await expect(ch, ['blob', 'missing'])
       if (answer.cid !== entry.cid) throw new HearthError('SYNC_PROTOCOL_ERROR', 'fetch answers arrived out of order')
-      inFlight--
-      inFlightBytes -= entry.size
+      window.answered(entry)
       if (answer.type === 'missing') {
         // Deleted or lost on the peer since it listed it; a tombstone, if any, comes later.
         totals.missing++
-        finish(i)
+        cursor.finish(i)
         continue
       }
       const bytes = await ch.readBlob(answer.size)
-      await fill() // keep the peer sending while this device stores, decrypts and writes
+      await window.fill() // keep the peer sending while this device stores, decrypts and writes
       totals.fetched++
       totals.fetchedBytes += bytes.byteLength
       runningBytes += bytes.byteLength
       const task: Promise<void> = accept(entry, bytes, from, ctx, totals).then(
-        () => { finish(i); ctx.onProgress(peerId, totals, committed) },
+        () => { cursor.finish(i); ctx.onProgress(run.peerId, totals, cursor.committed) },
         (error: unknown) => { failure ??= { error } }
       ).finally(() => { running.delete(task); runningBytes -= bytes.byteLength })
       running.add(task)
     } else {
-      const records = planned[i]!.records.length > 0 ? planned[i]!.records : await ctx.index.byCid(entry.cid)
-      if (entry.fileId !== null && ctx.learnFileId !== undefined && records.length > 0 &&
-        records.every((r) => r.state !== 'deleted' && (r.fileId === undefined || r.fileId === null))) {
-        await ctx.learnFileId(records, entry.fileId)
-      }
+      await skipHeld(entry, planned[i]!.records, ctx)
       totals.skipped++
-      finish(i)
+      cursor.finish(i)
     }
   }
   await settleRunning()
-  await commits
+  await cursor.flushed()
   if (failure !== null) throw (failure as { error: unknown }).error
-  return committed
+  return cursor.committed
 }
 
 async function handleTombstone (entry: TombstoneEntry, from: PeerContext, ctx: PullContext): Promise<void> {
