@@ -1,0 +1,111 @@
+// The ingest service on its own: a real index and data folder, an in-memory storage backend, the
+// event hub. Files found by the initial scan, the watcher or the polling rescan are stored once
+// and announced; storage outages are retried; stop leaves nothing running.
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/db/database.js'
+import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import { createIngestService, type IngestService } from '../../src/ingest/service.js'
+import { createHearthEvents } from '../../src/lifecycle/events.js'
+import { createSchemaValidators } from '../../src/registry/validators.js'
+import type { ResolvedSchema } from '../../src/registry/types.js'
+import { silentLogger } from '../../src/log.js'
+import { memoryStorage, type MemoryStorage } from '../support/memory-storage.js'
+import { dropFile, waitFor } from '../support/data-files.js'
+import { tempDir } from '../support/tmp.js'
+
+const SCOPE = 'instagram.profile'
+const SCHEMA: ResolvedSchema = {
+  id: '7',
+  ownerAddress: null,
+  name: 'Instagram Profile',
+  dialect: 'json',
+  definitionUrl: 'ipfs://bafkreitestdefinition',
+  scope: SCOPE,
+  addedAt: null,
+  definition: { name: 'Instagram Profile', version: '1.0.0', scope: SCOPE, dialect: 'json', schema: { type: 'object', properties: { username: { type: 'string' } }, required: ['username'] } }
+}
+
+interface Rig { ingest: IngestService; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; indexed: string[] }
+
+async function rig (t: TestContext, settings: { usePolling: boolean }): Promise<Rig> {
+  const root = await tempDir(t, 'hearth-ingest-service-')
+  const dataDir = join(root, 'data')
+  await mkdir(dataDir)
+  const db = await openDatabase(join(root, 'index'))
+  t.after(async () => { await db.close() })
+  const index = await openFileIndex({ db })
+  const storage = memoryStorage()
+  const validators = createSchemaValidators()
+  const events = createHearthEvents(silentLogger())
+  const stored: string[] = []
+  const indexed: string[] = []
+  events.on('file.stored', (r) => { stored.push(r.path) })
+  events.on('file.indexed', (r) => { indexed.push(r.path) })
+  const ingest = createIngestService({
+    pipeline: {
+      dataDir,
+      index,
+      storage,
+      schemas: { byScope: async (scope) => scope === SCOPE ? SCHEMA : null, byId: async (id) => id === SCHEMA.id ? SCHEMA : null },
+      validate: (schema, data) => validators.validateData(schema, data),
+      masterKey: new Uint8Array(65).fill(7)
+    },
+    index,
+    settings: { concurrency: 2, stabilityMs: 50, usePolling: settings.usePolling, pollIntervalMs: 100, retryWaitingMs: 60_000 },
+    events,
+    logger: silentLogger()
+  })
+  t.after(async () => { await ingest.stop() })
+  return { ingest, index, storage, dataDir, stored, indexed }
+}
+
+const envelope = (username: string, collectedAt: string): string =>
+  JSON.stringify({ $schema: SCHEMA.definitionUrl, version: '1.0', scope: SCOPE, collectedAt, data: { username } })
+
+for (const usePolling of [false, true]) {
+  test(`files from the initial scan and later drops are stored once and announced (${usePolling ? 'polling' : 'watching'})`, async (t) => {
+    const r = await rig(t, { usePolling })
+    const before = await dropFile(r.dataDir, SCOPE, '2026-01-01T00-00-00Z.json', envelope('early', '2026-01-01T00:00:00Z'))
+    assert.deepEqual(await r.ingest.status(), { queued: 0, running: 0, waitingForStorage: 0, scan: { seen: 0, queued: 0, done: false } })
+    await r.ingest.start()
+    const scan = await r.ingest.scanned
+    assert.equal(scan.done, true)
+    assert.equal(scan.seen, 1)
+    assert.equal((await r.index.get(before))?.state, 'stored')
+
+    const later = await dropFile(r.dataDir, SCOPE, '2026-01-02T00-00-00Z.json', envelope('later', '2026-01-02T00:00:00Z'))
+    await waitFor('the dropped file stored', async () => (await r.index.get(later))?.state === 'stored')
+    assert.deepEqual(r.stored, [before, later])
+    assert.deepEqual(r.indexed, [before, later])
+    assert.deepEqual((await r.ingest.status()).scan, { seen: 1, queued: 1, done: true })
+  })
+}
+
+test('a file that cannot be stored waits for storage and is stored once it is back', async (t) => {
+  const r = await rig(t, { usePolling: false })
+  await r.ingest.start()
+  await r.ingest.scanned
+  r.storage.down = true
+  const path = await dropFile(r.dataDir, SCOPE, '2026-01-03T00-00-00Z.json', envelope('down', '2026-01-03T00:00:00Z'))
+  await waitFor('the file waiting for storage', async () => (await r.ingest.status()).waitingForStorage === 1)
+  assert.deepEqual(r.stored, [])
+  r.storage.down = false
+  await waitFor('the file stored after the outage', async () => (await r.index.get(path))?.state === 'stored', 10_000)
+  assert.deepEqual(r.stored, [path])
+})
+
+test('a stopped service ingests nothing more', async (t) => {
+  const r = await rig(t, { usePolling: true })
+  await r.ingest.start()
+  await r.ingest.scanned
+  await r.ingest.stop()
+  await r.ingest.stop() // idempotent
+  await dropFile(r.dataDir, SCOPE, '2026-01-04T00-00-00Z.json', envelope('after', '2026-01-04T00:00:00Z'))
+  r.ingest.push(`${SCOPE}/2026-01-04T00-00-00Z.json`)
+  await new Promise((resolve) => setTimeout(resolve, 400))
+  assert.deepEqual(r.stored, [])
+  assert.equal(await r.index.count(), 0)
+})
