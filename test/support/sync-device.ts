@@ -261,13 +261,8 @@ export async function waitFor (label: string, check: () => Promise<boolean> | bo
 /** path → { sha256, cid } of every live indexed file of a device, for comparing devices. */
 export async function fileSet (device: Pick<TestDevice, 'index'>): Promise<Map<string, { sha256: string; cid: string | null; state: string }>> {
   const out = new Map<string, { sha256: string; cid: string | null; state: string }>()
-  let after: string | undefined
-  for (;;) {
-    const page = await device.index.all({ limit: 1000, ...(after !== undefined ? { after } : {}) })
-    for (const r of page) out.set(r.path, { sha256: r.sha256, cid: r.cid, state: r.state })
-    if (page.length < 1000) return out
-    after = page[page.length - 1]!.path
-  }
+  for await (const r of device.index.each({ pageSize: 1000 })) out.set(r.path, { sha256: r.sha256, cid: r.cid, state: r.state })
+  return out
 }
 
 /** Distinct ISO instants one second apart from `start`, for files that must not collide. */
