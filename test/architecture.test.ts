@@ -12,7 +12,7 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url))
 /** Lowest first. A unit is a folder of src/ or a file directly in it (without extension). */
 const LAYERS: string[][] = [
   // pure protocol code, process-wide basics and type declarations: no knowledge of any feature
-  ['protocol', 'errors', 'log', 'home', 'polyfill', 'types'],
+  ['protocol', 'errors', 'log', 'home', 'polyfill', 'version', 'types'],
   // persistence, schema knowledge, keys, configuration, the daemon's HTTP client, and the
   // service shape and event hub
   ['config', 'client', 'db', 'storage', 'registry', 'identity', 'lifecycle'],
