@@ -17,11 +17,11 @@ const LAYERS: string[][] = [
   // service shape and event hub
   ['config', 'client', 'db', 'storage', 'registry', 'identity', 'lifecycle'],
   // the features
-  ['chain', 'ingest', 'sync', 'proxy', 'builders'],
+  ['chain', 'ingest', 'sync', 'proxy', 'builders', 'connectors'],
   // the HTTP API and its route sets
   ['api'],
-  // the connectors serve their own route set on the API
-  ['connectors'],
+  // the dashboard: a listener built on the API server
+  ['ui'],
   // the composition root
   ['daemon'],
   // the command line, the only user of the composition root

@@ -8,11 +8,11 @@ import { HearthError } from '../../errors.js'
 import { runImport, type ImportProgress, type ImportSummary } from '../../connectors/import.js'
 import { connectorDirs, findConnector, loadConnectors } from '../../connectors/loader.js'
 import { daemonSubmit } from '../../connectors/submit.js'
-import { listConnectorsBody } from '../../connectors/routes.js'
+import { listConnectorsBody } from '../../connectors/listing.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
 
-export { listConnectorsBody, type ConnectorsBody } from '../../connectors/routes.js'
+export { listConnectorsBody, type ConnectorsBody } from '../../connectors/listing.js'
 
 const CONNECTORS_USAGE = 'usage: hearth connectors [--json]\n  lists the installed connectors (shipped ones and <home>/plugins) with their scopes'
 export const connectorsCommand: Command = {
