@@ -17,11 +17,11 @@ const LAYERS: string[][] = [
   // service shape and event hub
   ['config', 'client', 'db', 'storage', 'registry', 'identity', 'lifecycle'],
   // the features
-  ['chain', 'ingest', 'sync', 'proxy', 'builders', 'connectors'],
+  ['chain', 'ingest', 'sync', 'proxy', 'connectors'],
   // the HTTP API and its route sets
   ['api'],
-  // the dashboard: a listener built on the API server
-  ['ui'],
+  // parts with a listener of their own on the API server: the builder side, the dashboard
+  ['builders', 'ui'],
   // the composition root
   ['daemon'],
   // the command line, the only user of the composition root
