@@ -3,7 +3,7 @@
 // reaches up. A new folder must be placed in LAYERS before anything may import it.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -12,7 +12,7 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url))
 /** Lowest first. A unit is a folder of src/ or a file directly in it (without extension). */
 const LAYERS: string[][] = [
   // pure protocol code, process-wide basics and type declarations: no knowledge of any feature
-  ['protocol', 'errors', 'log', 'home', 'polyfill', 'version', 'types'],
+  ['protocol', 'errors', 'log', 'home', 'polyfill', 'types'],
   // persistence, schema knowledge, keys, configuration, the daemon's HTTP client, and the
   // service shape and event hub
   ['config', 'client', 'db', 'storage', 'registry', 'identity', 'lifecycle'],
@@ -66,8 +66,11 @@ function unitOf (pathFromSrc: string): string {
   return first!.replace(/\.(ts|js)$/, '')
 }
 
+/** Files directly in src/ (errors, log, home, version, ...) are basics unless LAYERS says otherwise. */
 function layerOf (unit: string): number {
-  return LAYERS.findIndex((layer) => layer.includes(unit))
+  const listed = LAYERS.findIndex((layer) => layer.includes(unit))
+  if (listed >= 0) return listed
+  return existsSync(join(SRC, `${unit}.ts`)) ? 0 : -1
 }
 
 function toTs (pathFromSrc: string): string {
