@@ -57,6 +57,29 @@ export function createAuthorizer (deps: {
     return granteeId
   }
 
+  const refreshing = new Set<string>()
+
+  /**
+   * Whether a local grant that is on chain was revoked there (by another device of the owner).
+   * Never waits for the chain: a stale answer is refreshed in the background, so reads stay
+   * local and offline-proof, and an on-chain revocation is honoured within the cache time.
+   */
+  function revokedOnChain (permissionId: string, grantId: string): boolean {
+    const cached = permissions.get(permissionId)
+    if (chain !== null && (cached === undefined || cached.until <= nowMs()) && !refreshing.has(permissionId)) {
+      refreshing.add(permissionId)
+      void readChainPermission(permissionId).then(async (entry) => {
+        permissions.set(permissionId, entry)
+        if ('error' in entry && entry.error?.code === 'GRANT_REVOKED') {
+          await grants.update(grantId, (r) => r.revokedAt !== null ? r : { ...r, revokedAt: new Date().toISOString(), chain: 'revoked-on-chain' })
+          logger.info({ grantId, permissionId }, 'grant revoked on chain elsewhere; revoked here too')
+        }
+      }).catch((err: unknown) => { logger.warn({ err, permissionId }, 'cannot refresh a permission from the chain') })
+        .finally(() => { refreshing.delete(permissionId) })
+    }
+    return cached !== undefined && 'error' in cached && cached.error?.code === 'GRANT_REVOKED'
+  }
+
   function expired (expiresAt: number): boolean {
     return expiresAt !== 0 && expiresAt * 1000 <= nowMs()
   }
@@ -108,7 +131,7 @@ export function createAuthorizer (deps: {
 
     async grantsFor (signer, grantId) {
       if (grantId === undefined) {
-        const mine = (await grants.byBuilder(signer)).filter((g) => g.revokedAt === null && !expired(g.expiresAt))
+        const mine = (await grants.byBuilder(signer)).filter((g) => g.revokedAt === null && !expired(g.expiresAt) && !(g.permissionId !== null && revokedOnChain(g.permissionId, g.grantId)))
         if (mine.length === 0) throw new HearthError('GRANT_NOT_FOUND', 'this builder holds no active grant; ask for access (POST /v1/access-requests) or send grantId')
         return mine.map((g) => ({ grantId: g.grantId, scopes: g.scopes, expiresAt: g.expiresAt, source: 'local' }))
       }
@@ -117,7 +140,9 @@ export function createAuthorizer (deps: {
         if (chain !== null && PERMISSION_ID_PATTERN.test(grantId)) return [await fromChain(grantId, signer)]
         throw new HearthError('GRANT_NOT_FOUND', `no grant ${grantId}`, { grantId })
       }
-      if (local.revokedAt !== null) throw new HearthError('GRANT_REVOKED', `grant ${grantId} was revoked`, { grantId, revokedAt: local.revokedAt })
+      if (local.revokedAt !== null || (local.permissionId !== null && revokedOnChain(local.permissionId, local.grantId))) {
+        throw new HearthError('GRANT_REVOKED', `grant ${grantId} was revoked`, { grantId, ...(local.revokedAt !== null ? { revokedAt: local.revokedAt } : {}) })
+      }
       if (expired(local.expiresAt)) throw new HearthError('GRANT_EXPIRED', `grant ${grantId} expired`, { grantId, expiresAt: local.expiresAt })
       if (!sameAddress(local.builder, signer)) throw new HearthError('GRANT_WRONG_BUILDER', `grant ${grantId} was given to another builder`, { grantId })
       return [{ grantId: local.grantId, scopes: local.scopes, expiresAt: local.expiresAt, source: 'local' }]

@@ -261,6 +261,17 @@ test('offline: with no chain, request → approve → read works with the local 
   assert.equal(g.reads, 1)
   const again = testBuilder(builderKey, endpointOf(d))
   assert.equal((await again.request({ path: '/v1/data/instagram.profile', grantId: g.permissionId })).status, 200)
+
+  // revoked on chain by another device of the owner: honoured here too, without waiting on the chain per read
+  await chain.rpc('anvil_setBalance', [privateKeyToAccount(OWNER_KEY).address, '0x56BC75E2D63100000'])
+  await perms.revokePermission(BigInt(g.permissionId), testChainClient(chain).senderFor(OWNER_KEY))
+  await waitFor('on-chain revocation honoured', async () => {
+    const r = await again.request({ path: '/v1/data/instagram.profile', grantId })
+    return r.status === 403 && r.json.error.errorCode === 'GRANT_REVOKED' ? true : null
+  }, 60_000)
+  const after = (await d.request({ path: `/v1/grants/${grantId}` })).json
+  assert.equal(after.state, 'revoked')
+  assert.equal(after.chain, 'revoked-on-chain')
   assert.equal(await d.stop(), 0)
 })
 
