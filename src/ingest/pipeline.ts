@@ -297,6 +297,11 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     if (!stored.ok) {
       const error = asStorageFull(stored.error, `storing ${rel}`)
       if (!isTransientFailure(error)) throw error
+      // the file is on disk and retried; the index says so, so `versions` and `status` show it
+      await record({
+        ...submitted, schemaId: schema.id, cid: null, size: bytes.byteLength, encryptedSize: null, sha256: sha256Hex(bytes), mtimeMs,
+        state: 'waiting-storage', reasons: [`storage unavailable: ${(error as Error).message}`], origin: 'local'
+      })
       deps.onDeferred?.(rel)
       return { status: 'queued', ...submitted, reason: (error as Error).message }
     }

@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream'
 import { test } from 'node:test'
 import { EXIT } from '../../src/cli/command.js'
 import { progressPrinter } from '../../src/cli/commands/storage.js'
+import { restoreAdvice } from '../../src/cli/commands/sync.js'
 import { homeStorageDeps } from '../../src/cli/home-storage.js'
 import { homeLayout } from '../../src/home.js'
 import { NODE_ARGS, REPO_ROOT, runCli, startDaemonProcess, testEnv } from '../support/daemon.js'
@@ -83,4 +84,14 @@ test('storage migrate progress counts what it copies, never passes 100 %, and up
     assert.ok(Number(m[1]) <= Number(m[2]) && Number(m[3]) <= 100, m[0])
   }
   assert.match(out, /4\/4 CID\(s\) done \(100 %\)\n$/)
+})
+
+test('a restore whose ciphertexts no storage has says what to do', () => {
+  const advice = restoreAdvice([{ errorCode: 'STORAGE_NOT_FOUND' }, { errorCode: 'STORAGE_NOT_FOUND' }, { errorCode: 'SCHEMA_NOT_FOUND' }])
+  assert.match(advice[0]!, /^2 ciphertext\(s\) are in no storage this device reaches/)
+  assert.ok(advice.some((l) => l.includes('hearth peers add')))
+  assert.ok(advice.some((l) => l.includes('hearth storage migrate --to kubo')))
+  assert.ok(advice.some((l) => l.includes('run `hearth restore` again')))
+  assert.match(advice.at(-1)!, /^1 file\(s\) wait for their schema/)
+  assert.deepEqual(restoreAdvice([]), [])
 })

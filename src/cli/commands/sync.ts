@@ -105,8 +105,27 @@ export const restoreCommand: Command = {
       else {
         ctx.stdout.write(`blocks ${String(r.fromBlock)}–${String(r.toBlock)}: ${String(r.found)} registered files, ${String(r.written)} restored, ${String(r.present)} already here, ${String(r.failed)} failed\n`)
         for (const f of r.failures as Array<Record<string, string>>) ctx.stdout.write(`  file ${f.fileId} ${f.url}: ${f.errorCode} ${f.message}\n`)
+        for (const line of restoreAdvice(r.failures as Array<{ errorCode: string }>)) ctx.stdout.write(`${line}\n`)
       }
       return r.failed > 0 ? EXIT.FAILURE : EXIT.OK
     })
   }
+}
+
+/** What to do about the failures a restore reports, one hint per kind of failure. */
+export function restoreAdvice (failures: Array<{ errorCode: string }>): string[] {
+  const count = (code: string): number => failures.filter((f) => f.errorCode === code).length
+  const out: string[] = []
+  const missing = count('STORAGE_NOT_FOUND')
+  if (missing > 0) {
+    out.push(`${missing} ciphertext(s) are in no storage this device reaches. Any of these brings them:`,
+      '  - start a device that holds them, connected to this one (`hearth peers add <its address>`); sync copies them here',
+      '  - or point this device at an IPFS node that has them: `hearth storage migrate --to kubo --kubo-url URL`',
+      '  then run `hearth restore` again: it resumes where it stopped')
+  }
+  const schema = count('SCHEMA_NOT_FOUND') + count('DEFINITION_UNAVAILABLE')
+  if (schema > 0) out.push(`${schema} file(s) wait for their schema (its source is unreachable); \`hearth restore\` again once it answers`)
+  const down = count('STORAGE_UNAVAILABLE') + count('CHAIN_UNAVAILABLE') + count('TIMEOUT')
+  if (down > 0) out.push(`${down} file(s) failed because storage or the chain did not answer; \`hearth status\` shows which, then \`hearth restore\` again`)
+  return out
 }
