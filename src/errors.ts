@@ -47,7 +47,8 @@ export const ERROR_CODES = {
   DAEMON_NOT_RUNNING: 503,
   CONFIG_INVALID: 400,
   // remote services
-  STORAGE_FULL: 507,            // the disk (data folder, blocks or index) has no space left: retried when space returns
+  STORAGE_FULL: 507,
+  INDEX_CORRUPT: 503,           // the index database is damaged: `hearth doctor` repairs or rebuilds it            // the disk (data folder, blocks or index) has no space left: retried when space returns
   STORAGE_UNAVAILABLE: 503,
   STORAGE_NOT_FOUND: 404,
   STORAGE_VERIFY_FAILED: 502,   // a backend returned other bytes or another CID than it was given

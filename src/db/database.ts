@@ -66,6 +66,9 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
     if (isDiskFull(err)) {
       throw new HearthError('STORAGE_FULL', `cannot open the index database ${dir}: the disk is full; free some space and start again`, { location: dir }, { cause: err })
     }
+    if (!locked && isCorruption(err)) {
+      throw new HearthError('INDEX_CORRUPT', `the index database ${dir} is damaged (${causeMessage(err)}); stop the daemon and run \`hearth doctor\` to repair it`, { location: dir }, { cause: err })
+    }
     throw new HearthError(locked ? 'DAEMON_LOCKED' : 'INTERNAL',
       locked ? `the index database ${dir} is in use by another process` : `cannot open the index database ${dir}`,
       { location: dir }, { cause: err })
@@ -94,6 +97,21 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
       await level.close()
     }
   }
+}
+
+/** Whether LevelDB refused because its files are damaged (not because of a lock or a full disk). */
+export function isCorruption (err: unknown): boolean {
+  for (let e = err, depth = 0; e !== null && e !== undefined && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 'LEVEL_CORRUPTION') return true
+    if (/corruption|IO error|checksum mismatch|bad magic|truncated/i.test(String((e as { message?: unknown }).message ?? ''))) return true
+  }
+  return false
+}
+
+function causeMessage (err: unknown): string {
+  let e = err as { cause?: unknown; message?: string }
+  while (e.cause !== undefined && e.cause !== null) e = e.cause as { cause?: unknown; message?: string }
+  return String(e.message ?? err).slice(0, 300)
 }
 
 /** A small typed key-value namespace for components that only need get/put/del/list. */

@@ -10,6 +10,7 @@ import type { Service } from '../lifecycle/service.js'
 import { createEmbeddedStorage } from './embedded.js'
 import { createKuboStorage } from './kubo.js'
 import type { StorageBackend } from './types.js'
+import { withVerifiedReads } from './verified-reads.js'
 
 export type StorageBackendKind = StorageBackend['kind']
 
@@ -33,12 +34,12 @@ export interface StorageService extends StorageBackend, Service {
 export function createStorage (config: StorageConfig, paths: Pick<HomeLayout, 'blocks' | 'datastore'>, logger?: Logger): StorageService {
   switch (config.backend) {
     case 'embedded':
-      return new StorageHolder('embedded', async () => await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger }))
+      return new StorageHolder('embedded', async () => withVerifiedReads(await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger })))
     case 'kubo': {
       if (config.kubo?.url === undefined || config.kubo.url === '') {
         throw new HearthError('CONFIG_INVALID', 'storage.backend is kubo but storage.kubo.url is not set')
       }
-      const kubo = createKuboStorage({ ...config.kubo, logger })
+      const kubo = withVerifiedReads(createKuboStorage({ ...config.kubo, logger }))
       return new StorageHolder('kubo', async () => kubo)
     }
     default:

@@ -85,3 +85,15 @@ test('CID strings are parsed strictly and printed as CIDv1 base32', () => {
     assert.throws(() => parseCid(bad), (err) => isHearthError(err, 'INVALID_ARGUMENT'), JSON.stringify(bad.slice(0, 20)))
   }
 })
+
+test('verified reads: bytes that are not the content of the CID are STORAGE_VERIFY_FAILED', async () => {
+  const { verifyContent } = await import('../../src/storage/verified-reads.js')
+  const { cidOfBytes } = await import('../../src/storage/cid.js')
+  const { isHearthError } = await import('../../src/errors.js')
+  const small = new TextEncoder().encode('ciphertext')
+  const big = new Uint8Array(600_000).fill(7)
+  await verifyContent(await cidOfBytes(small), small)
+  await verifyContent(await cidOfBytes(big), big)
+  await assert.rejects(verifyContent(await cidOfBytes(small), new TextEncoder().encode('garbled!!!')), (err) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
+  await assert.rejects(verifyContent(await cidOfBytes(big), big.slice(1)), (err) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
+})

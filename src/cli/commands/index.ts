@@ -11,6 +11,7 @@ import { peersCommand, syncCommand, restoreCommand } from './sync.js'
 import { makeStorageCommand } from './storage.js'
 import { homeStorageDeps } from '../home-storage.js'
 import { uiCommand } from './ui.js'
+import { doctorCommand } from './doctor.js'
 import { buildersCommand, requestsCommand, grantsCommand, accessLogCommand } from './builders.js'
 import { putCommand, getCommand, lsCommand, versionsCommand, rmCommand } from './data.js'
 
@@ -38,5 +39,6 @@ export const COMMANDS: readonly Command[] = [
   accessLogCommand,
   ...PROXY_COMMANDS,
   makeStorageCommand(homeStorageDeps),
+  doctorCommand,
   configCommand
 ]

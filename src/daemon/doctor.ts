@@ -1,0 +1,161 @@
+// `hearth doctor`: checks a stopped daemon's home and repairs what it can (issue 12, item 7).
+//   1. the index database: opened; when LevelDB says it is damaged, LevelDB's repair is run, and
+//      when that is not enough the damaged folder is moved aside and a new index started (every
+//      data file is indexed again by the next start's scan);
+//   2. the index's own structure (secondary keys, counters): checked, rebuilt when inconsistent;
+//   3. every stored ciphertext: read back and verified against its CID; a missing or damaged one
+//      is encrypted and stored again from the plaintext file in data/ when that file still holds
+//      the recorded bytes (SHA-256), otherwise reported as unrepairable;
+//   4. data files the index does not know: counted (the daemon's start scan ingests them).
+import { rename } from 'node:fs/promises'
+import { opendir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createHash } from 'node:crypto'
+import { ClassicLevel } from 'classic-level'
+import { HearthError, isHearthError } from '../errors.js'
+import type { HomeLayout } from '../home.js'
+import type { Logger } from '../log.js'
+import { openDatabase, type HearthDatabase } from '../db/database.js'
+import { openFileIndex } from '../db/file-index.js'
+import type { FileRecord } from '../db/types.js'
+import { openStorage, type StorageConfig } from '../storage/factory.js'
+import type { StorageBackend } from '../storage/types.js'
+import { loadIdentity } from '../identity/identity.js'
+import { scopeKeyHex } from '../protocol/keys.js'
+import { encryptEnvelopeBytes } from '../protocol/encryption.js'
+import { readDataFileOrNull } from '../ingest/data-file.js'
+import { classifyDataPath } from '../ingest/layout.js'
+
+export interface DoctorReport {
+  /** ok, repaired (LevelDB repair), recreated (moved aside: `movedTo`), or rebuilt (secondary keys). */
+  index: 'ok' | 'repaired' | 'recreated' | 'rebuilt'
+  movedTo?: string
+  indexProblems: string[]
+  /** Stored ciphertexts read back and verified. */
+  checked: number
+  restored: Array<{ path: string; oldCid: string; cid: string; registered: boolean }>
+  unrepairable: Array<{ path: string; cid: string; reason: string }>
+  /** Data files on disk the index does not know (the next start ingests them). */
+  notIndexed: number
+}
+
+export interface DoctorDeps {
+  home: HomeLayout
+  storage: StorageConfig
+  logger: Logger
+  onProgress?: (line: string) => void
+}
+
+const PAGE = 500
+
+export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
+  const { home } = deps
+  const progress = deps.onProgress ?? (() => {})
+  const report: DoctorReport = { index: 'ok', indexProblems: [], checked: 0, restored: [], unrepairable: [], notIndexed: 0 }
+  const db = await openIndexDatabase(home, report, progress)
+  let storage: StorageBackend | null = null
+  try {
+    const index = await openFileIndex({ db })
+    const check = await index.verify()
+    if (!check.ok) {
+      report.indexProblems = check.problems
+      progress(`index: ${check.problemCount} inconsistencies; rebuilding its secondary keys`)
+      await index.rebuild()
+      if (report.index === 'ok') report.index = 'rebuilt'
+    }
+    const identity = await loadIdentity(home)
+    storage = await openStorage(deps.storage, home, deps.logger)
+    const backend = storage
+    for (let after: string | undefined; ;) {
+      const page = await index.all({ limit: PAGE, ...(after !== undefined ? { after } : {}) })
+      if (page.length === 0) break
+      after = page[page.length - 1]!.path
+      for (const record of page) {
+        if (record.cid === null) continue
+        report.checked++
+        const problem = await ciphertextProblem(backend, record.cid)
+        if (problem === null) continue
+        const restored = await restoreFromPlaintext(home, backend, identity.masterKey, record)
+        if (restored === null) {
+          report.unrepairable.push({ path: record.path, cid: record.cid, reason: `${problem}; no plaintext file with the recorded bytes to store it again from` })
+          continue
+        }
+        await index.put({ ...record, cid: restored.cid, encryptedSize: restored.encryptedSize, updatedAt: Date.now() })
+        report.restored.push({ path: record.path, oldCid: record.cid, cid: restored.cid, registered: record.fileId != null })
+      }
+      progress(`ciphertexts: ${report.checked} checked, ${report.restored.length} stored again, ${report.unrepairable.length} unrepairable`)
+    }
+    report.notIndexed = await countNotIndexed(home.data, async (rel) => await index.get(rel) !== null)
+    return report
+  } finally {
+    await storage?.stop().catch(() => {})
+    await db.close().catch(() => {})
+  }
+}
+
+async function openIndexDatabase (home: HomeLayout, report: DoctorReport, progress: (line: string) => void): Promise<HearthDatabase> {
+  try {
+    return await openDatabase(home.index)
+  } catch (err) {
+    if (!isHearthError(err, 'INDEX_CORRUPT')) throw err
+    progress(`index: ${err.message.split(';')[0]}; running LevelDB's repair`)
+  }
+  try {
+    await ClassicLevel.repair(home.index)
+    const db = await openDatabase(home.index)
+    report.index = 'repaired'
+    return db
+  } catch (err) {
+    if (isHearthError(err) && err.code !== 'INDEX_CORRUPT') throw err
+  }
+  const movedTo = `${home.index}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`
+  await rename(home.index, movedTo)
+  progress(`index: beyond repair; moved to ${movedTo} and started anew (the next start indexes every data file again)`)
+  report.index = 'recreated'
+  report.movedTo = movedTo
+  return await openDatabase(home.index)
+}
+
+/** Why the ciphertext of `cid` cannot be read back intact, or null when it can. */
+async function ciphertextProblem (storage: StorageBackend, cid: string): Promise<string | null> {
+  try {
+    await storage.get(cid)
+    return null
+  } catch (err) {
+    if (isHearthError(err, 'STORAGE_NOT_FOUND')) return 'the ciphertext is missing'
+    if (isHearthError(err, 'STORAGE_VERIFY_FAILED')) return 'the ciphertext is damaged (it does not match its CID)'
+    if (isHearthError(err, 'STORAGE_UNAVAILABLE')) throw err
+    return `the ciphertext cannot be read: ${(err as Error).message}`
+  }
+}
+
+async function restoreFromPlaintext (home: HomeLayout, storage: StorageBackend, masterKey: Uint8Array, record: FileRecord): Promise<{ cid: string; encryptedSize: number } | null> {
+  if (record.path.includes('#')) return null // a superseded version: its plaintext is gone from data/
+  const bytes = await readDataFileOrNull(home.data, record.path, record.size)
+  if (bytes === null || createHash('sha256').update(bytes).digest('hex') !== record.sha256) return null
+  const ciphertext = await encryptEnvelopeBytes(bytes, scopeKeyHex(masterKey, record.scope))
+  const cid = await storage.add(ciphertext)
+  return { cid, encryptedSize: ciphertext.byteLength }
+}
+
+async function countNotIndexed (dataDir: string, indexed: (rel: string) => Promise<boolean>): Promise<number> {
+  let count = 0
+  const top = await opendir(dataDir).catch(() => null)
+  if (top === null) return 0
+  for await (const scope of top) {
+    if (!scope.isDirectory()) continue
+    const dir = await opendir(join(dataDir, scope.name)).catch(() => null)
+    if (dir === null) continue
+    for await (const f of dir) {
+      const rel = `${scope.name}/${f.name}`
+      if (classifyDataPath(rel).kind === 'data' && !(await indexed(rel))) count++
+    }
+  }
+  return count
+}
+
+export function doctorFailed (report: DoctorReport): HearthError | null {
+  if (report.unrepairable.length === 0) return null
+  return new HearthError('STORAGE_NOT_FOUND', `${report.unrepairable.length} stored version(s) cannot be repaired: their ciphertext is missing or damaged and data/ no longer holds their plaintext`,
+    { unrepairable: report.unrepairable.slice(0, 100) })
+}
