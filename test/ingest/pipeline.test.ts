@@ -4,58 +4,28 @@ import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { openDatabase } from '../../src/db/database.js'
-import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import type { FileIndex } from '../../src/db/file-index.js'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
-import { createSchemaValidators } from '../../src/registry/validators.js'
-import type { ResolvedSchema } from '../../src/registry/types.js'
 import { decryptEnvelopeBytes, encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 import { silentLogger } from '../../src/log.js'
-import { memoryStorage, type MemoryStorage } from '../support/memory-storage.js'
-import { tempDir } from '../support/tmp.js'
+import type { MemoryStorage } from '../support/memory-storage.js'
+import { SCHEMA, SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
 
-const SCOPE = 'instagram.profile'
-const SCHEMA: ResolvedSchema = {
-  id: '7',
-  ownerAddress: null,
-  name: 'Instagram Profile',
-  dialect: 'json',
-  definitionUrl: 'ipfs://bafkreitestdefinition',
-  scope: SCOPE,
-  addedAt: null,
-  definition: {
-    name: 'Instagram Profile',
-    version: '1.0.0',
-    scope: SCOPE,
-    dialect: 'json',
-    schema: { type: 'object', properties: { username: { type: 'string' } }, required: ['username'] }
-  }
-}
 const MASTER = new Uint8Array(65).fill(7)
 
 interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: MemoryStorage, dataDir: string, stored: string[], indexed: string[] }
 
 async function rig (t: TestContext): Promise<Rig> {
-  const root = await tempDir(t, 'hearth-pipeline-')
-  const dataDir = join(root, 'data')
-  await mkdir(dataDir)
-  const db = await openDatabase(join(root, 'index'))
-  t.after(async () => { await db.close() })
-  const index = await openFileIndex({ db })
-  const storage = memoryStorage()
-  const validators = createSchemaValidators()
+  const { dataDir, index, storage, validate } = await ingestWorkspace(t, 'hearth-pipeline-')
   const stored: string[] = []
   const indexed: string[] = []
   const pipeline = createIngestPipeline({
     dataDir,
     index,
     storage,
-    schemas: {
-      byScope: async (scope) => scope === SCOPE ? SCHEMA : null,
-      byId: async (id) => id === SCHEMA.id ? SCHEMA : null
-    },
-    validate: (schema, data) => validators.validateData(schema, data),
+    schemas: schemaLookup,
+    validate,
     masterKey: MASTER,
     logger: silentLogger(),
     onStored: (r) => { stored.push(r.path) },
@@ -64,9 +34,6 @@ async function rig (t: TestContext): Promise<Rig> {
   return { pipeline, index, storage, dataDir, stored, indexed }
 }
 
-function envelope (username: string, collectedAt: string): string {
-  return JSON.stringify({ $schema: SCHEMA.definitionUrl, version: '1.0', scope: SCOPE, collectedAt, data: { username } })
-}
 
 async function decryptRecord (r: Rig, path: string): Promise<any> {
   const record = await r.index.get(path)

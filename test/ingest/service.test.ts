@@ -3,42 +3,18 @@
 // and announced; storage outages are retried; stop leaves nothing running.
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir } from 'node:fs/promises'
-import { join } from 'node:path'
-import { openDatabase } from '../../src/db/database.js'
-import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import type { FileIndex } from '../../src/db/file-index.js'
 import { createIngestService, type IngestService } from '../../src/ingest/service.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
-import { createSchemaValidators } from '../../src/registry/validators.js'
-import type { ResolvedSchema } from '../../src/registry/types.js'
 import { silentLogger } from '../../src/log.js'
-import { memoryStorage, type MemoryStorage } from '../support/memory-storage.js'
+import type { MemoryStorage } from '../support/memory-storage.js'
 import { dropFile, waitFor } from '../support/data-files.js'
-import { tempDir } from '../support/tmp.js'
-
-const SCOPE = 'instagram.profile'
-const SCHEMA: ResolvedSchema = {
-  id: '7',
-  ownerAddress: null,
-  name: 'Instagram Profile',
-  dialect: 'json',
-  definitionUrl: 'ipfs://bafkreitestdefinition',
-  scope: SCOPE,
-  addedAt: null,
-  definition: { name: 'Instagram Profile', version: '1.0.0', scope: SCOPE, dialect: 'json', schema: { type: 'object', properties: { username: { type: 'string' } }, required: ['username'] } }
-}
+import { SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
 
 interface Rig { ingest: IngestService; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; indexed: string[] }
 
 async function rig (t: TestContext, settings: { usePolling: boolean }): Promise<Rig> {
-  const root = await tempDir(t, 'hearth-ingest-service-')
-  const dataDir = join(root, 'data')
-  await mkdir(dataDir)
-  const db = await openDatabase(join(root, 'index'))
-  t.after(async () => { await db.close() })
-  const index = await openFileIndex({ db })
-  const storage = memoryStorage()
-  const validators = createSchemaValidators()
+  const { dataDir, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-service-')
   const events = createHearthEvents(silentLogger())
   const stored: string[] = []
   const indexed: string[] = []
@@ -49,8 +25,8 @@ async function rig (t: TestContext, settings: { usePolling: boolean }): Promise<
       dataDir,
       index,
       storage,
-      schemas: { byScope: async (scope) => scope === SCOPE ? SCHEMA : null, byId: async (id) => id === SCHEMA.id ? SCHEMA : null },
-      validate: (schema, data) => validators.validateData(schema, data),
+      schemas: schemaLookup,
+      validate,
       masterKey: new Uint8Array(65).fill(7)
     },
     index,
@@ -61,9 +37,6 @@ async function rig (t: TestContext, settings: { usePolling: boolean }): Promise<
   t.after(async () => { await ingest.stop() })
   return { ingest, index, storage, dataDir, stored, indexed }
 }
-
-const envelope = (username: string, collectedAt: string): string =>
-  JSON.stringify({ $schema: SCHEMA.definitionUrl, version: '1.0', scope: SCOPE, collectedAt, data: { username } })
 
 for (const usePolling of [false, true]) {
   test(`files from the initial scan and later drops are stored once and announced (${usePolling ? 'polling' : 'watching'})`, async (t) => {
