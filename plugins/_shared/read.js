@@ -11,7 +11,7 @@ const FILE_PROBLEMS = new Set(['EXPORT_UNREADABLE', 'EXPORT_TOO_LARGE'])
 
 /** @param {unknown} err @returns {err is Error & {code: string}} */
 export function isFileProblem (err) {
-  return err instanceof Error && FILE_PROBLEMS.has(/** @type {{code?: unknown}} */ (err).code)
+  return err instanceof Error && FILE_PROBLEMS.has(String(/** @type {{code?: unknown}} */ (err).code))
 }
 
 /**

@@ -41,11 +41,20 @@ declare module 'yauzl' {
     close (): void
   }
 
+  export class RandomAccessReader extends EventEmitter {
+    _readStreamForRange (start: number, end: number): Readable
+    read (buffer: Buffer, offset: number, length: number, position: number, callback: (err: Error | null, bytesRead?: number) => void): void
+    close (callback: (err: Error | null) => void): void
+  }
+
+  export function fromRandomAccessReader (reader: RandomAccessReader, totalSize: number, options: Options, callback: (err: Error | null, zipfile: ZipFile) => void): void
   export function open (path: string, options: Options, callback: (err: Error | null, zipfile: ZipFile) => void): void
   export function getFileNameLowLevel (generalPurposeBitFlag: number, fileNameBuffer: Buffer, extraFields: ExtraField[], strictFileNames: boolean): string
   export function validateFileName (fileName: string): string | null
 
   const yauzl: {
+    RandomAccessReader: typeof RandomAccessReader
+    fromRandomAccessReader: typeof fromRandomAccessReader
     open: typeof open
     getFileNameLowLevel: typeof getFileNameLowLevel
     validateFileName: typeof validateFileName
