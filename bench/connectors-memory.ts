@@ -82,7 +82,27 @@ async function writeManyEntriesZip (path: string, entries: number): Promise<void
   files['your_instagram_activity/media/posts_1.json'] = Buffer.from(JSON.stringify([{ media: [{ uri: 'your_instagram_activity/media/posts/202401/17900000000000000.jpg', creation_timestamp: 1704100000, title: 'x' }] }]))
   files['connections/followers_and_following/followers_1.json'] = Buffer.from('[]')
   files['start_here.html'] = Buffer.from('<html></html>')
-  await writeFile(path, zipSync(files))
+  await writeFile(path, withZip64Count(zipSync(files), entries))
+}
+
+/**
+ * fflate writes the entry count in the 16-bit end record only (100,000 wraps to 34,464); an
+ * archive of more than 65,535 entries needs the ZIP64 end record and locator, as real exports have.
+ */
+function withZip64Count (zip: Uint8Array, entries: number): Buffer {
+  const buf = Buffer.from(zip)
+  const eocdAt = buf.length - 22
+  const cdSize = buf.readUInt32LE(eocdAt + 12)
+  const cdOffset = buf.readUInt32LE(eocdAt + 16)
+  const z64 = Buffer.alloc(56)
+  z64.writeUInt32LE(0x06064b50, 0); z64.writeBigUInt64LE(44n, 4); z64.writeUInt16LE(45, 12); z64.writeUInt16LE(45, 14)
+  z64.writeBigUInt64LE(BigInt(entries), 24); z64.writeBigUInt64LE(BigInt(entries), 32)
+  z64.writeBigUInt64LE(BigInt(cdSize), 40); z64.writeBigUInt64LE(BigInt(cdOffset), 48)
+  const locator = Buffer.alloc(20)
+  locator.writeUInt32LE(0x07064b50, 0); locator.writeBigUInt64LE(BigInt(eocdAt), 8); locator.writeUInt32LE(1, 16)
+  const eocd = Buffer.from(buf.subarray(eocdAt))
+  eocd.writeUInt16LE(0xffff, 8); eocd.writeUInt16LE(0xffff, 10)
+  return Buffer.concat([buf.subarray(0, eocdAt), z64, locator, eocd])
 }
 
 /** A zip whose only entry declares 100 bytes but inflates to `inflatedMB`. */
