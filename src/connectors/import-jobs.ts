@@ -22,6 +22,9 @@ export interface ImportJob {
   id: string
   /** The archive's name as uploaded (sanitised). */
   name: string
+  /** Every archive of the export, the first one included: platforms send large exports in parts (POST /v1/imports/:id/parts). */
+  parts: string[]
+  /** Bytes of all parts. */
   size: number
   createdAt: string
   state: ImportJobState
@@ -49,6 +52,8 @@ export interface ImportJobs {
   start (): Promise<void>
   /** Stores the uploaded archive and starts probing it; `modifiedAt` (ms) keeps a lone file's export time. */
   upload (body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
+  /** Adds another archive of the same export to a job that has not run yet, and looks at them all again. */
+  addPart (id: string, body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
   run (id: string, connectorId: string): ImportJob
   get (id: string): ImportJob | null
   list (): ImportJob[]
@@ -76,7 +81,9 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
   const folder = (id: string): string => join(deps.dir, id)
   let stopped = false
 
-  function archivePath (job: ImportJob): string { return join(folder(job.id), job.name) }
+  function archivePath (job: ImportJob, name = job.name): string { return join(folder(job.id), name) }
+  /** What the worker opens: the one archive, or every part (read as one tree). */
+  function sourceOf (job: ImportJob): string | string[] { return job.parts.length === 1 ? archivePath(job) : job.parts.map((p) => archivePath(job, p)) }
 
   async function discard (job: ImportJob): Promise<void> {
     await rm(folder(job.id), { recursive: true, force: true }).catch((err) => deps.logger.warn({ err, job: job.id }, 'could not remove an uploaded export'))
@@ -97,9 +104,14 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
     let stderr = ''
     child.stderr?.on('data', (c: Buffer) => { if (stderr.length < 4000) stderr += c.toString() })
     child.on('message', (m) => { onMessage(m as WorkerMessage) })
-    child.once('exit', (code, signal) => {
-      children.delete(job.id)
-      if ((job.state === 'probing' || job.state === 'running') && job.error === null) {
+    // Only the job's current worker fails it by ending early: a probe that has answered and is
+    // still exiting must not fail the probe or import started after it. 'close', not 'exit':
+    // 'exit' can come before the last IPC messages (the answer) have been delivered.
+    const phase: ImportJobState = req.mode === 'probe' ? 'probing' : 'running'
+    child.once('close', (code, signal) => {
+      const current = children.get(job.id) === child
+      if (current) children.delete(job.id)
+      if (current && job.state === phase && job.error === null) {
         job.error = { code: 'INTERNAL', message: `the import process ended unexpectedly (${signal ?? `exit ${String(code)}`})${stderr !== '' ? `: ${stderr.trim().slice(-500)}` : ''}` }
         job.state = 'failed'
       }
@@ -119,6 +131,40 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
     }
   }
 
+  /** Writes one uploaded archive into the job's folder; the limit covers all of a job's parts. */
+  async function store (job: ImportJob, name: string, body: Readable, meta: { declaredBytes: number | null; modifiedAt: number | null }, maxBytes: number): Promise<number> {
+    if (meta.declaredBytes !== null && meta.declaredBytes > maxBytes) {
+      body.resume()
+      throw new HearthError('BODY_TOO_LARGE', `the archive is ${meta.declaredBytes} bytes; the limit left is ${maxBytes}`, { limit: deps.maxBytes })
+    }
+    let size = 0
+    const counter = new Transform({
+      transform (chunk: Buffer, _enc, done) {
+        size += chunk.length
+        if (size > maxBytes) done(new HearthError('BODY_TOO_LARGE', `the archive exceeds the limit of ${deps.maxBytes} bytes`, { limit: deps.maxBytes }))
+        else done(null, chunk)
+      }
+    })
+    try {
+      await pipeline(body, counter, createWriteStream(archivePath(job, name), { mode: 0o600 }))
+    } catch (err) {
+      body.resume()
+      await rm(archivePath(job, name), { force: true })
+      throw err instanceof HearthError ? err : new HearthError('INVALID_BODY', `the upload did not complete: ${(err as Error).message}`)
+    }
+    if (size === 0) { await rm(archivePath(job, name), { force: true }); throw new HearthError('INVALID_BODY', 'the uploaded archive is empty') }
+    if (meta.modifiedAt !== null) await utimes(archivePath(job, name), new Date(meta.modifiedAt), new Date(meta.modifiedAt)).catch(() => {})
+    return size
+  }
+
+  /** Asks a worker which connectors fit the job's archive(s). */
+  function probe (job: ImportJob): void {
+    spawnWorker(job, { mode: 'probe', source: sourceOf(job), dirs: [...deps.connectorDirs] }, (m) => {
+      if (m.type === 'suggestions') { job.suggestions = m.connectors; job.entries = m.entries; job.state = 'ready' }
+      if (m.type === 'error') { job.error = { code: m.code, message: m.message }; job.state = 'failed' }
+    }, () => { if (job.state === 'failed') void discard(job) })
+  }
+
   return {
     async start () {
       // uploads of a previous run that crashed mid-import: nothing refers to them any more
@@ -135,6 +181,7 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
       const job: ImportJob = {
         id: randomBytes(9).toString('base64url'),
         name: safeArchiveName(meta.name),
+        parts: [],
         size: 0,
         createdAt: new Date().toISOString(),
         state: 'probing',
@@ -146,30 +193,34 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
         error: null
       }
       await mkdir(folder(job.id), { recursive: true, mode: 0o700 })
-      let size = 0
-      const counter = new Transform({
-        transform (chunk: Buffer, _enc, done) {
-          size += chunk.length
-          if (size > deps.maxBytes) done(new HearthError('BODY_TOO_LARGE', `the archive exceeds the limit of ${deps.maxBytes} bytes`, { limit: deps.maxBytes }))
-          else done(null, chunk)
-        }
-      })
       try {
-        await pipeline(body, counter, createWriteStream(archivePath(job), { mode: 0o600 }))
+        job.size = await store(job, job.name, body, meta, deps.maxBytes)
+        job.parts.push(job.name)
       } catch (err) {
-        body.resume()
         await discard(job)
-        throw err instanceof HearthError ? err : new HearthError('INVALID_BODY', `the upload did not complete: ${(err as Error).message}`)
+        throw err
       }
-      if (size === 0) { await discard(job); throw new HearthError('INVALID_BODY', 'the uploaded archive is empty') }
-      job.size = size
-      if (meta.modifiedAt !== null) await utimes(archivePath(job), new Date(meta.modifiedAt), new Date(meta.modifiedAt)).catch(() => {})
       jobs.set(job.id, job)
       trim()
-      spawnWorker(job, { mode: 'probe', source: archivePath(job), dirs: [...deps.connectorDirs] }, (m) => {
-        if (m.type === 'suggestions') { job.suggestions = m.connectors; job.entries = m.entries; job.state = 'ready' }
-        if (m.type === 'error') { job.error = { code: m.code, message: m.message }; job.state = 'failed' }
-      }, () => { if (job.state === 'failed') void discard(job) })
+      probe(job)
+      return job
+    },
+
+    async addPart (id, body, meta) {
+      const job = jobs.get(id)
+      if (job === undefined) { body.resume(); throw new HearthError('NOT_FOUND', `no import ${id}`) }
+      if (job.state !== 'ready') { body.resume(); throw new HearthError('CONFLICT', `import ${id} is ${job.state}; parts can be added while it waits to start`) }
+      let name = safeArchiveName(meta.name)
+      for (let n = 2; job.parts.includes(name); n++) name = `${n}-${safeArchiveName(meta.name)}`.slice(-100)
+      job.state = 'probing'
+      try {
+        job.size += await store(job, name, body, meta, deps.maxBytes - job.size)
+      } catch (err) {
+        job.state = 'ready'
+        throw err
+      }
+      job.parts.push(name)
+      probe(job)
       return job
     },
 
@@ -182,7 +233,7 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
       }
       job.state = 'running'
       job.connectorId = connectorId
-      spawnWorker(job, { mode: 'import', source: archivePath(job), dirs: [...deps.connectorDirs], connectorId, socketPath: deps.socketPath }, (m) => {
+      spawnWorker(job, { mode: 'import', source: sourceOf(job), dirs: [...deps.connectorDirs], connectorId, socketPath: deps.socketPath }, (m) => {
         if (m.type === 'progress') applyProgress(job, m.events)
         else if (m.type === 'summary') {
           const summary = m.summary as ImportSummary

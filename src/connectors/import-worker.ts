@@ -4,6 +4,7 @@
 // owner socket — and reports to its parent over the IPC channel. One request per process, given
 // as JSON in argv[2]:
 //   {mode: 'probe', source, dirs}                          → {type: 'suggestions', ...}
+// (source: one archive, or every part of an export split into several)
 //   {mode: 'import', source, dirs, connectorId, socketPath} → {type: 'progress'}*, {type: 'summary'}
 import { silentLogger } from '../log.js'
 import { isHearthError } from '../errors.js'
@@ -14,8 +15,8 @@ import { daemonSubmit } from './submit.js'
 import type { Connector, ExportSource } from './types.js'
 
 export type WorkerRequest =
-  | { mode: 'probe'; source: string; dirs: string[] }
-  | { mode: 'import'; source: string; dirs: string[]; connectorId: string; socketPath: string }
+  | { mode: 'probe'; source: string | string[]; dirs: string[] }
+  | { mode: 'import'; source: string | string[]; dirs: string[]; connectorId: string; socketPath: string }
 
 export interface Suggestion { connectorId: string; displayName: string; matches: boolean; firstScope?: string }
 

@@ -2,22 +2,27 @@
 //   POST /v1/imports?name=<file name>   body: the archive bytes → the job, probing which connectors fit
 //   GET  /v1/imports                    → {imports: [...]}, newest first
 //   GET  /v1/imports/:id                → the job: state, suggestions, live counts, the summary at the end
-//   POST /v1/imports/:id/start {connector} → runs that connector over the archive
+//   POST /v1/imports/:id/parts?name=<file name>  body: another archive of the same export (platforms
+//                                       send large exports in parts) → the job, probing all its parts
+//   POST /v1/imports/:id/start {connector} → runs that connector over the archive(s)
 import { HearthError } from '../../errors.js'
 import type { ImportJobs } from '../../connectors/import-jobs.js'
 import { ok } from '../http.js'
 import { stringParam } from '../query.js'
 import type { Router } from '../router.js'
 
+/** The query and headers of an archive upload. */
+function uploadMeta (req: { url: URL; raw: { headers: Record<string, string | string[] | undefined> } }): { name: string; declaredBytes: number | null; modifiedAt: number | null } {
+  const name = stringParam(req.url, 'name', 200) ?? 'export.zip'
+  const modified = stringParam(req.url, 'modifiedAt', 20)
+  const declared = Number(req.raw.headers['content-length'])
+  return { name, declaredBytes: Number.isFinite(declared) ? declared : null, modifiedAt: modified !== null && /^\d{1,15}$/.test(modified) ? Number(modified) : null }
+}
+
 export function addImportRoutes (router: Router, deps: { jobs: ImportJobs }): void {
-  router.post('/v1/imports', async (req) => {
-    const name = stringParam(req.url, 'name', 200) ?? 'export.zip'
-    const modified = stringParam(req.url, 'modifiedAt', 20)
-    const modifiedAt = modified !== null && /^\d{1,15}$/.test(modified) ? Number(modified) : null
-    const declared = Number(req.raw.headers['content-length'])
-    const job = await deps.jobs.upload(req.raw, { name, declaredBytes: Number.isFinite(declared) ? declared : null, modifiedAt })
-    return ok(job, 202)
-  })
+  router.post('/v1/imports', async (req) => ok(await deps.jobs.upload(req.raw, uploadMeta(req)), 202))
+
+  router.post('/v1/imports/:id/parts', async (req) => ok(await deps.jobs.addPart(req.params.id!, req.raw, uploadMeta(req)), 202))
 
   router.get('/v1/imports', async () => ok({ imports: deps.jobs.list() }))
 
