@@ -103,20 +103,31 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
     children.set(job.id, child)
     let stderr = ''
     child.stderr?.on('data', (c: Buffer) => { if (stderr.length < 4000) stderr += c.toString() })
-    child.on('message', (m) => { onMessage(m as WorkerMessage) })
-    // Only the job's current worker fails it by ending early: a probe that has answered and is
-    // still exiting must not fail the probe or import started after it. 'close', not 'exit':
-    // 'exit' can come before the last IPC messages (the answer) have been delivered.
+    let answered = false
+    child.on('message', (m) => {
+      if ((m as WorkerMessage).type !== 'progress') answered = true
+      onMessage(m as WorkerMessage)
+    })
+    // A worker fails its job only by ending without an answer, judged once the process has ended
+    // and its IPC channel is closed ('exit' can come before the last messages are delivered). A
+    // probe that answered and exits late must not fail the next step of the job.
     const phase: ImportJobState = req.mode === 'probe' ? 'probing' : 'running'
-    child.once('close', (code, signal) => {
+    let ended: { code: number | null; signal: NodeJS.Signals | null } | null = null
+    let disconnected = false
+    let settled = false
+    const settle = (): void => {
+      if (settled || ended === null || !disconnected) return
+      settled = true
       const current = children.get(job.id) === child
       if (current) children.delete(job.id)
-      if (current && job.state === phase && job.error === null) {
-        job.error = { code: 'INTERNAL', message: `the import process ended unexpectedly (${signal ?? `exit ${String(code)}`})${stderr !== '' ? `: ${stderr.trim().slice(-500)}` : ''}` }
+      if (!answered && current && job.state === phase && job.error === null) {
+        job.error = { code: 'INTERNAL', message: `the import process ended unexpectedly (${ended.signal ?? `exit ${String(ended.code)}`})${stderr !== '' ? `: ${stderr.trim().slice(-500)}` : ''}` }
         job.state = 'failed'
       }
       onEnd()
-    })
+    }
+    child.once('disconnect', () => { disconnected = true; settle() })
+    child.once('close', (code, signal) => { ended = { code, signal }; if (!child.connected) disconnected = true; settle() })
   }
 
   function applyProgress (job: ImportJob, events: ImportProgress[]): void {
