@@ -115,7 +115,7 @@ async function startDaemon (dir: string, home: string, extraArgs: string[] = [])
   const started = performance.now()
   const child = spawn(process.execPath, [...extraArgs, join(dir, 'dist/cli/entry.js'), 'daemon'], {
     cwd: dir,
-    env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false' },
+    env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_UI: 'false' },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })

@@ -4,7 +4,8 @@
 // with fsync, index).
 //   sets:     1,000 small files (1 KB of data each) and 10 × 10 MB files
 //   variants: default (64 fetches in flight, 4 files handed to receive at once) vs the same window
-//             with one receive at a time vs stop-and-wait (one fetch, one receive at a time)
+//             with 16 receives at once (durable receives wait on fsync; concurrent ones share
+//             syncs), with one at a time, and stop-and-wait (one fetch, one receive at a time)
 //   idle:     a second round when nothing changed: time, messages and bytes on the wire
 //   linear:   the default variant on a quarter of the small set, to compare ms per file
 // Prints time, ms per file, ciphertext MB/s, and where the time went.
