@@ -1,4 +1,4 @@
-// Bench of the file index (DESIGN 5: a million files without memory growing with the count,
+// Bench of the file index (docs/protocol.md §5: a million files without memory growing with the count,
 // restart in seconds). Usage: node --import tsx bench/index.ts [N]   (or HEARTH_BENCH_N=N;
 // HEARTH_BENCH_SKIP_VERIFY=1 skips the full verify). Prints insert throughput for four write
 // styles, memory at checkpoints, then restarts (a fresh process) on the database at 100k and at N

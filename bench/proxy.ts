@@ -1,4 +1,4 @@
-// Proxy overhead (DESIGN 5: "well under a millisecond added per request; first stream chunk
+// Proxy overhead (docs/protocol.md §5: "well under a millisecond added per request; first stream chunk
 // forwarded immediately"). One run, side by side: the upstream simulator called directly over
 // loopback TCP versus through the proxy on the daemon's unix socket, at 1 and 64 concurrent
 // clients: request latency p50/p99 for a cached JSON GET and a pass-through GET, and

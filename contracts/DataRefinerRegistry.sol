@@ -2,7 +2,7 @@
 pragma solidity 0.8.30;
 
 /// Minimal stand-in for Vana's DataRefinerRegistry, for tests and the dev chain. The external
-/// surface (functions, struct layout, event and error) matches the deployed contract (DESIGN 2.5);
+/// surface (functions, struct layout, event and error) matches the deployed contract (docs/protocol.md §2.5);
 /// refiners, ownership and upgradeability are left out because Hearth does not use them.
 contract DataRefinerRegistry {
     struct SchemaInfo {

@@ -6,7 +6,7 @@ interface ISchemaValidator {
 }
 
 /// Minimal stand-in for Vana's DataRegistry, for tests and the dev chain. The external surface
-/// Hearth uses matches the deployed contract (DESIGN 2.5): sequential file ids from 1, one
+/// Hearth uses matches the deployed contract (docs/protocol.md §2.5): sequential file ids from 1, one
 /// registration per URL, schemaId 0 = none, any other schemaId must exist in the refiner registry.
 /// Permissions are accepted for ABI compatibility and not stored: Hearth always passes none.
 contract DataRegistry {

@@ -127,7 +127,7 @@ export function isHearthError (err: unknown, code?: ErrorCode): err is HearthErr
   return err instanceof HearthError && (code === undefined || err.code === code)
 }
 
-/** The wire shape of every error (DESIGN 3.5). Unknown failures never leak their message or stack. */
+/** The wire shape of every error (docs/protocol.md §3.5). Unknown failures never leak their message or stack. */
 export interface ErrorBody {
   error: { code: number; errorCode: string; message: string; details?: Record<string, unknown> }
 }

@@ -1,4 +1,4 @@
-// The ABIs Hearth uses to talk to the registry contracts (DESIGN 2.5). These describe the
+// The ABIs Hearth uses to talk to the registry contracts (docs/protocol.md §2.5). These describe the
 // deployed Vana contracts, so they are written out here rather than taken from the compiler
 // output of our dev-chain stand-ins; a test checks that the stand-ins match them.
 import { parseAbi } from 'viem'

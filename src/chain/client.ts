@@ -1,4 +1,4 @@
-// Hearth's view of the two registries (DESIGN 2.5) over one HTTP RPC: schema and file reads
+// Hearth's view of the two registries (docs/protocol.md §2.5) over one HTTP RPC: schema and file reads
 // (batched through Multicall3 when the network has one), schema registration, file registration
 // (file-registration.ts) and log scans. Every failure surfaces as CHAIN_UNAVAILABLE or
 // CHAIN_REVERTED; no raw viem error leaves this module.

@@ -1,4 +1,4 @@
-// Which chain Hearth talks to. The real networks are named presets (DESIGN 2.5); the dev chain
+// Which chain Hearth talks to. The real networks are named presets (docs/protocol.md §2.5); the dev chain
 // (dev-chain.ts) produces a config of the same shape for its freshly deployed contracts.
 import { isAddress, type Address } from 'viem'
 import { HearthError } from '../errors.js'

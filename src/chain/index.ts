@@ -1,4 +1,4 @@
-// The chain: registry contracts (DESIGN 2.5), file registration, schema knowledge and the dev chain.
+// The chain: registry contracts (docs/protocol.md §2.5), file registration, schema knowledge and the dev chain.
 export { dataRefinerRegistryAbi, dataRegistryAbi, multicall3Abi } from './abi.js'
 export { CHAIN_PRESETS, CANONICAL_MULTICALL3, resolveChainConfig, type ChainConfig, type ChainPreset } from './config.js'
 export {

@@ -1,4 +1,4 @@
-// The durable queue of file registrations (DESIGN 3.1 step 5). Entries stay in the queue until
+// The durable queue of file registrations (docs/protocol.md §3.1 step 5). Entries stay in the queue until
 // their registration has the configured confirmations, so a SIGKILL at any point loses nothing:
 //   - registered on chain already (by us before the crash, or anyone)? fileIdByUrl finds it;
 //   - sent but not mined when we died? the txHash is in `inFlight`; while the node still has the

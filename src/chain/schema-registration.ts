@@ -1,4 +1,4 @@
-// Registers locally added schemas on chain (DESIGN 3.2 "adding a scope"): `hearth schema add`
+// Registers locally added schemas on chain (docs/protocol.md §3.2 "adding a scope"): `hearth schema add`
 // pins the definition and queues it here; this job calls addSchema when the chain is reachable
 // and then reports local id → chain id so the caller can replace the local id everywhere.
 //

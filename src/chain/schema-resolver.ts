@@ -1,4 +1,4 @@
-// Schema knowledge from the chain (DESIGN 3.2). The DataRefinerRegistry stores no scope, so the
+// Schema knowledge from the chain (docs/protocol.md §3.2). The DataRefinerRegistry stores no scope, so the
 // scope of a schema is the one its definition document declares:
 //   byId:    schemas(id) → fetch the definition → parse → the record with the definition's scope;
 //   byScope: SchemaAdded events are indexed incrementally (last scanned block and scope → ids are

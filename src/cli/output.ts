@@ -53,7 +53,7 @@ export function writeJson (ctx: CommandContext, value: unknown): void {
   ctx.stdout.write(JSON.stringify(value, null, 2) + '\n')
 }
 
-/** Rebuilds the daemon's error body (DESIGN 3.5) as a HearthError. */
+/** Rebuilds the daemon's error body (docs/protocol.md §3.5) as a HearthError. */
 export function errorFromResponse (res: DaemonResponse): HearthError {
   const e = res.json?.error
   const code = typeof e?.errorCode === 'string' && e.errorCode in ERROR_CODES ? e.errorCode as ErrorCode : 'INTERNAL'

@@ -1,4 +1,4 @@
-// Validation of `connector.json` (DESIGN 2.7). Pure: takes the parsed JSON, returns the metadata
+// Validation of `connector.json` (docs/protocol.md §2.7). Pure: takes the parsed JSON, returns the metadata
 // or every problem found, worded for the plugin's author.
 import { scopeProblem } from '../protocol/scope.js'
 import type { ConnectorMetadata } from './types.js'

@@ -1,4 +1,4 @@
-// The connector plugin contract (DESIGN 2.7, 3.6). A connector is a folder `plugins/<id>/` with
+// The connector plugin contract (docs/protocol.md §2.7, 3.6). A connector is a folder `plugins/<id>/` with
 // `connector.json` (ConnectorMetadata) and `index.js` whose default export is a ConnectorModule.
 // A connector only READS an export and yields items; runImport hands every item to the daemon,
 // which validates, encrypts and stores it like any other file. Connectors never touch storage.
@@ -11,7 +11,7 @@ export interface ConnectorScope {
   description: string
 }
 
-/** `connector.json` (DESIGN 2.7). */
+/** `connector.json` (docs/protocol.md §2.7). */
 export interface ConnectorMetadata {
   connectorId: string
   displayName: string
@@ -94,7 +94,7 @@ export interface ExportSource {
   close (): Promise<void>
 }
 
-/** One data file a connector wants stored: the envelope's scope, collectedAt and data (DESIGN 2.3). */
+/** One data file a connector wants stored: the envelope's scope, collectedAt and data (docs/protocol.md §2.3). */
 export interface ConnectorItem {
   scope: string
   /**

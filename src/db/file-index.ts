@@ -1,4 +1,4 @@
-// The persistent index of data files (DESIGN 3.1 step 4). The primary namespace maps path → record;
+// The persistent index of data files (docs/protocol.md §3.1 step 4). The primary namespace maps path → record;
 // secondary namespaces (scope+time, CID, state, fileId), per-scope summaries, per-state counters and
 // a change log are rewritten in the same LevelDB batch as the record, so a crash leaves either the
 // old or the new state of all of them. Queries stream keys; nothing per file is held in memory.

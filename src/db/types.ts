@@ -1,4 +1,4 @@
-// What the local index knows about each data file (DESIGN 3.1 step 4).
+// What the local index knows about each data file (docs/protocol.md §3.1 step 4).
 
 export type FileState = 'waiting-schema' | 'waiting-storage' | 'rejected' | 'stored' | 'registered' | 'deleted'
 

@@ -1,5 +1,5 @@
 // The owner's identity on this machine: identity/identity.json (mode 0600) holding the master
-// signature (DESIGN 2.4) and, when Hearth was given or made the wallet, its private key. The
+// signature (docs/protocol.md §2.4) and, when Hearth was given or made the wallet, its private key. The
 // master signature is all the daemon needs; the private key is kept only so the owner can later
 // sign chain transactions as themselves. Nothing here logs, and no error quotes a secret.
 import { chmod, copyFile, constants as fsConstants } from 'node:fs/promises'

@@ -1,4 +1,4 @@
-// The data folder's layout (DESIGN 2.3): `data/{scope}/{collectedAt with ':' → '-'}.json`.
+// The data folder's layout (docs/protocol.md §2.3): `data/{scope}/{collectedAt with ':' → '-'}.json`.
 // Decides which paths the pipeline looks at, and guards against paths that leave the folder.
 import { realpath } from 'node:fs/promises'
 import { join, relative, sep, isAbsolute } from 'node:path'

@@ -1,4 +1,4 @@
-// The one ingest pipeline (DESIGN 3.1) for files found on disk, envelopes built from a request,
+// The one ingest pipeline (docs/protocol.md §3.1) for files found on disk, envelopes built from a request,
 // and ciphertexts received from a peer or restored from the chain:
 //   resolve schema → validate → encrypt → store/pin → index → (queue registration).
 // The file on disk is the source of truth and every step is idempotent: a crash at any point is
@@ -213,7 +213,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       return { outcome: 'unchanged', path: rel, record: existing }
     }
     if (existing !== null && FINAL_STATES.has(existing.state) && existing.sha256 !== sha256) {
-      // Stored contents are immutable (DESIGN 2.3): an edited file is a new version. The old
+      // Stored contents are immutable (docs/protocol.md §2.3): an edited file is a new version. The old
       // version keeps its ciphertext and registration under a path that names its CID.
       await record({ ...existing, path: `${rel}#${existing.cid ?? 'old'}` })
     }

@@ -1,4 +1,4 @@
-// OpenPGP password encryption of whole envelopes (DESIGN 2.4). A message written here is one
+// OpenPGP password encryption of whole envelopes (docs/protocol.md §2.4). A message written here is one
 // standard OpenPGP message: SKESK v4 + SEIPD v1 (MDC), AES-256, no compression. It decrypts with
 // plain `openpgp.decrypt({message, passwords: [hex], format: 'binary'})`, GnuPG or Sequoia.
 //

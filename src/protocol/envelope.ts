@@ -1,4 +1,4 @@
-// The data file envelope (DESIGN 2.3, version 1.0): its type, builder, validator, byte form and
+// The data file envelope (docs/protocol.md §2.3, version 1.0): its type, builder, validator, byte form and
 // the collectedAt ⇄ file name mapping. Pure: no I/O.
 import { HearthError } from '../errors.js'
 import { scopeProblem } from './scope.js'
@@ -39,7 +39,7 @@ export function collectedAtProblem (s: unknown): string | null {
   return real ? null : 'is not a real date and time'
 }
 
-/** Every broken rule of DESIGN 2.3, in field order; empty when `value` is a valid envelope. */
+/** Every broken rule of docs/protocol.md §2.3, in field order; empty when `value` is a valid envelope. */
 export function envelopeProblems (value: unknown): string[] {
   if (!isPlainObject(value)) return [`envelope must be a JSON object, got ${describeType(value)}`]
   const reasons: string[] = []
@@ -116,7 +116,7 @@ export function serializeEnvelope (env: Envelope): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(ordered))
 }
 
-/** `2026-01-21T10:00:00.123Z` → `2026-01-21T10-00-00.123Z.json` (DESIGN 2.3: ':' becomes '-'). */
+/** `2026-01-21T10:00:00.123Z` → `2026-01-21T10-00-00.123Z.json` (docs/protocol.md §2.3: ':' becomes '-'). */
 export function collectedAtToFileName (iso: string): string {
   const reason = collectedAtProblem(iso)
   if (reason !== null) {

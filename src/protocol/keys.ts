@@ -1,4 +1,4 @@
-// The key schedule (DESIGN 2.4). Everything secret Hearth uses comes from one master key material:
+// The key schedule (docs/protocol.md §2.4). Everything secret Hearth uses comes from one master key material:
 // the 65-byte EIP-191 signature of MASTER_KEY_MESSAGE by the owner's wallet. Each use gets its own
 // HKDF `info` string, so keys for different uses are independent:
 //   scope keys          info "scope:" + scope          (interoperates with the reference server)
@@ -78,7 +78,7 @@ export function deriveKey (master: Uint8Array, info: string, length = 32): Uint8
   return hkdf(master, info, length)
 }
 
-/** The 32-byte key that encrypts every file of one scope (DESIGN 2.4). */
+/** The 32-byte key that encrypts every file of one scope (docs/protocol.md §2.4). */
 export function scopeKey (master: Uint8Array, scope: string): Uint8Array {
   return hkdf(master, SCOPE_INFO_PREFIX + assertScope(scope), 32)
 }

@@ -1,4 +1,4 @@
-// Scope grammar (DESIGN 2.1): `{source}.{category}[.{subcategory}]`.
+// Scope grammar (docs/protocol.md §2.1): `{source}.{category}[.{subcategory}]`.
 // The exact scope string is an input of the key schedule, so nothing here ever changes its case
 // or trims it: a scope is either accepted exactly as given or rejected with a precise reason.
 import { HearthError } from '../errors.js'

@@ -46,7 +46,7 @@ export function createUpstreamApi (deps: { config: ProxyConfig, transport: HttpT
   }
 }
 
-/** The upstream's `message` for a failed answer (DESIGN 4: anything but ok && success is failure). */
+/** The upstream's `message` for a failed answer (docs/protocol.md §4: anything but ok && success is failure). */
 export function upstreamFailure (answer: ApiAnswer, what: string): HearthError | null {
   const j = answer.json as { success?: unknown, message?: unknown } | null
   const ok = answer.status >= 200 && answer.status < 300

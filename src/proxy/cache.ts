@@ -1,4 +1,4 @@
-// What the proxy keeps of the upstream's answers, so reading works offline (DESIGN 4): the last
+// What the proxy keeps of the upstream's answers, so reading works offline (docs/protocol.md §4): the last
 // good answer of each cacheable GET, and the chat exchanges seen through the proxy (merged into a
 // cached conversation when it is read offline). Stored in the daemon's persistent KV.
 import { createHash, randomBytes } from 'node:crypto'

@@ -1,4 +1,4 @@
-// Settings of the conversation/image proxy (DESIGN 4). The daemon's config file supplies
+// Settings of the conversation/image proxy (docs/protocol.md §4). The daemon's config file supplies
 // `upstream.*`; anything missing falls back to the defaults below.
 import { HearthError } from '../errors.js'
 

@@ -1,4 +1,4 @@
-// Conversation detail bodies in both shapes the upstream may use (DESIGN 4): flat
+// Conversation detail bodies in both shapes the upstream may use (docs/protocol.md §4): flat
 // `{id, speakers, messages: [{participant_id, participant_type, mimetype, ...}]}` or wrapped
 // `{success, conversation: {..., messages: [{participantId, participantType, mimeType, ...}]}}`.
 // Pure: the offline cache uses these to show chats exchanged after the detail was last fetched,

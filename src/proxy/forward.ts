@@ -1,4 +1,4 @@
-// `/api/v0/...` from an app → `{baseUrl}/api/v0/...` with the owner's token (DESIGN 3.5, 4).
+// `/api/v0/...` from an app → `{baseUrl}/api/v0/...` with the owner's token (docs/protocol.md §3.5, 4).
 // Method, path, query, body and end-to-end headers are preserved; the upstream's answer comes
 // back with its status and body as they were. On top of plain forwarding: JSON answers are
 // checked (502 when broken), chat streams are passed through frame by frame, good GET answers and

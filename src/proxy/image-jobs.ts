@@ -1,4 +1,4 @@
-// Image jobs seen through the proxy (DESIGN 4): every job the upstream created for us is followed
+// Image jobs seen through the proxy (docs/protocol.md §4): every job the upstream created for us is followed
 // in the background — polled with backoff until SUCCESS/FAILED or a deadline — and on SUCCESS its
 // output files are downloaded into <home>/images/<jobId>/. Job records live in the KV, so
 // following resumes after a restart. Jobs submitted while offline start as local records

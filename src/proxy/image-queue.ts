@@ -1,4 +1,4 @@
-// `POST /images` while the upstream is unreachable (DESIGN 4: queued where queueing is
+// `POST /images` while the upstream is unreachable (docs/protocol.md §4: queued where queueing is
 // meaningful): the request goes into a durable queue and the caller gets a local job id at once.
 // The queue is drained on a timer and as soon as the upstream answers anything again; each
 // submission links the local id to the upstream's job, which is then followed like any other.

@@ -1,4 +1,4 @@
-// The conversation/image proxy the daemon mounts on its socket (DESIGN 3.5, 4).
+// The conversation/image proxy the daemon mounts on its socket (docs/protocol.md §3.5, 4).
 //
 //   const proxy = createProxy({ config: config.upstream, home, kv: openKv(db, 'proxy'),
 //                               queue: createDurableQueue(db, 'upstream-images'), logger })

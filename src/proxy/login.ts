@@ -1,4 +1,4 @@
-// The upstream's email one-time-code login (DESIGN 4): `/auth/create-login {email}` mails a
+// The upstream's email one-time-code login (docs/protocol.md §4): `/auth/create-login {email}` mails a
 // 6-digit code, `/auth/login {email, code}` answers `{success, token}`. The token goes straight
 // into the credential store; callers only learn whether it worked and when it expires.
 import { HearthError } from '../errors.js'

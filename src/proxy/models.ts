@@ -1,4 +1,4 @@
-// Character image models (DESIGN 4): training takes minutes and one SUCCESS model means
+// Character image models (docs/protocol.md §4): training takes minutes and one SUCCESS model means
 // personalised images can be made, so the owner wants to see when a model's status changes.
 // Every models answer seen through the proxy is compared with the previous one; changes are
 // recorded with a timestamp and shown by `hearth status`.

@@ -1,4 +1,4 @@
-// Which DESIGN-4 operation an `/api/v0/...` request is. Pure: the path (after /api/v0) and the
+// Which upstream operation (docs/protocol.md §4) an `/api/v0/...` request is. Pure: the path (after /api/v0) and the
 // method decide; the proxy's behaviour (cache, stream, queue, follow) hangs off the kind.
 
 export type RouteKind =

@@ -1,4 +1,4 @@
-// Chat-stream framing (DESIGN 4). Pure. Both framings the upstream may use — SSE
+// Chat-stream framing (docs/protocol.md §4). Pure. Both framings the upstream may use — SSE
 // (`data: <json>\n\n`, optional `data: [DONE]`) and bare JSON objects separated by a blank line —
 // delimit frames with an empty line, so one splitter serves both. The proxy forwards whole frames
 // the moment their delimiter arrives: the client never sees half a frame, and when the upstream

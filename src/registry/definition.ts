@@ -1,11 +1,11 @@
-// Schema definition documents (DESIGN 2.2): parsing with every problem reported at once, and the
+// Schema definition documents (docs/protocol.md §2.2): parsing with every problem reported at once, and the
 // canonical byte form that gives one definition one CID wherever it is pinned.
 import { HearthError } from '../errors.js'
 import { scopeProblem } from '../protocol/scope.js'
 import type { SchemaDefinition } from './types.js'
 import { createSchemaCompiler, type SchemaCompiler } from './validators.js'
 
-/** The only dialect DESIGN 2.2 defines; the contract stores it next to the definitionUrl. */
+/** The only dialect docs/protocol.md §2.2 defines; the contract stores it next to the definitionUrl. */
 export const JSON_DIALECT = 'json'
 
 const MAX_NAME_LENGTH = 256
@@ -24,7 +24,7 @@ export interface ParseDefinitionOptions {
 
 /**
  * A schema definition from JSON bytes, JSON text, or an already parsed value. Only the fields of
- * DESIGN 2.2 are kept. Throws INVALID_SCHEMA_DEFINITION listing every problem in `details.reasons`.
+ * docs/protocol.md §2.2 are kept. Throws INVALID_SCHEMA_DEFINITION listing every problem in `details.reasons`.
  */
 export function parseSchemaDefinition (input: unknown, opts: ParseDefinitionOptions = {}): SchemaDefinition {
   const value = decode(input)

@@ -1,4 +1,4 @@
-// A SchemaResolver over a schema lookup service (DESIGN 2.6): the hosted DP RPC, or another
+// A SchemaResolver over a schema lookup service (docs/protocol.md §2.6): the hosted DP RPC, or another
 // Hearth daemon serving the same endpoints. The service says which schema and where its
 // definition is; the definition itself is fetched and checked here, never taken on trust: its
 // scope must be the scope the service claims (and the one asked for).

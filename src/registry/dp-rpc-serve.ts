@@ -1,4 +1,4 @@
-// Answering the schema lookup endpoints (DESIGN 2.6) from what this daemon knows, so peers and
+// Answering the schema lookup endpoints (docs/protocol.md §2.6) from what this daemon knows, so peers and
 // local tools can use any daemon as their lookup service. The caller passes a resolver that
 // does not itself ask a DP RPC service (the cache, or a registry over cache + chain): two
 // daemons configured as each other's lookup service must not bounce a miss back and forth.

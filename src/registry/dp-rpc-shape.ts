@@ -1,10 +1,10 @@
-// The wire shape of the schema lookup service (DESIGN 2.6), both directions, with no I/O:
+// The wire shape of the schema lookup service (docs/protocol.md §2.6), both directions, with no I/O:
 // reading a service's answers as SchemaRecords (client side), and turning what Hearth knows into
 // the same answers (Hearth serves `GET /v1/schemas?scope=` and `GET /v1/schemas/{id}` itself).
 import { scopeProblem } from '../protocol/scope.js'
 import { isLocalSchemaId, type SchemaRecord } from './types.js'
 
-/** `Schema` of DESIGN 2.6, as it travels: exactly the fields of a SchemaRecord. */
+/** `Schema` of docs/protocol.md §2.6, as it travels: exactly the fields of a SchemaRecord. */
 export type DpRpcSchema = SchemaRecord
 
 /**

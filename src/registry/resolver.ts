@@ -1,4 +1,4 @@
-// Schema resolution (DESIGN 3.2): the persistent cache first, then each source in order (a DP
+// Schema resolution (docs/protocol.md §3.2): the persistent cache first, then each source in order (a DP
 // RPC service, the chain...). Everything a source answers is remembered, so whatever was resolved
 // once keeps resolving offline. Definitions never change, so an id found in the cache is final;
 // which id is a scope's *latest* can change, so that pointer is re-checked with the sources at

@@ -1,4 +1,4 @@
-// Schema objects (DESIGN 2.2, 2.6) and the resolver interface that every source of schema
+// Schema objects (docs/protocol.md §2.2, 2.6) and the resolver interface that every source of schema
 // knowledge implements: the local cache, a DP RPC service, the chain.
 
 /** The document at a schema's definitionUrl. Immutable (content-addressed). */

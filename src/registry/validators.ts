@@ -35,7 +35,7 @@ const DRAFTS: Array<{ draft: JsonSchemaDraft; pattern: RegExp; canonical: string
   { draft: 'draft-07', pattern: /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/, canonical: 'http://json-schema.org/draft-07/schema#' }
 ]
 
-/** Which draft a schema is written in: its `$schema`, or 2020-12 when it has none (DESIGN 2.2). */
+/** Which draft a schema is written in: its `$schema`, or 2020-12 when it has none (docs/protocol.md §2.2). */
 export function schemaDraft (schema: Record<string, unknown>): { draft: JsonSchemaDraft; canonical: string | null } | { problem: string } {
   const declared = schema.$schema
   if (declared === undefined) return { draft: '2020-12', canonical: null }

@@ -1,4 +1,4 @@
-// The embedded backend (DESIGN 3.3, the default): an in-process Helia node whose blocks live in
+// The embedded backend (docs/protocol.md §3.3, the default): an in-process Helia node whose blocks live in
 // `blocksDir` (one file per block, written atomically by blockstore-fs) and whose pins live in a
 // LevelDB datastore in `datastoreDir`.
 //
@@ -9,7 +9,7 @@
 // It starts NO networking at all: `createHeliaLight` builds a node without libp2p, without block
 // brokers (bitswap, trustless gateways) and without routers, and every read is made with
 // `offline: true`, so a missing block is an immediate STORAGE_NOT_FOUND instead of a network
-// search. Getting content onto this node is the sync layer's job (DESIGN 3.4), not this module's.
+// search. Getting content onto this node is the sync layer's job (docs/protocol.md §3.4), not this module's.
 //
 // The LevelDB datastore takes an exclusive lock on its folder, so a second process opening the same
 // home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins.

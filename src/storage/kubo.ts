@@ -1,4 +1,4 @@
-// The kubo backend (DESIGN 3.3): ciphertext lives on the user's own IPFS node (Kubo, an IPFS
+// The kubo backend (docs/protocol.md §3.3): ciphertext lives on the user's own IPFS node (Kubo, an IPFS
 // cluster's Kubo peer, or any node that speaks the Kubo RPC API) reached with kubo-rpc-client.
 //
 // Decisions:

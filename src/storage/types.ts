@@ -1,4 +1,4 @@
-// One interface for every place ciphertext can live (DESIGN 3.3). Implementations: embedded
+// One interface for every place ciphertext can live (docs/protocol.md §3.3). Implementations: embedded
 // (in-process Helia) and kubo (a Kubo node over its RPC API). CIDs are CIDv1 strings, identical
 // to what `ipfs add --cid-version 1` (UnixFS, raw leaves, 256 KiB chunks) gives the same bytes.
 

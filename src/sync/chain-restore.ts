@@ -1,4 +1,4 @@
-// Sync through the chain (DESIGN 3.4): the owner's FileAddedV2 records name every file any of
+// Sync through the chain (docs/protocol.md §3.4): the owner's FileAddedV2 records name every file any of
 // their devices registered. Each one not held here is fetched from storage, its schema resolved,
 // decrypted, validated and written into the data folder by the normal pipeline. Used by
 // `hearth restore` on a new device and, in the background, to pick up other devices' files.

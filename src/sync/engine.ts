@@ -1,4 +1,4 @@
-// The sync engine (DESIGN 3.4): keeps this device's file set converging with every connected
+// The sync engine (docs/protocol.md §3.4): keeps this device's file set converging with every connected
 // device of the same owner. Each device pulls; nobody pushes. A pull lists the peer's change log
 // since a persisted per-peer cursor, fetches the ciphertext it lacks, verifies the CID and hands
 // it to the daemon's receive hook, which decrypts, validates, writes and indexes it.

@@ -1,4 +1,4 @@
-// Device-to-device sync (DESIGN 3.4), the surface the daemon uses:
+// Device-to-device sync (docs/protocol.md §3.4), the surface the daemon uses:
 //   const node = await createSyncNode({ networkKey: privateNetworkKey(master), peerKeyFile, listen, mdns, bootstrapPeers, logger })
 //   const engine = createSyncEngine({ node, ownerAddress, index, storage, state: openKv(db, 'sync'), receive, applyTombstone, learnFileId, logger })
 //   await engine.start(); await node.start()        … engine.notifyLocalChange() after every local write or delete …

@@ -1,4 +1,4 @@
-// The libp2p node that carries device-to-device sync (DESIGN 3.4): TCP + pnet + Noise + Yamux +
+// The libp2p node that carries device-to-device sync (docs/protocol.md §3.4): TCP + pnet + Noise + Yamux +
 // identify, optional mDNS, and nothing that reaches the public network (no bootstrap list, no DHT,
 // no relay, no autonat/upnp). The private-network key is derived from the owner's master key
 // material, so only devices of the same owner complete a connection handshake; a device of

@@ -19,7 +19,7 @@ async function fixture (): Promise<{ password: string, other: string, plaintext:
   return { password: scopeKeyHex(masterKey, 'instagram.profile'), other: scopeKeyHex(masterKey, 'instagram.posts'), plaintext: serializeEnvelope(envelope) }
 }
 
-// Only what DESIGN 2.4 promises a reader needs: stock openpgp, default config, the hex password.
+// Only what docs/protocol.md §2.4 promises a reader needs: stock openpgp, default config, the hex password.
 async function plainOpenpgpDecrypt (ciphertext: Uint8Array, password: string): Promise<Uint8Array> {
   const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [password], format: 'binary' })
   return data

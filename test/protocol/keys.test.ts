@@ -8,12 +8,12 @@ import {
   scopeKey, scopeKeyHex, signMasterKey
 } from '../../src/protocol/keys.js'
 
-// DESIGN 2.4 test vector.
+// docs/protocol.md §2.4 test vector.
 const PRIVATE_KEY: Hex = '0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'
 const OWNER = '0xFCAd0B19bB29D4674531d6f115237E16AfCE377c'
 const INSTAGRAM_PROFILE_KEY = '15bedf470a0d36090b49639ef81470368ee21909a83afeaabe2b092ceb02b767'
 
-test('DESIGN 2.4 test vector: owner address and instagram.profile scope key', async () => {
+test('docs/protocol.md §2.4 test vector: owner address and instagram.profile scope key', async () => {
   assert.equal(MASTER_KEY_MESSAGE, 'vana-master-key-v1')
   const signature = await signMasterKey(PRIVATE_KEY)
   const { masterKey, ownerAddress } = await masterKeyFromSignature(signature)

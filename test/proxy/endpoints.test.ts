@@ -1,4 +1,4 @@
-// Every DESIGN-4 endpoint through the proxy on a real unix socket, against the simulator.
+// Every upstream endpoint (docs/protocol.md §4) through the proxy on a real unix socket, against the simulator.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import type { DestinationStream } from 'pino'

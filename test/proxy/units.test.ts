@@ -15,7 +15,7 @@ import { isHearthError } from '../../src/errors.js'
 
 const jwt = (claims: object): string => `${Buffer.from('{"alg":"HS256"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`
 
-test('routes: every DESIGN-4 operation is recognised, everything else is other', () => {
+test('routes: every upstream operation (docs/protocol.md §4) is recognised, everything else is other', () => {
   assert.deepEqual(classifyRoute('GET', '/conversations'), { kind: 'conversations-list' })
   assert.deepEqual(classifyRoute('POST', '/conversations'), { kind: 'conversation-create' })
   assert.deepEqual(classifyRoute('GET', '/conversations/a%20b'), { kind: 'conversation-get', id: 'a b' })

@@ -1,4 +1,4 @@
-// A real anvil dev chain per test (DESIGN 2.5: tests run on a local chain), stopped when the test ends.
+// A real anvil dev chain per test (docs/protocol.md §2.5: tests run on a local chain), stopped when the test ends.
 import type { TestContext } from 'node:test'
 import type { Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'

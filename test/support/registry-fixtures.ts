@@ -1,5 +1,5 @@
 // Fixtures for schema registry tests: a real LevelDB-backed KV and a real embedded storage in temp
-// folders, and a faithful double of the hosted schema lookup service (DESIGN 2.6), which is a
+// folders, and a faithful double of the hosted schema lookup service (docs/protocol.md §2.6), which is a
 // public service tests cannot reach. The double keeps schemas with hex ids as the hosted service
 // does, answers decimal spellings of them too, and can also serve definition documents over HTTP.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'

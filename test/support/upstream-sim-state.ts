@@ -1,11 +1,11 @@
-// The data of the upstream simulator (DESIGN 4): accounts, login codes, tokens, conversations,
+// The data of the upstream simulator (docs/protocol.md §4): accounts, login codes, tokens, conversations,
 // characters with image models, and image jobs whose status follows the clock. No I/O here;
 // upstream-sim.ts serves it over HTTP.
 import { crc32, deflateSync } from 'node:zlib'
 import { createHash, createHmac, randomInt, randomUUID } from 'node:crypto'
 
 export interface SimOptions {
-  /** `flat` answers GET /conversations/:id as DESIGN's table; `wrapped` as {success, conversation} in camelCase. */
+  /** `flat` answers GET /conversations/:id as the protocol's table (docs/protocol.md §4); `wrapped` as {success, conversation} in camelCase. */
   conversationShape: 'flat' | 'wrapped'
   /** Which field carries a chat reply. */
   replyField: 'data' | 'message'

@@ -1,4 +1,4 @@
-// A spec-faithful simulator of the hosted conversation/image API (DESIGN 4), on 127.0.0.1:0.
+// A spec-faithful simulator of the hosted conversation/image API (docs/protocol.md §4), on 127.0.0.1:0.
 // Tests start it, point the proxy at `baseUrl`, and read what it saw (`requests`, `events`).
 // Fault injection: slow, an error status, a stream or body cut mid-way, down (connection refused),
 // non-JSON, truncated JSON.

@@ -1,4 +1,4 @@
-// Personal data over the socket (DESIGN 3.5): write a file of a scope, list scopes, read a
+// Personal data over the socket (docs/protocol.md §3.5): write a file of a scope, list scopes, read a
 // version (latest, at-or-before a time, by on-chain file id), list versions, delete a scope.
 import { HearthError } from '../../errors.js'
 import type { FileIndex } from '../../db/file-index.js'

@@ -1,4 +1,4 @@
-// Schema endpoints: the DP RPC lookup shape (DESIGN 2.6) served from what this daemon knows, the
+// Schema endpoints: the DP RPC lookup shape (docs/protocol.md §2.6) served from what this daemon knows, the
 // list of known schemas, and adding a definition (`hearth schema add`).
 import type { StorageBackend } from '../../storage/types.js'
 import type { Logger } from '../../log.js'
