@@ -15,7 +15,7 @@ function reasonsOf (input: unknown): string[] {
   assert.fail('the definition was accepted')
 }
 
-test('a valid definition parses from an object, JSON text and UTF-8 bytes, keeping only the protocol's fields', () => {
+test('a valid definition parses from an object, JSON text and UTF-8 bytes, keeping only the protocol fields', () => {
   const doc: Record<string, unknown> = { ...definitionDoc('instagram.profile'), extra: 'dropped' }
   const fromObject = parseSchemaDefinition(doc)
   assert.deepEqual(fromObject, {
