@@ -24,7 +24,8 @@ import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
-import type { StorageBackend } from './types.js'
+import type { StorageBackend, StorageHealth } from './types.js'
+import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
 import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, blockFilePath, hasBlockFile } from './raw-blocks.js'
@@ -74,6 +75,7 @@ class EmbeddedStorage implements StorageBackend {
   readonly kind = 'embedded' as const
   readonly #fs: UnixFS
   #stopped = false
+  #size: FolderSize | null = null
   // Helia's pin bookkeeping is a read-modify-write of per-block counters with no lock of its
   // own; see PinLock for which pin changes may run side by side.
   readonly #pins = new PinLock()
@@ -188,14 +190,16 @@ class EmbeddedStorage implements StorageBackend {
     }).catch((err: unknown) => { throw this.#wrap(err, 'unpin', parsed) })
   }
 
-  async health (): Promise<{ ok: boolean; detail?: string }> {
+  async health (): Promise<StorageHealth> {
     if (this.#stopped || this.helia.status !== 'started') return { ok: false, detail: 'embedded IPFS node is stopped' }
-    return { ok: true, detail: `embedded IPFS node, blocks in ${this.opts.blocksDir}` }
+    this.#size ??= folderSize(this.opts.blocksDir)
+    return { ok: true, detail: `embedded IPFS node, blocks in ${this.opts.blocksDir}`, bytes: this.#size.current() }
   }
 
   async stop (): Promise<void> {
     if (this.#stopped) return
     this.#stopped = true
+    await this.#size?.settled()
     await this.#pins.idle().catch(() => {})
     try {
       await this.helia.stop()

@@ -9,7 +9,7 @@ import { HearthError } from '../errors.js'
 import type { Service } from '../lifecycle/service.js'
 import { createEmbeddedStorage } from './embedded.js'
 import { createKuboStorage } from './kubo.js'
-import type { StorageBackend } from './types.js'
+import type { StorageBackend, StorageHealth } from './types.js'
 import { withVerifiedReads } from './verified-reads.js'
 
 export type StorageBackendKind = StorageBackend['kind']
@@ -27,7 +27,7 @@ export interface StorageConfig {
 
 /** A storage backend with the service shape; its status is the backend kind and its health. */
 export interface StorageService extends StorageBackend, Service {
-  status (): Promise<{ backend: StorageBackendKind; ok: boolean; detail?: string }>
+  status (): Promise<{ backend: StorageBackendKind } & StorageHealth>
 }
 
 /** Check the configuration and build the (unstarted) backend; throws CONFIG_INVALID. */
@@ -78,7 +78,7 @@ class StorageHolder implements StorageService {
     if (backend !== null) await backend.stop()
   }
 
-  async status (): Promise<{ backend: StorageBackendKind; ok: boolean; detail?: string }> {
+  async status (): Promise<{ backend: StorageBackendKind } & StorageHealth> {
     return { backend: this.kind, ...await this.health() }
   }
 
@@ -88,7 +88,7 @@ class StorageHolder implements StorageService {
   async has (cid: string): Promise<boolean> { return this.#backend === null ? false : await this.#backend.has(cid) }
   async unpin (cid: string): Promise<void> { await this.#started().unpin(cid) }
 
-  async health (): Promise<{ ok: boolean; detail?: string }> {
+  async health (): Promise<StorageHealth> {
     if (this.#backend === null) return { ok: false, detail: `${this.kind} storage is not started` }
     return await this.#backend.health()
   }

@@ -21,7 +21,7 @@ import { create, type KuboRPCClient } from 'kubo-rpc-client'
 import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { KUBO_ADD_OPTIONS, canonicalCid, cidOfBytes, parseCid } from './cid.js'
-import type { StorageBackend } from './types.js'
+import type { StorageHealth, StorageBackend } from './types.js'
 
 export interface KuboStorageOptions {
   /** RPC API address: `http://127.0.0.1:5001` (the `/api/v0` path is implied) or a multiaddr. */
@@ -131,11 +131,16 @@ class KuboStorage implements StorageBackend {
     })
   }
 
-  async health (): Promise<{ ok: boolean; detail?: string }> {
+  async health (): Promise<StorageHealth> {
     try {
-      const v = await this.#call('health', undefined, Math.min(this.timeoutMs, HEALTH_TIMEOUT_MS), undefined,
+      const deadline = Math.min(this.timeoutMs, HEALTH_TIMEOUT_MS)
+      const v = await this.#call('health', undefined, deadline, undefined,
         async (signal) => await this.client.version({ signal }))
-      return { ok: true, detail: `Kubo RPC at ${this.url} (version ${String(v.version ?? 'unknown')})` }
+      // the repository's size is extra: a node that cannot tell it is still healthy
+      const stat = await this.#call('health', undefined, deadline, undefined,
+        async (signal) => await this.client.repo.stat({ signal })).catch(() => null)
+      const bytes = stat?.repoSize !== undefined ? Number(stat.repoSize) : null
+      return { ok: true, detail: `Kubo RPC at ${this.url} (version ${String(v.version ?? 'unknown')})`, bytes }
     } catch (err) {
       return { ok: false, detail: err instanceof Error ? err.message : `Kubo RPC at ${this.url} is unreachable` }
     }

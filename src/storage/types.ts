@@ -2,6 +2,9 @@
 // (in-process Helia) and kubo (a Kubo node over its RPC API). CIDs are CIDv1 strings, identical
 // to what `ipfs add --cid-version 1` (UnixFS, raw leaves, 256 KiB chunks) gives the same bytes.
 
+/** Reachability and, where the backend knows it, the bytes it holds (`bytes`, null until measured). */
+export interface StorageHealth { ok: boolean; detail?: string; bytes?: number | null }
+
 export interface StorageBackend {
   readonly kind: 'embedded' | 'kubo'
   /** Store and pin the bytes; resolves to the CIDv1 string. Idempotent. */
@@ -15,6 +18,6 @@ export interface StorageBackend {
   /** Drop the pin; the blocks may be garbage-collected later. Unknown CIDs are not an error. */
   unpin (cid: string): Promise<void>
   /** Reachability, for `hearth status`. Never throws. */
-  health (): Promise<{ ok: boolean; detail?: string }>
+  health (): Promise<StorageHealth>
   stop (): Promise<void>
 }

@@ -1,5 +1,5 @@
 // Overview: `GET /v1/status` (what `hearth status` prints), reloaded every two seconds.
-import { html, useApi, Section, Facts, Table, Badge, ErrorNote, Loading, fmtAgo, fmtTime, shortId, link } from '../lib.js'
+import { html, useApi, Section, Facts, Table, Badge, ErrorNote, Loading, fmtAgo, fmtTime, fmtBytes, shortId, link } from '../lib.js'
 
 const STATES = ['stored', 'registered', 'waiting-schema', 'rejected', 'deleted']
 
@@ -97,7 +97,7 @@ export function OverviewPage () {
           ['Backend', storage.backend],
           ['Health', html`<${Badge} value=${storage.ok ? 'ok' : 'failing'} tone=${storage.ok ? 'ok' : 'bad'} />`],
           ['Detail', storage.detail ?? '–'],
-          storage.bytes !== undefined ? ['Size', storage.bytes] : null
+          storage.bytes !== undefined ? ['Size', storage.bytes === null ? 'measuring…' : fmtBytes(storage.bytes)] : null
         ]} />
       <//>
       <${Section} id="ov-chain" title="Chain"><${Chain} chain=${data.chain} /><//>
