@@ -246,6 +246,8 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
     await page.getByRole('link', { name: 'spotify.savedTracks' }).click()
     await page.getByRole('heading', { name: 'Versions of spotify.savedTracks' }).waitFor()
     const links = page.getByRole('region', { name: 'Versions of spotify.savedTracks' }).locator('tbody tr a')
+    // the heading renders before the versions arrive: wait for the rows, then count them
+    await links.nth(1).waitFor()
     assert.equal(await links.count(), 2, 'the version from the socket and the one from the import')
     await pageShot(b, 'data-versions')
     await links.first().click()
