@@ -2,28 +2,12 @@
 // concurrent clients, against a real daemon process on a temp home.
 // Run: node --import tsx bench/api.ts [--quick]
 import '../src/polyfill.js'
-import { spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Agent, request } from 'node:http'
-import { fileURLToPath } from 'node:url'
+import { startBenchDaemon } from './support/daemon.js'
 
 const quick = process.argv.includes('--quick')
-const repo = fileURLToPath(new URL('../', import.meta.url))
-const home = await mkdtemp(join(tmpdir(), 'hearth-bench-api-'))
-const socketPath = join(home, 'run', 'hearth.sock')
-const daemon = spawn(process.execPath, ['--import', 'tsx', join(repo, 'src/cli/entry.ts'), 'daemon'], {
-  cwd: repo,
-  env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false' },
-  stdio: ['ignore', 'pipe', 'inherit']
-})
-let out = ''
-daemon.stdout.on('data', (c: Buffer) => { out += c.toString() })
-while (!out.includes('\nready\n')) {
-  if (daemon.exitCode !== null) throw new Error('daemon exited:\n' + out)
-  await new Promise((r) => setTimeout(r, 100))
-}
+const daemon = await startBenchDaemon({ name: 'api' })
+const socketPath = daemon.socketPath
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 })
 const body = JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) })
@@ -59,7 +43,5 @@ try {
   console.table([await measure(1, n), await measure(32, n)])
 } finally {
   agent.destroy()
-  daemon.kill('SIGTERM')
-  await new Promise((r) => daemon.once('exit', r))
-  await rm(home, { recursive: true, force: true })
+  await daemon.stop()
 }

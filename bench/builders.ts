@@ -4,34 +4,22 @@
 // numbers are the daemon's: parse, recover, checks, grant, read, access-log write.
 // Run: node --import tsx bench/builders.ts [--quick]
 import '../src/polyfill.js'
-import { spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Agent, request, type RequestOptions } from 'node:http'
-import { fileURLToPath } from 'node:url'
+import { startBenchDaemon } from './support/daemon.js'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { homeLayout } from '../src/home.js'
 import { createIdentity } from '../src/identity/identity.js'
 import { signRequest } from '../src/builders/web3-signed.js'
 
 const quick = process.argv.includes('--quick')
-const repo = fileURLToPath(new URL('../', import.meta.url))
 const home = await mkdtemp(join(tmpdir(), 'hearth-bench-builders-'))
 await createIdentity(homeLayout(home), { fresh: true })
-const socketPath = join(home, 'run', 'hearth.sock')
-const daemon = spawn(process.execPath, ['--import', 'tsx', join(repo, 'src/cli/entry.ts'), 'daemon',
-  '--set', 'builders.listen="127.0.0.1:0"', '--set', 'builders.rateLimitPerMinute=1000000'], {
-  cwd: repo,
-  env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false' },
-  stdio: ['ignore', 'pipe', 'inherit']
-})
-let out = ''
-daemon.stdout.on('data', (c: Buffer) => { out += c.toString() })
-while (!out.includes('\nready\n')) {
-  if (daemon.exitCode !== null) throw new Error('daemon exited:\n' + out)
-  await new Promise((r) => setTimeout(r, 100))
-}
+const daemon = await startBenchDaemon({ name: 'builders', home, args: ['--set', 'builders.listen="127.0.0.1:0"', '--set', 'builders.rateLimitPerMinute=1000000'] })
+const socketPath = daemon.socketPath
+const out = daemon.output()
 const m = /^builders {2}(\S+) {2}\(port (\d+)\)$/m.exec(out)
 if (m === null) throw new Error('no builder listener:\n' + out)
 const audience = m[1]!
@@ -116,7 +104,5 @@ try {
   console.log(`access log: last entry ${String(log.entries[0]?.action)} ${String(log.entries[0]?.status)}; budget: signed read p50 ≤ 2 ms`)
 } finally {
   agent.destroy()
-  daemon.kill('SIGTERM')
-  await new Promise((r) => daemon.once('exit', r))
-  await rm(home, { recursive: true, force: true })
+  await daemon.stop()
 }

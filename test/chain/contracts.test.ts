@@ -1,35 +1,21 @@
 import { test } from 'node:test'
+import type { Abi } from 'viem'
 import assert from 'node:assert/strict'
-import type { Abi, AbiParameter } from 'viem'
 import { dataRefinerRegistryAbi, dataRegistryAbi, multicall3Abi } from '../../src/chain/abi.js'
 import { compileContracts } from '../../src/chain/compile.js'
 import { CHAIN_PRESETS, resolveChainConfig } from '../../src/chain/config.js'
 import { isHearthError } from '../../src/errors.js'
 import { startTestChain, testChainClient } from '../support/anvil.js'
-
-/** Canonical text of an ABI parameter, tuples expanded (names included: they are part of the decoded shape). */
-function param (p: AbiParameter): string {
-  const tuple = 'components' in p ? `(${p.components.map(param).join(',')})` : ''
-  return `${tuple === '' ? p.type : p.type.replace('tuple', tuple)} ${p.name ?? ''}`.trim()
-}
-
-function signatures (abi: Abi): string[] {
-  return abi.flatMap((item) => {
-    if (item.type === 'function') return [`function ${item.name}(${item.inputs.map(param).join(',')}) ${item.stateMutability} -> ${item.outputs.map(param).join(',')}`]
-    if (item.type === 'event') return [`event ${item.name}(${item.inputs.map((i) => `${param(i)}${i.indexed === true ? ' indexed' : ''}`).join(',')})`]
-    if (item.type === 'error') return [`error ${item.name}(${item.inputs.map(param).join(',')})`]
-    return []
-  }).sort()
-}
+import { abiSignatures } from '../support/abi-signatures.js'
 
 test('the compiled dev contracts expose exactly the ABIs of the deployed registries', async () => {
   const compiled = await compileContracts()
   // Everything the client uses exists with the same signature, mutability, indexing and outputs.
   for (const [name, expected] of [['DataRefinerRegistry', dataRefinerRegistryAbi], ['DataRegistry', dataRegistryAbi], ['Multicall3', multicall3Abi]] as const) {
-    const actual = signatures(compiled[name].abi)
-    for (const sig of signatures(expected as Abi)) assert.ok(actual.includes(sig), `${name} lacks ${sig}\nhas ${actual.join('\n')}`)
+    const actual = abiSignatures(compiled[name].abi)
+    for (const sig of abiSignatures(expected as Abi)) assert.ok(actual.includes(sig), `${name} lacks ${sig}\nhas ${actual.join('\n')}`)
   }
-  assert.deepEqual(signatures(compiled.DataRefinerRegistry.abi), signatures(dataRefinerRegistryAbi as Abi))
+  assert.deepEqual(abiSignatures(compiled.DataRefinerRegistry.abi), abiSignatures(dataRefinerRegistryAbi as Abi))
   assert.match(compiled.DataRegistry.bytecode, /^0x[0-9a-f]+$/)
 })
 

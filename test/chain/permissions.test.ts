@@ -3,7 +3,7 @@
 // the next nonce and an existing grantee, and only the grantor revokes it.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import type { Abi, AbiParameter, Hex } from 'viem'
+import type { Abi, Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { dataPortabilityGranteesAbi, dataPortabilityPermissionsAbi } from '../../src/chain/abi.js'
 import { compileContracts } from '../../src/chain/compile.js'
@@ -12,25 +12,13 @@ import { createPermissionsChain } from '../../src/chain/permissions.js'
 import { isHearthError } from '../../src/errors.js'
 import { permissionTypedData } from '../../src/builders/typed-data.js'
 import { startTestChain, testChainClient } from '../support/anvil.js'
-
-function param (p: AbiParameter): string {
-  const tuple = 'components' in p ? `(${p.components.map(param).join(',')})` : ''
-  return `${tuple === '' ? p.type : p.type.replace('tuple', tuple)} ${p.name ?? ''}`.trim()
-}
-function signatures (abi: Abi): string[] {
-  return abi.flatMap((item) => {
-    if (item.type === 'function') return [`function ${item.name}(${item.inputs.map(param).join(',')}) ${item.stateMutability} -> ${item.outputs.map(param).join(',')}`]
-    if (item.type === 'event') return [`event ${item.name}(${item.inputs.map((i) => `${param(i)}${i.indexed === true ? ' indexed' : ''}`).join(',')})`]
-    if (item.type === 'error') return [`error ${item.name}(${item.inputs.map(param).join(',')})`]
-    return []
-  }).sort()
-}
+import { abiSignatures } from '../support/abi-signatures.js'
 
 test('the compiled builder contracts expose the ABI Hearth uses, and the presets carry their addresses', async () => {
   const compiled = await compileContracts()
   for (const [name, expected] of [['DataPortabilityGrantees', dataPortabilityGranteesAbi], ['DataPortabilityPermissions', dataPortabilityPermissionsAbi]] as const) {
-    const actual = signatures(compiled[name].abi)
-    for (const sig of signatures(expected as Abi)) assert.ok(actual.includes(sig), `${name} lacks ${sig}\nhas ${actual.join('\n')}`)
+    const actual = abiSignatures(compiled[name].abi)
+    for (const sig of abiSignatures(expected as Abi)) assert.ok(actual.includes(sig), `${name} lacks ${sig}\nhas ${actual.join('\n')}`)
   }
   for (const preset of [CHAIN_PRESETS.vana, CHAIN_PRESETS.moksha]) {
     assert.equal(preset.dataPortabilityGrantees, '0x8325C0A0948483EdA023A1A2Fd895e62C5131234')
