@@ -14,83 +14,14 @@ import type { ResolvedSchema } from '../registry/types.js'
 import { assertScope } from '../protocol/scope.js'
 import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
 import { scopeKeyHex } from '../protocol/keys.js'
-import { encryptEnvelopeBytes, decryptEnvelopeBytes, type EncryptOptions } from '../protocol/encryption.js'
+import { encryptEnvelopeBytes, decryptEnvelopeBytes } from '../protocol/encryption.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { writeNewFile } from './atomic-write.js'
 
-/** The slice of the file index the pipeline needs. */
-export interface IngestIndex {
-  get (path: string): Promise<FileRecord | null | undefined>
-  put (record: FileRecord): Promise<unknown>
-  byCid (cid: string): Promise<FileRecord[]>
-}
-
-export interface SchemaLookup {
-  byScope (scope: string): Promise<ResolvedSchema | null>
-  byId (id: string): Promise<ResolvedSchema | null>
-  /** The schema an envelope's `$schema` names, when it is known. */
-  byDefinitionUrl? (definitionUrl: string): Promise<ResolvedSchema | null>
-}
-
-export type Validate = (schema: ResolvedSchema, data: unknown) => { ok: true } | { ok: false; reasons: string[] }
-
-export interface IngestDeps {
-  dataDir: string
-  index: IngestIndex
-  storage: StorageBackend
-  schemas: SchemaLookup
-  validate: Validate
-  masterKey: Uint8Array
-  logger: Logger
-  /** A file written on this device was stored: queue its chain registration. */
-  onStored?: (record: FileRecord) => void
-  /** Any new version was indexed (local or received): wake sync. */
-  onIndexed?: (record: FileRecord) => void
-  /** A file could not be stored because a remote service failed: retry it later. */
-  onDeferred?: (path: string) => void
-  /** Largest data file read (ingest.maxFileBytes); larger ones are rejected with FILE_TOO_LARGE. */
-  maxFileBytes?: number
-  /** Encryption settings; the default is Hearth's S2K choice (bench/ingest compares OpenPGP's). */
-  encryption?: EncryptOptions
-}
-
-export type IngestOutcome = 'ingested' | 'unchanged' | 'rejected' | 'waiting-schema' | 'ignored' | 'missing'
-
-export interface IngestResult {
-  outcome: IngestOutcome
-  path: string
-  record?: FileRecord
-  reason?: string
-}
-
-export type SubmitResult = {
-  status: 'stored' | 'duplicate'
-  path: string
-  scope: string
-  collectedAt: string
-  record: FileRecord
-} | {
-  /** Written to the data folder; storing it waits for the storage backend to come back. */
-  status: 'queued'
-  path: string
-  scope: string
-  collectedAt: string
-  reason: string
-}
-
-/** Failures of a remote service: the file stays on disk and is retried, never rejected. */
-export function isTransientFailure (err: unknown): boolean {
-  return isHearthError(err) && (err.code === 'STORAGE_UNAVAILABLE' || err.code === 'STORAGE_FULL' || err.code === 'TIMEOUT')
-}
-
-export interface ReceivedFile {
-  cid: string
-  schemaId: string
-  fileId?: string | null
-  origin: Exclude<FileOrigin, 'local'>
-}
+import { isTransientFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
+export { isTransientFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
 
 const FINAL_STATES = new Set(['stored', 'registered'])
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
