@@ -1,5 +1,6 @@
-// The contract every CLI command implements. main.ts holds the table of commands; each command
-// parses its own arguments (node:util parseArgs) and talks to the daemon through client.ts.
+// The contract every CLI command implements. commands/index.ts holds the table of commands (name,
+// summary, how to load it); each command parses its own arguments (node:util parseArgs) and
+// talks to the daemon through client.ts.
 import type { HomeLayout } from '../home.js'
 
 /** Documented exit codes (README "Exit codes"). */
@@ -23,7 +24,6 @@ export interface CommandContext {
 
 export interface Command {
   name: string
-  summary: string
   usage: string
   run (ctx: CommandContext): Promise<number>
 }

@@ -1,7 +1,7 @@
 // `hearth <command> [args]`: the table of commands and the global --home option.
 import { homeLayout, defaultHomeRoot } from '../home.js'
-import { EXIT, type Command, type CommandContext } from './command.js'
-import { COMMANDS } from './commands/index.js'
+import { EXIT, type CommandContext } from './command.js'
+import { COMMANDS, type CommandEntry } from './commands/index.js'
 import { HEARTH_VERSION } from '../version.js'
 
 export interface MainIO {
@@ -11,7 +11,7 @@ export interface MainIO {
   env?: NodeJS.ProcessEnv
 }
 
-function help (commands: readonly Command[]): string {
+function help (commands: readonly CommandEntry[]): string {
   const width = Math.max(...commands.map((c) => c.name.length))
   return [
     'usage: hearth [--home DIR] <command> [args]',
@@ -48,11 +48,12 @@ export async function main (argv: string[], io: MainIO = {}): Promise<number> {
     stdout.write(help(COMMANDS))
     return name === undefined ? EXIT.USAGE : EXIT.OK
   }
-  const command = COMMANDS.find((c) => c.name === name)
-  if (command === undefined) {
+  const entry = COMMANDS.find((c) => c.name === name)
+  if (entry === undefined) {
     stderr.write(`error INVALID_ARGUMENT: unknown command ${JSON.stringify(name)}\n${help(COMMANDS)}`)
     return EXIT.USAGE
   }
+  const command = await entry.load()
   if (args.includes('--help') || args.includes('-h')) { stdout.write(command.usage + '\n'); return EXIT.OK }
   const ctx: CommandContext = { home: homeLayout(homeRoot), args, stdout, stderr, stdin, env: { ...env, HEARTH_HOME: homeRoot } }
   return await command.run(ctx)

@@ -33,7 +33,6 @@ function expiresAtArg (raw: string | undefined): number | undefined {
 
 export const buildersCommand: Command = {
   name: 'builders',
-  summary: 'list or register builders (third-party apps) the owner trusts',
   usage: BUILDERS_USAGE,
   async run (ctx) {
     return await guarded(ctx, BUILDERS_USAGE, async () => {
@@ -64,7 +63,6 @@ export const buildersCommand: Command = {
 
 export const requestsCommand: Command = {
   name: 'requests',
-  summary: 'builders\' access requests: list, approve (sign the grant) or deny',
   usage: REQUESTS_USAGE,
   async run (ctx) {
     return await guarded(ctx, REQUESTS_USAGE, async () => {
@@ -101,7 +99,6 @@ export const requestsCommand: Command = {
 
 export const grantsCommand: Command = {
   name: 'grants',
-  summary: 'grants given to builders: list or revoke',
   usage: GRANTS_USAGE,
   async run (ctx) {
     return await guarded(ctx, GRANTS_USAGE, async () => {
@@ -127,7 +124,6 @@ export const grantsCommand: Command = {
 
 export const accessLogCommand: Command = {
   name: 'access-log',
-  summary: 'every builder read and refusal',
   usage: LOG_USAGE,
   async run (ctx) {
     return await guarded(ctx, LOG_USAGE, async () => {

@@ -45,7 +45,6 @@ async function change (ctx: CommandContext, set: Record<string, unknown>): Promi
 
 export const configCommand: Command = {
   name: 'config',
-  summary: 'show the effective configuration, or change config.json (set/unset)',
   usage: USAGE,
   async run (ctx) {
     return await guarded(ctx, USAGE, async () => {

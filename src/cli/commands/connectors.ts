@@ -17,7 +17,6 @@ export { listConnectorsBody, type ConnectorsBody } from '../../connectors/listin
 const CONNECTORS_USAGE = 'usage: hearth connectors [--json]\n  lists the installed connectors (shipped ones and <home>/plugins) with their scopes'
 export const connectorsCommand: Command = {
   name: 'connectors',
-  summary: 'list installed connectors and the scopes they produce',
   usage: CONNECTORS_USAGE,
   async run (ctx) {
     return await guarded(ctx, CONNECTORS_USAGE, async () => {
@@ -42,7 +41,6 @@ const IMPORT_USAGE = 'usage: hearth import <connector> <export.zip|folder|file.j
   '  importing the same export again stores nothing new'
 export const importCommand: Command = {
   name: 'import',
-  summary: 'import a platform export (zip or folder) with a connector',
   usage: IMPORT_USAGE,
   async run (ctx) {
     return await guarded(ctx, IMPORT_USAGE, async () => {

@@ -13,7 +13,6 @@ const USAGE = `usage: hearth daemon [--set path=value ...] [--dev-chain]
 
 export const daemonCommand: Command = {
   name: 'daemon',
-  summary: 'run the daemon in the foreground',
   usage: USAGE,
   async run (ctx) {
     return await guarded(ctx, USAGE, async () => {

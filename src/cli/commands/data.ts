@@ -37,7 +37,6 @@ async function readJsonSource (ctx: CommandContext, source: string): Promise<Buf
 const PUT_USAGE = 'usage: hearth put <scope> <file|-> [--collected-at ISO] [--json]\n  stores the JSON object in the file (or stdin) as the data of a new file of <scope>'
 export const putCommand: Command = {
   name: 'put',
-  summary: 'store a JSON object as a new data file of a scope',
   usage: PUT_USAGE,
   async run (ctx) {
     return await guarded(ctx, PUT_USAGE, async () => {
@@ -61,7 +60,6 @@ export const putCommand: Command = {
 const GET_USAGE = 'usage: hearth get <scope> [--at ISO | --file-id N] [--json]\n  prints the latest (or the chosen) envelope of <scope>'
 export const getCommand: Command = {
   name: 'get',
-  summary: 'print a stored envelope of a scope',
   usage: GET_USAGE,
   async run (ctx) {
     return await guarded(ctx, GET_USAGE, async () => {
@@ -81,7 +79,6 @@ export const getCommand: Command = {
 const LS_USAGE = 'usage: hearth ls [scopePrefix] [--limit N] [--offset N] [--json]'
 export const lsCommand: Command = {
   name: 'ls',
-  summary: 'list scopes with their number of versions',
   usage: LS_USAGE,
   async run (ctx) {
     return await guarded(ctx, LS_USAGE, async () => {
@@ -108,7 +105,6 @@ export const lsCommand: Command = {
 const VERSIONS_USAGE = 'usage: hearth versions <scope> [--limit N] [--offset N] [--json]\n  newest first, --limit (default 100, at most 1000) per page from --offset'
 export const versionsCommand: Command = {
   name: 'versions',
-  summary: 'list the versions of a scope with their state, CID and on-chain file id',
   usage: VERSIONS_USAGE,
   async run (ctx) {
     return await guarded(ctx, VERSIONS_USAGE, async () => {
@@ -144,7 +140,6 @@ export const versionsCommand: Command = {
 const RM_USAGE = 'usage: hearth rm <scope> [--json]\n  deletes the local files and index entries of <scope> and unpins their ciphertexts'
 export const rmCommand: Command = {
   name: 'rm',
-  summary: 'delete the local data of a scope',
   usage: RM_USAGE,
   async run (ctx) {
     return await guarded(ctx, RM_USAGE, async () => {

@@ -17,7 +17,6 @@ const USAGE = `usage: hearth doctor [--json]
 
 export const doctorCommand: Command = {
   name: 'doctor',
-  summary: 'check and repair the index and the stored ciphertexts (daemon stopped)',
   usage: USAGE,
   async run (ctx) {
     return await guarded(ctx, USAGE, async () => {

@@ -33,7 +33,6 @@ type SecretKind = typeof SECRET_KINDS[number] | 'from'
 
 export const initCommand: Command = {
   name: 'init',
-  summary: 'create the owner identity (from a wallet key, mnemonic, master signature, or a fresh wallet)',
   usage: INIT_USAGE,
   async run (ctx) {
     return await guarded(ctx, INIT_USAGE, async () => {
@@ -141,7 +140,6 @@ async function confirmReplace (ctx: CommandContext, current: string, yes: boolea
 
 export const whoamiCommand: Command = {
   name: 'whoami',
-  summary: 'print the owner address',
   usage: WHOAMI_USAGE,
   async run (ctx) {
     return await guarded(ctx, WHOAMI_USAGE, async () => {
@@ -191,7 +189,6 @@ const IDENTITY_USAGE = `usage: hearth identity export --for-device --out FILE [-
 
 export const identityCommand: Command = {
   name: 'identity',
-  summary: 'export this identity for another device of the same owner',
   usage: IDENTITY_USAGE,
   async run (ctx) {
     return await guarded(ctx, IDENTITY_USAGE, async () => {

@@ -80,7 +80,6 @@ const LOGIN_USAGE = `usage: hearth login --email <address>      the service mail
 
 export const loginCommand: Command = {
   name: 'login',
-  summary: 'log in to the conversation/image service (email code or pasted token)',
   usage: LOGIN_USAGE,
   async run (ctx) {
     return await guarded(ctx, LOGIN_USAGE, async () => {
@@ -149,7 +148,6 @@ async function streamReply (ctx: CommandContext, conversationId: string, text: s
 
 export const chatCommand: Command = {
   name: 'chat',
-  summary: 'chat with a character (streams replies as they arrive)',
   usage: CHAT_USAGE,
   async run (ctx) {
     return await guarded(ctx, CHAT_USAGE, async () => {
@@ -193,7 +191,6 @@ const CONVERSATIONS_USAGE = `usage: hearth conversations [conversationId] [--jso
 
 export const conversationsCommand: Command = {
   name: 'conversations',
-  summary: 'list conversations, or show the messages of one',
   usage: CONVERSATIONS_USAGE,
   async run (ctx) {
     return await guarded(ctx, CONVERSATIONS_USAGE, async () => {
@@ -238,7 +235,6 @@ function numberOption (name: string, v: string | undefined): number | undefined 
 
 export const imageCommand: Command = {
   name: 'image',
-  summary: 'make an image; --wait shows progress and prints the downloaded files',
   usage: IMAGE_USAGE,
   async run (ctx) {
     return await guarded(ctx, IMAGE_USAGE, async () => {
@@ -296,7 +292,6 @@ const IMAGES_USAGE = 'usage: hearth images [--json]\n  lists image jobs and the 
 
 export const imagesCommand: Command = {
   name: 'images',
-  summary: 'list image jobs and their downloaded files',
   usage: IMAGES_USAGE,
   async run (ctx) {
     return await guarded(ctx, IMAGES_USAGE, async () => {
@@ -311,5 +306,3 @@ export const imagesCommand: Command = {
     })
   }
 }
-
-export const PROXY_COMMANDS: readonly Command[] = [loginCommand, chatCommand, conversationsCommand, imageCommand, imagesCommand]

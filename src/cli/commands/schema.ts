@@ -12,7 +12,6 @@ const USAGE = `usage: hearth schema add <definition.json> [--json]
 
 export const schemaCommand: Command = {
   name: 'schema',
-  summary: 'add, list and show schema definitions',
   usage: USAGE,
   async run (ctx) {
     return await guarded(ctx, USAGE, async () => {

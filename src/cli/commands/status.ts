@@ -18,7 +18,6 @@ function counts (c: Record<string, number>): string {
 
 export const statusCommand: Command = {
   name: 'status',
-  summary: 'show what the daemon holds and what is pending',
   usage: STATUS_USAGE,
   async run (ctx) {
     return await guarded(ctx, STATUS_USAGE, async () => {

@@ -48,7 +48,6 @@ const KUBO_OPTIONS = {
 export function makeStorageCommand (deps: StorageCommandDeps): Command {
   return {
     name: 'storage',
-    summary: 'migrate stored ciphertext between the embedded and kubo backends; cat a CID',
     usage: USAGE,
     async run (ctx) {
       return await guarded(ctx, USAGE, async () => {

@@ -23,7 +23,6 @@ function ago (ms: number | null): string {
 
 export const peersCommand: Command = {
   name: 'peers',
-  summary: 'list the owner\'s other devices, or add one by address',
   usage: PEERS_USAGE,
   async run (ctx) {
     return await guarded(ctx, PEERS_USAGE, async () => {
@@ -67,7 +66,6 @@ export const peersCommand: Command = {
 const SYNC_USAGE = 'usage: hearth sync [--json]\n  runs a sync round with every connected device now'
 export const syncCommand: Command = {
   name: 'sync',
-  summary: 'sync with connected devices now',
   usage: SYNC_USAGE,
   async run (ctx) {
     return await guarded(ctx, SYNC_USAGE, async () => {
@@ -86,7 +84,6 @@ export const syncCommand: Command = {
 const RESTORE_USAGE = 'usage: hearth restore [--json]\n  restores every file the owner registered on chain into this home (resumable, idempotent)'
 export const restoreCommand: Command = {
   name: 'restore',
-  summary: 'restore the data folder from the chain and storage',
   usage: RESTORE_USAGE,
   async run (ctx) {
     return await guarded(ctx, RESTORE_USAGE, async () => {

@@ -17,7 +17,6 @@ export function opener (env: NodeJS.ProcessEnv, platform: NodeJS.Platform = proc
 
 export const uiCommand: Command = {
   name: 'ui',
-  summary: 'print (and open) a one-time login link for the dashboard',
   usage: UI_USAGE,
   async run (ctx) {
     return await guarded(ctx, UI_USAGE, async () => {

@@ -1,0 +1,45 @@
+// The CLI loads only the command that runs: `hearth --version`, `hearth help` and each command
+// pay for their own modules, not for the daemon's (libp2p, Helia, viem, OpenPGP, ajv).
+import test from 'node:test'
+import assert from 'node:assert/strict'
+import { fileURLToPath } from 'node:url'
+import { join, relative } from 'node:path'
+import { COMMANDS } from '../../src/cli/commands/index.js'
+import { staticGraph, staticImports } from '../support/import-graph.js'
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
+/** Libraries that cost hundreds of milliseconds or tens of MB to load. */
+export const HEAVY = ['helia', '@helia/unixfs', 'libp2p', '@libp2p/tcp', '@libp2p/crypto', 'viem', 'openpgp', 'ajv', 'classic-level', 'kubo-rpc-client', 'blockstore-fs', 'datastore-level', 're2', 'preact', 'secp256k1']
+
+test('the import scanner keeps value imports and leaves type-only and dynamic ones out', () => {
+  const code = [
+    "import { a } from './a.js'",
+    "import type { B } from './b.js'",
+    "import { type C, type D } from './c.js'",
+    "import { type E, f } from './e.js'",
+    "export { g } from './g.js'",
+    "export type { H } from './h.js'",
+    "import * as i from 'i-lib'",
+    "import './side-effect.js'",
+    "const j = await import('./j.js')"
+  ].join('\n')
+  assert.deepEqual(staticImports(code).sort(), ['./a.js', './e.js', './g.js', './side-effect.js', 'i-lib'])
+})
+
+test('every command in the table loads the command of that name, with its usage', async () => {
+  const names = COMMANDS.map((c) => c.name)
+  assert.equal(new Set(names).size, names.length, 'command names are unique')
+  for (const entry of COMMANDS) {
+    const command = await entry.load()
+    assert.equal(command.name, entry.name)
+    assert.match(command.usage, new RegExp(`^usage: hearth ${entry.name}\\b`), entry.name)
+    assert.ok(entry.summary.length > 0, entry.name)
+  }
+})
+
+test('the CLI entry loads no command module and no heavy library until a command runs', () => {
+  const { files, packages } = staticGraph(join(SRC, 'cli/entry.ts'))
+  const commands = [...files].map((f) => relative(SRC, f)).filter((f) => f.startsWith('cli/commands/') && f !== 'cli/commands/index.ts')
+  assert.deepEqual(commands, [])
+  assert.deepEqual(HEAVY.filter((p) => packages.has(p)), [])
+})
