@@ -119,6 +119,12 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     peers: { type: 'array', items: { type: 'string', pattern: '^/', maxLength: 1024 }, maxItems: 256, default: [], description: 'peer multiaddrs to keep dialing' },
     intervalMs: integer(60_000, 100, MS_DAY, 'periodic sync round')
   }),
+  restore: object({
+    gateways: { type: 'array', items: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, maxItems: 16, default: [], description: 'IPFS gateways (base URLs, trustless `/ipfs/{cid}?format=raw`) asked, in order, for a ciphertext neither local storage nor a connected device has; every block is verified against its CID; loopback allowed (comma-separated in the variable)', 'x-env': 'HEARTH_RESTORE_GATEWAYS' },
+    requestTimeoutMs: integer(30_000, 100, MS_DAY, 'deadline of one block request to a gateway (and of the first answer of a device)'),
+    fileTimeoutMs: integer(10 * 60_000, 100, MS_DAY, 'longest one device or gateway may take to provide one ciphertext'),
+    maxFileBytes: integer(1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'largest ciphertext accepted from a device or gateway')
+  }),
   upstream: object({
     baseUrl: httpUrl(null, 'the conversation/image API (`{baseUrl}/api/v0`)', 'HEARTH_UPSTREAM_URL'),
     timeoutMs: integer(30_000, 1, MS_DAY, 'upstream request deadline'),

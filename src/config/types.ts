@@ -51,6 +51,13 @@ export interface HearthConfig {
     peers: string[]
     intervalMs: number
   }
+  restore: {
+    /** IPFS gateways asked (trustless, block by block, verified) for ciphertexts no device has. */
+    gateways: string[]
+    requestTimeoutMs: number
+    fileTimeoutMs: number
+    maxFileBytes: number
+  }
   upstream: {
     baseUrl: string | null
     timeoutMs: number

@@ -87,6 +87,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     })
     const sync = await services.start(createSyncService({
       settings: config.sync,
+      restoreSettings: config.restore,
       networkKey: privateNetworkKey(identity.masterKey),
       peerKeyFile: join(home.identity, 'peer-key'),
       deviceStamp: async () => await deviceStamp(home.root),

@@ -1,5 +1,6 @@
 // Sync through the chain (docs/protocol.md §3.4): the owner's FileAddedV2 records name every file any of
-// their devices registered. Each one not held here is fetched from storage, its schema resolved,
+// their devices registered. Each one not held here is fetched (local storage, then the owner's
+// connected devices, then configured gateways: storage/block-sources.ts), its schema resolved,
 // decrypted, validated and written into the data folder by the normal pipeline. Used by
 // `hearth restore` on a new device and, in the background, to pick up other devices' files.
 // Resumable (the last fully handled block is persisted) and idempotent (files are matched by
@@ -8,7 +9,7 @@ import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { Kv } from '../db/database.js'
 import type { FileIndex } from '../db/file-index.js'
-import type { StorageBackend } from '../storage/types.js'
+import type { CiphertextFetcher, FetchAttempt } from '../storage/block-sources.js'
 import type { ReceivedFile } from '../ingest/pipeline.js'
 
 export interface RestoreProgress {
@@ -22,7 +23,14 @@ export interface RestoreProgress {
   done: boolean
 }
 
-export interface RestoreFailure { fileId: string; url: string; errorCode: string; message: string }
+export interface RestoreFailure {
+  fileId: string
+  url: string
+  errorCode: string
+  message: string
+  /** For a ciphertext no source had: what each source answered. */
+  tried?: FetchAttempt[]
+}
 
 export interface RestoreResult extends RestoreProgress { failures: RestoreFailure[] }
 
@@ -39,7 +47,8 @@ export interface ChainRestoreDeps {
   chain: RestoreChain
   owner: `0x${string}`
   index: Pick<FileIndex, 'byCid' | 'byFileId' | 'get' | 'put'>
-  storage: Pick<StorageBackend, 'get' | 'pin'>
+  /** Local storage first, then remote sources; what it returns is verified, stored and pinned. */
+  ciphertexts: Pick<CiphertextFetcher, 'fetch'>
   /** The pipeline's receive: decrypt, validate, write, index (origin 'chain', never re-registered). */
   receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
   state: Kv<unknown>
@@ -49,8 +58,11 @@ export interface ChainRestoreDeps {
 }
 
 const LAST_BLOCK = 'restore:lastBlock'
-/** Failures of a service that may come back: the block range is scanned again next round. */
-const RETRY_LATER = new Set(['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'])
+/**
+ * Failures of a service that may come back (a lying source may be followed by an honest one):
+ * the block range is scanned again next round.
+ */
+const RETRY_LATER = new Set(['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'STORAGE_VERIFY_FAILED', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'])
 
 export async function restoreFromChain (deps: ChainRestoreDeps, opts: { onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreResult> {
   const range = BigInt(deps.blockRange ?? 5_000)
@@ -77,14 +89,14 @@ export async function restoreFromChain (deps: ChainRestoreDeps, opts: { onProgre
           progress.present++
           continue
         }
-        const ciphertext = await deps.storage.get(cid)
-        await deps.storage.pin(cid).catch(() => {})
+        const { bytes: ciphertext } = await deps.ciphertexts.fetch(cid, { signal: opts.signal })
         const outcome = await deps.receive(ciphertext, { cid, schemaId: event.schemaId.toString(), fileId, origin: 'chain' })
         if (outcome === 'written') progress.written++; else progress.present++
       } catch (err) {
         progress.failed++
         const errorCode = isHearthError(err) ? err.code : 'INTERNAL'
-        failures.push({ fileId, url: event.url, errorCode, message: (err as Error).message })
+        const tried = isHearthError(err) && Array.isArray(err.details?.tried) ? { tried: err.details.tried as FetchAttempt[] } : {}
+        failures.push({ fileId, url: event.url, errorCode, message: (err as Error).message, ...tried })
         // storage or schema source down: come back to this range; a bad file stays failed
         if (RETRY_LATER.has(errorCode)) rangeComplete = false
         deps.logger.warn({ fileId, url: event.url, errorCode, err: (err as Error).message }, 'restore of a file failed')

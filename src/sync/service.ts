@@ -15,6 +15,7 @@ import { createSyncNode, type SyncNode } from './node.js'
 import { createSyncEngine, type SyncEngine } from './engine.js'
 import { peerReceiveHook } from './peer-receive.js'
 import { createChainRestorer } from './restore.js'
+import { restoreFetcher, type RestoreSettings } from './restore-sources.js'
 import type { RestoreChain, RestoreResult } from './chain-restore.js'
 
 export interface SyncSettings {
@@ -28,6 +29,8 @@ export interface SyncSettings {
 
 export interface SyncServiceDeps {
   settings: SyncSettings
+  /** Where restore looks for ciphertexts local storage lacks (gateways, deadlines, size bound). */
+  restoreSettings: RestoreSettings
   /** From `privateNetworkKey(masterKey)`: peers outside the owner's private network cannot connect. */
   networkKey: Uint8Array
   peerKeyFile: string
@@ -65,7 +68,7 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
     chain: deps.chain,
     owner: deps.ownerAddress,
     index,
-    storage: deps.storage,
+    ciphertexts: restoreFetcher({ settings: deps.restoreSettings, storage: deps.storage, logger }),
     receive: async (ciphertext, meta) => await deps.pipeline.receive(ciphertext, meta),
     state: deps.state.restore,
     logger,

@@ -88,7 +88,8 @@ test('storage migrate progress counts what it copies, never passes 100 %, and up
 
 test('a restore whose ciphertexts no storage has says what to do', () => {
   const advice = restoreAdvice([{ errorCode: 'STORAGE_NOT_FOUND' }, { errorCode: 'STORAGE_NOT_FOUND' }, { errorCode: 'SCHEMA_NOT_FOUND' }])
-  assert.match(advice[0]!, /^2 ciphertext\(s\) are in no storage this device reaches/)
+  assert.match(advice[0]!, /^2 ciphertext\(s\) are in no storage, connected device or gateway this device reaches/)
+  assert.ok(advice.some((l) => l.includes('restore.gateways')))
   assert.ok(advice.some((l) => l.includes('hearth peers add')))
   assert.ok(advice.some((l) => l.includes('hearth storage migrate --to kubo')))
   assert.ok(advice.some((l) => l.includes('run `hearth restore` again')))

@@ -114,11 +114,16 @@ export function restoreAdvice (failures: Array<{ errorCode: string }>): string[]
   const count = (code: string): number => failures.filter((f) => f.errorCode === code).length
   const out: string[] = []
   const missing = count('STORAGE_NOT_FOUND')
+  const refused = count('STORAGE_VERIFY_FAILED')
   if (missing > 0) {
-    out.push(`${missing} ciphertext(s) are in no storage this device reaches. Any of these brings them:`,
-      '  - start a device that holds them, connected to this one (`hearth peers add <its address>`); sync copies them here',
+    out.push(`${missing} ciphertext(s) are in no storage, connected device or gateway this device reaches (each line above says what was tried). Any of these brings them:`,
+      '  - start a device that holds them, connected to this one (`hearth peers add <its address>`); restore asks it directly',
+      '  - or name an IPFS gateway that has them: `hearth config set restore.gateways=\'["https://gateway.example"]\'` and restart',
       '  - or point this device at an IPFS node that has them: `hearth storage migrate --to kubo --kubo-url URL`',
       '  then run `hearth restore` again: it resumes where it stopped')
+  }
+  if (refused > 0) {
+    out.push(`${refused} ciphertext(s) were refused: a device or gateway sent bytes that do not match the CID, and nothing was stored. Remove that gateway from restore.gateways (or check that device), then \`hearth restore\` again`)
   }
   const schema = count('SCHEMA_NOT_FOUND') + count('DEFINITION_UNAVAILABLE')
   if (schema > 0) out.push(`${schema} file(s) wait for their schema (its source is unreachable); \`hearth restore\` again once it answers`)

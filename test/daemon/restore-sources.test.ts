@@ -1,0 +1,117 @@
+// `hearth restore` on the default embedded storage, with real daemons on a local chain: the
+// ciphertexts a fresh device lacks come from a configured IPFS gateway (a trustless-gateway
+// simulator on loopback serving the first device's real blocks, a 1 MB+ multi-block file among
+// them), every block verified; a lying gateway is refused and nothing of it stored; a hanging one
+// is bounded; when no source has a file, restore lists what it tried, says what to do and exits 1.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { readFile, readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import { generatePrivateKey } from 'viem/accounts'
+import { homeLayout } from '../../src/home.js'
+import { createIdentity } from '../../src/identity/identity.js'
+import { loadOrCreateTxKey } from '../../src/identity/tx-key.js'
+import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import type { DevChain } from '../../src/chain/index.js'
+import { startDaemonProcess, runCli, type DaemonProcess } from '../support/daemon.js'
+import { startTestChain } from '../support/anvil.js'
+import { chainArgs } from '../support/chain-daemon.js'
+import { waitFor } from '../support/data-files.js'
+import { startGatewaySim } from '../support/gateway-sim.js'
+import { tempDir } from '../support/tmp.js'
+
+async function homeFor (t: Parameters<typeof tempDir>[0], privateKey: `0x${string}`, chain: DevChain): Promise<string> {
+  const root = await tempDir(t, 'hearth-home-')
+  await createIdentity(homeLayout(root), { privateKey })
+  const tx = await loadOrCreateTxKey(homeLayout(root))
+  await chain.rpc('anvil_setBalance', [tx.address, '0x56BC75E2D63100000'])
+  return root
+}
+
+async function versions (d: DaemonProcess, scope: string): Promise<any[]> {
+  const r = await d.request({ path: `/v1/data/${scope}/versions?limit=1000` })
+  return r.status === 200 ? r.json.versions : []
+}
+
+function gatewaysArg (urls: string[], requestTimeoutMs = 5000): string[] {
+  return ['--set', `restore.gateways=${JSON.stringify(urls)}`, '--set', `restore.requestTimeoutMs=${requestTimeoutMs}`]
+}
+
+test('a fresh embedded device restores every file from a configured gateway, refusing a lying one; with no source it says what to do', async (t) => {
+  const chain = await startTestChain(t)
+  const key = generatePrivateKey()
+  const a = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: chainArgs(chain) })
+  for (let i = 0; i < 6; i++) {
+    const r = await a.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: `g${i}`, bio: `ünïcødé ${i}` } })
+    assert.equal(r.status, 201, r.body.toString())
+  }
+  const big = await a.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: 'big', bio: randomBytes(1_200_000).toString('base64') } })
+  assert.equal(big.status, 201, big.body.toString())
+  const onA = await waitFor('all registered on A', async () => {
+    const v = await versions(a, 'instagram.profile')
+    return v.length === 7 && v.every((x) => x.state === 'registered') ? v : null
+  }, 90_000)
+  const bigCid = onA.find((v) => v.size > 1_000_000)?.url.slice('ipfs://'.length) as string
+  assert.ok(bigCid !== undefined, 'one file over 1 MB')
+  assert.equal(CID.parse(bigCid).code, 0x70, 'stored as a multi-block UnixFS file')
+  await a.stop()
+
+  const honest = await startGatewaySim(t, a.home.blocks)
+  const liar = await startGatewaySim(t, a.home.blocks, 'lying')
+  const hanging = await startGatewaySim(t, a.home.blocks, 'hanging')
+  const empty = await startGatewaySim(t, join(a.home.blocks, 'nothing-here'))
+
+  // the liar first: refused for every file, the honest gateway then provides each
+  const b = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([liar.url, honest.url])] })
+  const restored = await runCli(b.home, ['restore', '--json'])
+  assert.equal(restored.code, 0, restored.stderr + restored.stdout)
+  const summary = JSON.parse(restored.stdout)
+  assert.equal(summary.found, 7)
+  assert.equal(summary.written, 7)
+  const mine = (await readdir(join(a.home.data, 'instagram.profile'))).sort()
+  assert.deepEqual((await readdir(join(b.home.data, 'instagram.profile'))).sort(), mine)
+  for (const name of mine) assert.deepEqual(await readFile(join(b.home.data, 'instagram.profile', name)), await readFile(join(a.home.data, 'instagram.profile', name)), `${name} byte for byte`)
+  assert.ok(liar.requests.length >= 7, 'the liar was asked for every file')
+  assert.ok(honest.requests.includes(bigCid) && honest.requests.length > 7, 'the multi-block file was walked block by block')
+  const onB = await versions(b, 'instagram.profile')
+  assert.ok(onB.every((v) => v.origin === 'chain' && v.state === 'registered'))
+  // stored and pinned here: readable through the storage endpoint, verified
+  const blob = await b.request({ path: `/v1/storage/${bigCid}` })
+  assert.equal(blob.status, 200)
+  await b.stop()
+
+  // a hanging gateway and one without the blocks: each file says what was tried and what to do
+  const c = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([hanging.url, empty.url], 300)] })
+  const started = Date.now()
+  const none = await runCli(c.home, ['restore'])
+  assert.equal(none.code, 1, none.stdout + none.stderr)
+  assert.ok(Date.now() - started < 60_000, `bounded: ${Date.now() - started} ms`)
+  assert.match(none.stdout, /7 registered files, 0 restored, 0 already here, 7 failed/)
+  const lines = none.stdout.split('\n').filter((l) => l.startsWith('  file '))
+  assert.equal(lines.length, 7)
+  for (const line of lines) {
+    assert.match(line, /STORAGE_NOT_FOUND/)
+    assert.match(line, /local storage: missing/)
+    assert.match(line, new RegExp(`gateway ${hanging.url}: TIMEOUT`))
+    assert.match(line, new RegExp(`gateway ${empty.url}: missing`))
+  }
+  assert.match(none.stdout, /hearth peers add/)
+  assert.match(none.stdout, /restore\.gateways/)
+  assert.match(none.stdout, /storage migrate --to kubo/)
+  assert.deepEqual(await readdir(join(c.home.data, 'instagram.profile')).catch(() => []), [])
+  await c.stop()
+
+  // only a liar: refused with STORAGE_VERIFY_FAILED, and none of its bytes were stored
+  const d = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([liar.url])] })
+  const lied = await runCli(d.home, ['restore', '--json'])
+  assert.equal(lied.code, 1)
+  const result = JSON.parse(lied.stdout)
+  assert.equal(result.failed, 7)
+  assert.ok(result.failures.every((f: any) => f.errorCode === 'STORAGE_VERIFY_FAILED' && f.tried.some((a: any) => a.outcome === 'STORAGE_VERIFY_FAILED')))
+  for (const v of onA) {
+    const cid = CID.parse(v.url.slice('ipfs://'.length))
+    await assert.rejects(stat(blockFilePath(d.home.blocks, cid)), `no block of ${cid} stored`)
+  }
+})
