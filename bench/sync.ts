@@ -1,120 +1,206 @@
-// Device-to-device sync over real libp2p on loopback (TCP + pnet + Noise + Yamux), between two
-// in-process devices built from the real components (test/support/sync-device.ts: file index,
-// embedded IPFS storage, OpenPGP, the same receive work the daemon does: decrypt, parse, write
-// with fsync, index).
-//   sets:     1,000 small files (1 KB of data each) and 10 × 10 MB files
-//   variants: default (64 fetches in flight, 4 files handed to receive at once) vs the same window
-//             with 16 receives at once (durable receives wait on fsync; concurrent ones share
-//             syncs), with one at a time, and stop-and-wait (one fetch, one receive at a time)
-//   idle:     a second round when nothing changed: time, messages and bytes on the wire
-//   linear:   the default variant on a quarter of the small set, to compare ms per file
-// Prints time, ms per file, ciphertext MB/s, and where the time went.
-// Run: node --import tsx bench/sync.ts [--quick]
+// The sync budgets (docs/protocol.md §5) between two real daemon processes of one owner over real
+// libp2p on 127.0.0.1 (TCP + pnet + Noise + Yamux), for the current checkout and (with --base DIR,
+// an older checkout whose dependencies match) the old code side by side in the same run:
+//   sets:  1,000 files of 1 KB, and 10 files of 10 MB, POSTed to a source daemon first
+//   time:  from `POST /v1/peers` on a fresh, running, empty receiver until its index holds every
+//          file (stored), i.e. connect, list, fetch, store, decrypt, validate, write, index
+//   idle:  then a second round (`POST /v1/sync`) when nothing changed: time and bytes on the wire
+// Each row is the median of --rounds fresh receivers (default 3; 1 with --quick). Both daemons
+// run the compiled JavaScript (`dist/`, built here when older than `src/`).
+// bench/sync-engine.ts compares the engine's own knobs (fetch window, receives at once) in-process.
+// Run: node --import tsx bench/sync.ts [--quick] [--base DIR] [--variant base|current] [--rounds N] [--only small|large]
+//      [--prof DIR]  (CPU profiles of both daemons during the last round, summarised)
 import '../src/polyfill.js'
 import { randomBytes } from 'node:crypto'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { instant, startDevice, testOwner, waitFor, type TestDevice } from '../test/support/sync-device.js'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createIdentity } from '../src/identity/identity.js'
+import { homeLayout } from '../src/home.js'
+import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
+import { ensureBuilt, startDistDaemon, type DistDaemon } from './support/dist-daemon.js'
 
-const quick = process.argv.includes('--quick')
-const root = await mkdtemp(join(tmpdir(), 'hearth-bench-sync-'))
-const owner = await testOwner()
+const args = process.argv.slice(2)
+const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
+const quick = args.includes('--quick')
+const base = opt('--base')
+const only = opt('--only')
+const onlyVariant = opt('--variant')
+const profDir = opt('--prof')
+const rounds = Number(opt('--rounds') ?? (quick ? 1 : 3))
+const repo = fileURLToPath(new URL('../', import.meta.url))
+const SCOPE = 'instagram.profile'
+const PRIVATE_KEY = '0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'
+const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
 
-interface Row { set: string; variant: string; files: number; seconds: number; msPerFile: number; mbPerSec: number; receive: string; storeAdd: string; serveGet: string; idle: string }
-const rows: Row[] = []
+interface FileSet { key: 'small' | 'large'; label: string; count: number; bytes: number; clients: number }
+const SETS: FileSet[] = [
+  { key: 'small', label: quick ? '250 × 1 KB' : '1,000 × 1 KB', count: quick ? 250 : 1000, bytes: 1024, clients: 16 },
+  { key: 'large', label: quick ? '3 × 10 MB' : '10 × 10 MB', count: quick ? 3 : 10, bytes: 10 * 1024 * 1024, clients: 1 }
+].filter((s) => only === null || s.key === only) as FileSet[]
 
-async function fillSource (name: string, files: number, dataBytes: number): Promise<{ device: TestDevice; cipherBytes: number }> {
-  const device = await startDevice({ dir: join(root, name), owner })
+interface Round { seconds: number; idleMs: number; idleBytes: number; profile?: string; window?: { from: number; to: number } }
+
+async function newHome (name: string): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), `hearth-bench-sync-${name}-`))
+  await createIdentity(homeLayout(root), { privateKey: PRIVATE_KEY })
+  return root
+}
+
+function syncAddress (d: DistDaemon): string {
+  const m = /sync\s+peer \S+ on (\S+)/.exec(d.output())
+  if (m === null) throw new Error(`no sync address printed:\n${d.output()}`)
+  return m[1]!
+}
+
+async function storedCount (d: DistDaemon): Promise<number> {
+  const status = await d.json<{ files: { counts: Record<string, number> } }>('GET', '/v1/status')
+  return (status.files.counts.stored ?? 0) + (status.files.counts.registered ?? 0)
+}
+
+async function fill (source: DistDaemon, set: FileSet): Promise<number> {
+  let next = 0
   let cipherBytes = 0
-  const started = performance.now()
-  for (let i = 0; i < files; i++) {
-    // base64 of random bytes: incompressible, and JSON-safe
-    const blob = randomBytes(Math.max(1, Math.floor(dataBytes * 3 / 4))).toString('base64')
-    const r = await device.writeLocal('instagram.profile', { username: `u${i}`, blob }, instant(i))
-    cipherBytes += r.encryptedSize ?? 0
+  await Promise.all(Array.from({ length: set.clients }, async () => {
+    while (next < set.count) {
+      const i = next++
+      // base64 of random bytes: incompressible and distinct
+      const bio = randomBytes(Math.floor((set.bytes - 60) * 3 / 4)).toString('base64')
+      const r = await source.json<{ record?: { encryptedSize?: number } }>('POST', `/v1/data/${SCOPE}`, { username: `u${i}`, bio })
+      cipherBytes += r.record?.encryptedSize ?? set.bytes
+    }
+  }))
+  return cipherBytes
+}
+
+interface SyncStats { bytesSent: number; bytesReceived: number }
+async function wireBytes (d: DistDaemon): Promise<number> {
+  const s = await d.json<{ stats?: SyncStats }>('GET', '/v1/peers')
+  return (s.stats?.bytesSent ?? 0) + (s.stats?.bytesReceived ?? 0)
+}
+
+async function idle (d: DistDaemon): Promise<boolean> {
+  const s = await d.json<{ peers?: Array<{ syncing?: boolean }> }>('GET', '/v1/peers')
+  return (s.peers ?? []).every((p) => p.syncing !== true)
+}
+
+async function waitUntil (label: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 10): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${label}`)
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
-  console.error(`  source ${name}: ${files} files written in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-  return { device, cipherBytes }
 }
 
-function share (ms: number, seconds: number): string {
-  return `${Math.round(100 * ms / 1000 / seconds)}%`
+async function newestProfile (dir: string): Promise<unknown> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()
+  return JSON.parse(await readFile(join(dir, files.at(-1)!), 'utf8'))
 }
 
-interface Variant { name: string; window: { requests: number }; concurrency: number }
-const VARIANTS: Variant[] = [
-  { name: 'window 64 / x16', window: { requests: 64 }, concurrency: 16 },
-  { name: 'default (64 / x4)', window: { requests: 64 }, concurrency: 4 },
-  { name: 'window 64 / x1', window: { requests: 64 }, concurrency: 1 },
-  { name: 'stop-and-wait', window: { requests: 1 }, concurrency: 1 }
-]
-
-async function syncInto (set: string, source: { device: TestDevice; cipherBytes: number }, files: number, v: Variant): Promise<void> {
-  const variant = v.name
-  const target = await startDevice({ dir: join(root, `${set}-${variant.replace(/[^a-z0-9]+/gi, '-')}`), owner, engine: { window: v.window, concurrency: v.concurrency } })
-  const getMsBefore = source.device.storageMs.get
+async function receiveRound (dir: string, variant: string, source: DistDaemon, set: FileSet, prof: string | null): Promise<Round> {
+  const home = await newHome(`${variant}-dst`)
+  const nodeArgs = prof !== null ? ['--cpu-prof', '--cpu-prof-dir', join(prof, 'receiver')] : []
+  const target = await startDistDaemon(dir, home, { env: SYNC_ENV, nodeArgs })
   try {
+    const from = monotonicMicros()
     const started = performance.now()
-    await target.engine.addPeer(source.device.addrs()[0]!)
-    await waitFor(`${set} ${variant}`, async () => (await target.index.count()) === files, 30 * 60_000)
+    await target.json('POST', '/v1/peers', { multiaddr: syncAddress(source) })
+    await waitUntil(`${set.label} on the receiver`, async () => (await storedCount(target)) >= set.count, 30 * 60_000)
     const seconds = (performance.now() - started) / 1000
-    // Let the reverse pull (source reading the target's 'received' entries) finish, then measure
-    // a round where nothing changed.
-    await waitFor('quiet', async () => (await target.engine.peers()).every((p) => !p.syncing) &&
-      (await source.device.engine.peers()).some((p) => p.peerId === target.node.peerId && !p.syncing && p.pendingIn === 0), 60_000)
-    const before = { t: target.engine.stats(), s: source.device.engine.stats() }
-    const idleStart = performance.now()
-    const [round] = await target.engine.syncNow()
-    const idleMs = performance.now() - idleStart
-    const after = { t: target.engine.stats(), s: source.device.engine.stats() }
-    const messages = (after.t.messagesSent - before.t.messagesSent) + (after.t.messagesReceived - before.t.messagesReceived)
-    const bytes = (after.t.bytesSent - before.t.bytesSent) + (after.t.bytesReceived - before.t.bytesReceived)
-    const fetched = round?.totals.fetched ?? -1
-    rows.push({
-      set,
-      variant,
-      files,
-      seconds: Number(seconds.toFixed(2)),
-      msPerFile: Number((seconds * 1000 / files).toFixed(1)),
-      mbPerSec: Number((source.cipherBytes / 1e6 / seconds).toFixed(1)),
-      receive: share(target.receiveMs, seconds),
-      storeAdd: share(target.storageMs.add, seconds),
-      serveGet: share(source.device.storageMs.get - getMsBefore, seconds),
-      idle: `${idleMs.toFixed(1)} ms, ${messages} msgs, ${bytes} B, ${fetched} fetched`
-    })
+    const to = monotonicMicros()
+    // the reverse pull (the source reading the receiver's log) and the last cursor writes settle
+    await waitUntil('both sides idle', async () => await idle(target) && await idle(source), 60_000, 50)
+    const before = await wireBytes(target)
+    const idleStarted = performance.now()
+    await target.json('POST', '/v1/sync')
+    const idleMs = performance.now() - idleStarted
+    const idleBytes = await wireBytes(target) - before
+    await target.stop()
+    let profile: string | undefined
+    if (prof !== null) profile = summariseCpuProfile(await newestProfile(join(prof, 'receiver')) as never, { window: { from, to } })
+    return { seconds, idleMs, idleBytes, ...(profile !== undefined ? { profile: `receiver:\n${profile}`, window: { from, to } } : {}) }
   } finally {
     await target.stop()
+    await rm(home, { recursive: true, force: true })
   }
 }
 
-try {
-  const smallCount = quick ? 200 : 1000
-  const bigCount = quick ? 3 : 10
-  console.error('preparing sources...')
-  const small = await fillSource('small-src', smallCount, 1024)
-  const big = await fillSource('big-src', bigCount, 10 * 1024 * 1024)
-  // One unreported run per set first, so no variant pays for a cold page cache or JIT.
-  for (const [set, source, count] of [[`${smallCount} x 1 KB`, small, smallCount], [`${bigCount} x 10 MB`, big, bigCount]] as const) {
-    console.error(`warming up (${set})...`)
-    await syncInto(set, source, count, { ...VARIANTS[0]!, name: 'warm-up' })
-    rows.pop()
-    for (const v of VARIANTS) {
-      console.error(`syncing ${set} (${v.name})...`)
-      await syncInto(set, source, count, v)
+interface Result { seconds: number; perFileMs: number; mbPerSec: number; idleMs: number; idleBytes: number; all: number[]; profiles: string[] }
+
+function median (xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]!
+}
+
+async function runSet (variant: string, dir: string, set: FileSet): Promise<Result> {
+  const home = await newHome(`${variant}-src`)
+  const sourceProf = profDir !== null ? join(profDir, variant, set.key) : null
+  let source = await startDistDaemon(dir, home, { env: SYNC_ENV })
+  try {
+    const filled = performance.now()
+    const cipherBytes = await fill(source, set)
+    console.error(`  ${variant}: ${set.label} POSTed in ${((performance.now() - filled) / 1000).toFixed(1)} s`)
+    const done: Round[] = []
+    for (let r = 0; r < rounds; r++) {
+      const last = r === rounds - 1
+      if (last && sourceProf !== null) {
+        // profile the source during the last round only: restart it under --cpu-prof
+        await source.stop()
+        source = await startDistDaemon(dir, home, { env: SYNC_ENV, nodeArgs: ['--cpu-prof', '--cpu-prof-dir', join(sourceProf, 'source')] })
+      }
+      const round = await receiveRound(dir, variant, source, set, last ? sourceProf : null)
+      console.error(`  ${variant}: ${set.label} round ${r + 1}: ${round.seconds.toFixed(2)} s`)
+      done.push(round)
     }
+    const lastRound = done.at(-1)!
+    await source.stop()
+    const profiles: string[] = []
+    if (sourceProf !== null && lastRound.window !== undefined) {
+      profiles.push(lastRound.profile!)
+      profiles.push(`source:\n${summariseCpuProfile(await newestProfile(join(sourceProf, 'source')) as never, { window: lastRound.window })}`)
+    }
+    const seconds = median(done.map((d) => d.seconds))
+    return {
+      seconds,
+      perFileMs: seconds * 1000 / set.count,
+      mbPerSec: cipherBytes / 1e6 / seconds,
+      idleMs: median(done.map((d) => d.idleMs)),
+      idleBytes: median(done.map((d) => d.idleBytes)),
+      all: done.map((d) => d.seconds),
+      profiles
+    }
+  } finally {
+    await source.stop()
+    await rm(home, { recursive: true, force: true })
   }
-  // Linear in N: the default variant on a quarter of the small set, per-file cost side by side.
-  const quarter = await fillSource('quarter-src', smallCount / 4, 1024)
-  await syncInto(`${smallCount / 4} x 1 KB`, quarter, smallCount / 4, VARIANTS[0]!)
-  await quarter.device.stop()
-  await small.device.stop()
-  await big.device.stop()
-  console.table(rows)
-  console.log('seconds: from addPeer on a running empty device until it holds every file (connect, list, fetch,')
-  console.log('store, receive). receive / storeAdd / serveGet: share of that wall time spent in the receive hook')
-  console.log('(decrypt, parse, fsync write, index), in storage.add on the receiver and storage.get on the sender.')
-  console.log('idle: a second round when nothing changed.')
-} finally {
-  await rm(root, { recursive: true, force: true })
+}
+
+const variants: Array<[string, string]> = [['current', repo]]
+if (base !== null) variants.unshift(['base', resolve(base)])
+const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
+const results = new Map<string, Map<string, Result>>()
+for (const [name, dir] of selected) {
+  ensureBuilt(dir)
+  const bySet = new Map<string, Result>()
+  for (const set of SETS) {
+    console.error(`${name} (${dir}): ${set.label} …`)
+    bySet.set(set.key, await runSet(name, dir, set))
+  }
+  results.set(name, bySet)
+}
+
+const f = (n: number | undefined, digits = 0): string => n === undefined ? '' : n.toFixed(digits)
+const rows: Array<Record<string, string>> = []
+for (const set of SETS) {
+  const budget = set.key === 'small' ? '≤ 3 s (1,000 files)' : '≥ 60 MB/s'
+  const pick = (name: string): Result | undefined => results.get(name)?.get(set.key)
+  rows.push({ what: `sync ${set.label} until indexed (s)`, budget: set.key === 'small' ? budget : '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.seconds, 2)} (${pick(n)?.all.map((s) => s.toFixed(2)).join(' / ')})`])) })
+  rows.push({ what: `sync ${set.label}: ms per file / MB/s of ciphertext`, budget: set.key === 'large' ? budget : '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.perFileMs, 1)} / ${f(pick(n)?.mbPerSec, 1)}`])) })
+  rows.push({ what: `second round, nothing new (${set.label}): ms / bytes on the wire`, budget: '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.idleMs, 1)} / ${f(pick(n)?.idleBytes)}`])) })
+}
+console.table(rows)
+console.log('time: from `POST /v1/peers` on a fresh running receiver until it has indexed every file; median of the rounds (each round in parentheses).')
+for (const [name, bySet] of results) {
+  for (const [key, r] of bySet) for (const p of r.profiles) console.log(`\nCPU profile, ${name}, ${key} set, during the last round, ${p}`)
 }
