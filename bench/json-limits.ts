@@ -1,7 +1,10 @@
 // What the bounded JSON parse (depth and exact-number check, then JSON.parse) costs over a plain
 // JSON.parse, on the bodies and files it sees: a 1 KB profile, a 1 MB mixed document, 10 MB of
 // numbers, 16 MB of strings, an object with a million keys. Median of several runs, side by side.
+// `no count` is the bounded parse without the value-count limit (as before ingest.maxJsonValues);
+// `bounded` is the parse as the daemon runs it (a text over the limit is refused mid-scan).
 // Run: node --import tsx bench/json-limits.ts [--quick]
+import { isHearthError } from '../src/errors.js'
 import { MAX_DATA_DEPTH, parseBoundedJson } from '../src/protocol/bounded-json.js'
 
 const quick = process.argv.includes('--quick')
@@ -13,7 +16,8 @@ const cases: Array<[string, string]> = [
   ['1 MB mixed document', mixed],
   ['10 MB of numbers', JSON.stringify(Array.from({ length: 1_000_000 }, (_, i) => i * 1.5 + 0.25))],
   ['16 MB of strings', JSON.stringify(Array.from({ length: 16_000 }, (_, i) => `${i} ${'\\"quoted\\" '.repeat(80)}`))],
-  ['a million keys', JSON.stringify(Object.fromEntries(Array.from({ length: 1_000_000 }, (_, i) => [`k${i}`, i])))]
+  ['a million keys', JSON.stringify(Object.fromEntries(Array.from({ length: 1_000_000 }, (_, i) => [`k${i}`, i])))],
+  ['5 million {}', `[${Array(5_000_000).fill('{}').join(',')}]`]
 ]
 
 function median (f: () => void): number {
@@ -26,10 +30,23 @@ function median (f: () => void): number {
   return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!
 }
 
-console.log(`${'input'.padEnd(22)} ${'size'.padStart(9)} ${'JSON.parse'.padStart(11)} ${'bounded'.padStart(9)} ${'overhead'.padStart(9)}`)
+function boundedParse (text: string, maxValues?: number): string {
+  try {
+    parseBoundedJson(text, { maxDepth: MAX_DATA_DEPTH, subject: 'bench', ...(maxValues !== undefined ? { maxValues } : {}) })
+    return ''
+  } catch (err) {
+    if (isHearthError(err)) return err.code
+    throw err
+  }
+}
+
+console.log(`${'input'.padEnd(22)} ${'size'.padStart(9)} ${'JSON.parse'.padStart(11)} ${'no count'.padStart(11)} ${'bounded'.padStart(11)} ${'overhead'.padStart(9)}`)
 for (const [name, text] of cases) {
   const plain = median(() => JSON.parse(text))
-  const bounded = median(() => parseBoundedJson(text, { maxDepth: MAX_DATA_DEPTH, subject: 'bench' }))
+  const uncounted = median(() => boundedParse(text, Infinity))
+  let verdict = ''
+  const bounded = median(() => { verdict = boundedParse(text) })
   const mb = (text.length / 1024 / 1024).toFixed(2)
-  console.log(`${name.padEnd(22)} ${(mb + ' MB').padStart(9)} ${(plain.toFixed(2) + ' ms').padStart(11)} ${(bounded.toFixed(2) + ' ms').padStart(9)} ${((bounded / plain - 1) * 100).toFixed(0).padStart(7)} %`)
+  const ms = (t: number): string => (t.toFixed(2) + ' ms').padStart(11)
+  console.log(`${name.padEnd(22)} ${(mb + ' MB').padStart(9)} ${ms(plain)} ${ms(uncounted)} ${ms(bounded)} ${((bounded / plain - 1) * 100).toFixed(0).padStart(7)} %  ${verdict}`)
 }

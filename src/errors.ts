@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   INVALID_JSON: 400,
   JSON_TOO_DEEP: 400,         // objects/arrays nested deeper than the limit (body or dropped file)
   NUMBER_NOT_REPRESENTABLE: 400, // a number literal a double cannot hold exactly (1e400, 1e-400, 2^53+1)
+  JSON_TOO_MANY_VALUES: 400,  // more object members, objects and arrays than ingest.maxJsonValues in one body or file
   INVALID_ENVELOPE: 400,
   INVALID_SCHEMA_DEFINITION: 400,
   INVALID_ARGUMENT: 400,
@@ -47,8 +48,8 @@ export const ERROR_CODES = {
   DAEMON_NOT_RUNNING: 503,
   CONFIG_INVALID: 400,
   // remote services
-  STORAGE_FULL: 507,
-  INDEX_CORRUPT: 503,           // the index database is damaged: `hearth doctor` repairs or rebuilds it            // the disk (data folder, blocks or index) has no space left: retried when space returns
+  STORAGE_FULL: 507,            // the disk (data folder, blocks or index) has no space left: retried when space returns
+  INDEX_CORRUPT: 503,           // the index database is damaged: `hearth doctor` repairs or rebuilds it
   STORAGE_UNAVAILABLE: 503,
   STORAGE_NOT_FOUND: 404,
   STORAGE_VERIFY_FAILED: 502,   // a backend returned other bytes or another CID than it was given

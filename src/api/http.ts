@@ -65,13 +65,13 @@ export function isJsonContentType (header: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
 
-/** Check the content type, then parse `bytes()` as UTF-8 JSON within the depth and number rules. */
-export async function readJson (req: IncomingMessage, bytes: () => Promise<Buffer>): Promise<unknown> {
+/** Check the content type, then parse `bytes()` as UTF-8 JSON within the depth, number and count rules. */
+export async function readJson (req: IncomingMessage, bytes: () => Promise<Buffer>, maxValues?: number): Promise<unknown> {
   if (!isJsonContentType(req.headers['content-type'])) {
     req.resume()
     throw new HearthError('UNSUPPORTED_MEDIA_TYPE', `expected content-type application/json, got ${JSON.stringify(req.headers['content-type'] ?? null)}`)
   }
-  return parseBoundedJsonBytes(await bytes(), { maxDepth: MAX_DATA_DEPTH, subject: 'request body' })
+  return parseBoundedJsonBytes(await bytes(), { maxDepth: MAX_DATA_DEPTH, subject: 'request body', ...(maxValues !== undefined ? { maxValues } : {}) })
 }
 
 /**

@@ -92,6 +92,8 @@ export interface ApiServerDeps {
   /** Raw mounts of the owner's listeners (socket, systemd fd, bearer TCP). */
   mounts: RawMount[]
   maxBodyBytes: number
+  /** Most JSON values in a body (ingest.maxJsonValues; default DEFAULT_MAX_JSON_VALUES). */
+  maxJsonValues?: number
   logger: Logger
 }
 
@@ -221,7 +223,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       }
       const apiReq: ApiRequest = {
         method, url, params, raw: req, caller, listener: listener.name,
-        json: async () => await readJson(req, bytes),
+        json: async () => await readJson(req, bytes, deps.maxJsonValues),
         bytes
       }
       const reply = await handler(apiReq)

@@ -89,5 +89,7 @@ export interface HearthConfig {
     pollIntervalMs: number
     /** Largest dropped data file read; larger ones are rejected with FILE_TOO_LARGE unread. */
     maxFileBytes: number
+    /** Most object members, objects and arrays in one body, data file or peer's file (JSON_TOO_MANY_VALUES). */
+    maxJsonValues: number
   }
 }

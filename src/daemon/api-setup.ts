@@ -90,6 +90,7 @@ export function ownerApi (deps: OwnerApiDeps): OwnerApi {
     router: ownerRouter(deps),
     mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: deps.proxy.handle })),
     maxBodyBytes: config.api.maxBodyBytes,
+    maxJsonValues: config.ingest.maxJsonValues,
     logger: deps.logger
   })
   let socketPath: string | null = null

@@ -78,7 +78,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
       ? chainNotConfigured()
       : createChainRegistrar({ db, index, client: chain.client, chainConfig: chain.config, owner: identity.ownerAddress, batchSize: config.chain.batchSize, schemas: schemas.registry, events, logger }))
     const ingest = createIngestService({
-      pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes },
+      pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues },
       index,
       settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },
       events,

@@ -39,6 +39,8 @@ export interface IngestDeps {
   onDeferred?: (path: string) => void
   /** Largest data file read (ingest.maxFileBytes); larger ones are rejected with FILE_TOO_LARGE. */
   maxFileBytes?: number
+  /** Most JSON values in a data file's data or a peer's file (ingest.maxJsonValues): JSON_TOO_MANY_VALUES. */
+  maxJsonValues?: number
   /** Encryption settings; the default is Hearth's S2K choice (bench/ingest compares OpenPGP's). */
   encryption?: EncryptOptions
 }

@@ -151,7 +151,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
 
     let env: Envelope
     try {
-      env = parseEnvelopeBytes(bytes)
+      env = parseEnvelopeBytes(bytes, { maxValues: deps.maxJsonValues })
     } catch (err) {
       if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message])
       throw err
@@ -328,7 +328,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const schema = await deps.schemas.byId(meta.schemaId)
     if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${meta.schemaId} of ${meta.cid} is not known yet`, { schemaId: meta.schemaId })
     const plaintext = await decryptEnvelopeBytes(ciphertext, scopeKeyHex(deps.masterKey, schema.scope))
-    const env = parseEnvelopeBytes(plaintext)
+    const env = parseEnvelopeBytes(plaintext, { maxValues: deps.maxJsonValues })
     if (env.scope !== schema.scope) {
       throw new HearthError('SCOPE_MISMATCH', `file ${meta.cid} says scope ${env.scope} but schema ${schema.id} is for ${schema.scope}`)
     }

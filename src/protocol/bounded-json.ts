@@ -10,21 +10,38 @@
 //   NUMBER_NOT_REPRESENTABLE (400) with the JSON path. Refusing is chosen over keeping such numbers
 //   exact: the stored envelope, schema validation and every client are plain JSON in JavaScript,
 //   so an exact big number would need a second number representation in all of them.
+// - How many values. A 16 MB body of a million keys (or of five million `{}`) costs JSON.parse
+//   seconds of CPU on the event loop, and everything after it (validation, stringify) as much
+//   again. Every object member and every object or array counts one; a number, string, boolean
+//   or null inside an array does not (a list of a million numbers parses as fast as 16 MB of
+//   strings: bench/json-limits.ts). Past the limit is JSON_TOO_MANY_VALUES (400) with the path
+//   where it tripped, found by the scan before JSON.parse runs.
 import { HearthError } from '../errors.js'
 
 /** Deepest nesting of objects/arrays accepted in a data value (a file's envelope adds one level). */
 export const MAX_DATA_DEPTH = 512
 
+/**
+ * Most counted values (object members, objects, arrays) in one request body, data file or peer's
+ * file (ingest.maxJsonValues). Real records stay far below it: the shipped
+ * connectors' records take 20 bytes or more per counted value, so a real record reaches 500,000
+ * only past 10 MB, close to the 16 MB body and file limits it must pass anyway; a million keys
+ * (10 bytes each) are refused halfway through the scan.
+ */
+export const DEFAULT_MAX_JSON_VALUES = 500_000
+
 export interface BoundedJsonOptions {
   /** Deepest nesting of objects and arrays (`{}` is depth 1). */
   maxDepth: number
+  /** Most object members, objects and arrays, together; default DEFAULT_MAX_JSON_VALUES. */
+  maxValues?: number
   /** What the text is, for messages: `request body`, `file`. */
   subject: string
 }
 
 interface Frame { array: boolean; index: number; expectKey: boolean; keyStart: number; keyEnd: number }
 
-/** Parse UTF-8 JSON bytes within the limits (INVALID_JSON, JSON_TOO_DEEP, NUMBER_NOT_REPRESENTABLE). */
+/** Parse UTF-8 JSON bytes within the limits (INVALID_JSON, JSON_TOO_DEEP, NUMBER_NOT_REPRESENTABLE, JSON_TOO_MANY_VALUES). */
 export function parseBoundedJsonBytes (bytes: Uint8Array, opts: BoundedJsonOptions): unknown {
   let text: string
   try {
@@ -46,21 +63,30 @@ export function parseBoundedJson (text: string, opts: BoundedJsonOptions): unkno
 }
 
 /**
- * One linear pass over the text: depth and number literals, with the path of each position.
- * Syntax is left to JSON.parse; on text that is not JSON this may report a limit first.
+ * One linear pass over the text: depth, number literals and the count of values, with the path
+ * of each position. Syntax is left to JSON.parse; on text that is not JSON this may report a
+ * limit first.
  */
 export function checkJsonLimits (text: string, opts: BoundedJsonOptions): void {
   const stack: Frame[] = []
   const n = text.length
+  const maxValues = opts.maxValues ?? DEFAULT_MAX_JSON_VALUES
+  let values = 0
+  const counted = (): void => {
+    if (++values <= maxValues) return
+    const path = shortPath(text, stack)
+    throw new HearthError('JSON_TOO_MANY_VALUES', `${opts.subject} holds more than ${maxValues} JSON values (at ${path}; ingest.maxJsonValues)`, { maxValues, path })
+  }
   let i = 0
   while (i < n) {
     const c = text.charCodeAt(i)
     if (c === 0x22) { // "
       const end = stringEnd(text, i)
       const top = stack[stack.length - 1]
-      if (top !== undefined && top.expectKey) { top.keyStart = i; top.keyEnd = end; top.expectKey = false }
+      if (top !== undefined && top.expectKey) { top.keyStart = i; top.keyEnd = end; top.expectKey = false; counted() }
       i = end
     } else if (c === 0x7b || c === 0x5b) { // { [
+      counted()
       if (stack.length >= opts.maxDepth) {
         throw new HearthError('JSON_TOO_DEEP', `${opts.subject} is nested deeper than ${opts.maxDepth} levels (at ${shortPath(text, stack)})`, { maxDepth: opts.maxDepth, path: shortPath(text, stack) })
       }

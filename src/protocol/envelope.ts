@@ -2,9 +2,11 @@
 // the collectedAt ⇄ file name mapping. Pure: no I/O.
 import { HearthError } from '../errors.js'
 import { scopeProblem } from './scope.js'
-import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from './bounded-json.js'
+import { DEFAULT_MAX_JSON_VALUES, MAX_DATA_DEPTH, parseBoundedJsonBytes } from './bounded-json.js'
 
 export const ENVELOPE_VERSION = '1.0'
+/** The envelope object and its five members: the data value's own count comes on top. */
+const ENVELOPE_VALUES = 6
 
 export interface Envelope {
   /** The definitionUrl of the schema the file was validated against. */
@@ -98,10 +100,12 @@ export function buildEnvelope (input: BuildEnvelopeInput): Envelope {
 
 /**
  * Parses the UTF-8 JSON bytes of a data file: INVALID_JSON when they are not JSON, JSON_TOO_DEEP /
- * NUMBER_NOT_REPRESENTABLE past the limits request bodies have too (the envelope adds one level), else checkEnvelope.
+ * NUMBER_NOT_REPRESENTABLE / JSON_TOO_MANY_VALUES past the limits request bodies have too (the
+ * envelope adds one level and its four fields), else checkEnvelope.
  */
-export function parseEnvelopeBytes (bytes: Uint8Array): Envelope {
-  return checkEnvelope(parseBoundedJsonBytes(bytes, { maxDepth: MAX_DATA_DEPTH + 1, subject: 'file' }))
+export function parseEnvelopeBytes (bytes: Uint8Array, limits: { maxValues?: number } = {}): Envelope {
+  const maxValues = (limits.maxValues ?? DEFAULT_MAX_JSON_VALUES) + ENVELOPE_VALUES
+  return checkEnvelope(parseBoundedJsonBytes(bytes, { maxDepth: MAX_DATA_DEPTH + 1, subject: 'file', maxValues }))
 }
 
 /** UTF-8 JSON with the fields in a fixed order, so one envelope always gives the same bytes. */

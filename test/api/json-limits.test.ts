@@ -79,3 +79,36 @@ test('POST bodies and dropped files: depth limit and exact numbers', async (t) =
   assert.equal((await again.request({ path: '/v1/data/notes.posted' })).status, 200)
   assert.equal(await again.stop(), 0)
 })
+
+test('POST bodies and dropped files with more values than ingest.maxJsonValues: JSON_TOO_MANY_VALUES with the path; stored files stay readable', async (t) => {
+  const d = await startDaemonProcess(t, { env: { HEARTH_MAX_JSON_VALUES: '2000' } })
+  for (const scope of ['notes.posted', 'notes.dropped']) {
+    const added = await d.request({ method: 'POST', path: '/v1/schemas', body: { name: scope, version: '1.0.0', scope, dialect: 'json', schema: { type: 'object' } } })
+    assert.equal(added.status, 201, added.body.toString())
+  }
+  const list = (n: number): string => `{"items":[${Array(n).fill('{}').join(',')}]}`
+  // the object, its member, the array and 1997 objects: 2000 values: the limit itself is accepted
+  assert.equal((await post(d.home.socket, '/v1/data/notes.posted', list(1997))).status, 201)
+  const over = await post(d.home.socket, '/v1/data/notes.posted', list(1998))
+  assert.equal(over.status, 400)
+  assert.equal(over.json.error.errorCode, 'JSON_TOO_MANY_VALUES')
+  assert.deepEqual(over.json.error.details, { maxValues: 2000, path: '$.items[1997]' })
+
+  // a data file's envelope does not count against its data
+  await dropFile(d.home.data, 'notes.dropped', '2026-01-01T00-00-00Z.json', envelope('notes.dropped', list(1997)))
+  await dropFile(d.home.data, 'notes.dropped', '2026-01-02T00-00-00Z.json', envelope('notes.dropped', list(3000)))
+  const rejected = await waitFor('one rejection', async () => {
+    const r = ((await d.request({ path: '/v1/status' })).json.rejected as any[]).filter((x) => x.path.startsWith('notes.dropped/'))
+    return r.length === 1 ? r[0] : null
+  })
+  assert.equal(rejected.path, 'notes.dropped/2026-01-02T00-00-00Z.json')
+  assert.equal(rejected.errorCode, 'JSON_TOO_MANY_VALUES')
+  assert.match(rejected.reasons.join(' '), /\$\.data\.items\[1997\]/)
+  await waitFor('the file at the limit stored', async () => (await d.request({ path: '/v1/data/notes.dropped' })).json?.data?.items?.length === 1997)
+  assert.equal(await d.stop(), 0)
+
+  // a lower limit later never hides what was stored under the higher one
+  const lower = await startDaemonProcess(t, { home: d.home.root, env: { HEARTH_MAX_JSON_VALUES: '1000' } })
+  assert.equal((await lower.request({ path: '/v1/data/notes.posted' })).json.data.items.length, 1997)
+  assert.equal(await lower.stop(), 0)
+})

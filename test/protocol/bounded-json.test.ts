@@ -1,7 +1,7 @@
 // The bounded JSON parse shared by request bodies and dropped files: depth and exact numbers.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { checkJsonLimits, numberIsExact, parseBoundedJson, parseBoundedJsonBytes, MAX_DATA_DEPTH } from '../../src/protocol/bounded-json.js'
+import { checkJsonLimits, numberIsExact, parseBoundedJson, parseBoundedJsonBytes, DEFAULT_MAX_JSON_VALUES, MAX_DATA_DEPTH } from '../../src/protocol/bounded-json.js'
 import { isHearthError } from '../../src/errors.js'
 
 const opts = { maxDepth: MAX_DATA_DEPTH, subject: 'body' }
@@ -49,4 +49,25 @@ test('syntax errors and bad UTF-8 stay INVALID_JSON', () => {
   rejectsWith('username=x', 'INVALID_JSON')
   assert.throws(() => parseBoundedJsonBytes(Uint8Array.from([0x7b, 0xff, 0x7d]), opts), (err) => isHearthError(err, 'INVALID_JSON'))
   assert.deepEqual(parseBoundedJsonBytes(new TextEncoder().encode('{"é":[1,{"b":null}]}'), opts), { é: [1, { b: null }] })
+})
+
+test('more values than the limit is JSON_TOO_MANY_VALUES with the path where it tripped, found before parsing', () => {
+  const limited = { ...opts, maxValues: 10 }
+  const keys = (n: number): string => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}`
+  // the object and nine members: ten values
+  assert.equal(Object.keys(parseBoundedJson(keys(9), limited) as object).length, 9)
+  assert.throws(() => parseBoundedJson(keys(10), limited), (err) => {
+    assert.ok(isHearthError(err, 'JSON_TOO_MANY_VALUES'), String(err))
+    assert.equal(err.status, 400)
+    assert.deepEqual(err.details, { maxValues: 10, path: '$.k9' })
+    return true
+  })
+  // objects, arrays and members count; a list's scalars do not; brackets inside strings are text
+  const scalars = `[${Array.from({ length: 1000 }, (_, i) => `${i},"${i}",true,null`).join(',')},{"x":"[{1,2,3}]"}]`
+  assert.equal((parseBoundedJson(scalars, limited) as unknown[]).length, 4001)
+  assert.throws(() => parseBoundedJson('[[],[],{"a":[]},[],[],[],[{}]]', limited), (err) => isHearthError(err, 'JSON_TOO_MANY_VALUES') && err.details?.path === '$[6][0]')
+  // the default stops a million keys well before their end, without JSON.parse ever seeing them
+  const million = keys(1_000_000)
+  assert.throws(() => checkJsonLimits(million, opts), (err) => isHearthError(err, 'JSON_TOO_MANY_VALUES') && err.details?.path === `$.k${DEFAULT_MAX_JSON_VALUES - 1}`)
+  assert.throws(() => parseBoundedJson('[' + '{},'.repeat(DEFAULT_MAX_JSON_VALUES) + '{}]', opts), (err) => isHearthError(err, 'JSON_TOO_MANY_VALUES'))
 })
