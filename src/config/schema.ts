@@ -121,7 +121,7 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
   }),
   restore: object({
     gateways: { type: 'array', items: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 }, maxItems: 16, default: [], description: 'IPFS gateways (base URLs, trustless `/ipfs/{cid}?format=raw`) asked, in order, for a ciphertext neither local storage nor a connected device has; every block is verified against its CID; loopback allowed (comma-separated in the variable)', 'x-env': 'HEARTH_RESTORE_GATEWAYS' },
-    requestTimeoutMs: integer(30_000, 100, MS_DAY, 'deadline of one block request to a gateway (and of the first answer of a device)'),
+    requestTimeoutMs: integer(30_000, 100, MS_DAY, 'deadline of one block request to a gateway, and of each frame a device sends'),
     fileTimeoutMs: integer(10 * 60_000, 100, MS_DAY, 'longest one device or gateway may take to provide one ciphertext'),
     maxFileBytes: integer(1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024, 'largest ciphertext accepted from a device or gateway')
   }),

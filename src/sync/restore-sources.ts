@@ -1,5 +1,6 @@
-// The sources restore fetches a missing ciphertext from, in order: local storage, then the
-// configured IPFS gateways (`restore.gateways`).
+// The sources restore fetches a missing ciphertext from, in order: local storage, the owner's
+// devices (connected, or with a kept address) over sync, then the configured IPFS gateways
+// (`restore.gateways`).
 import type { Logger } from '../log.js'
 import { createCiphertextFetcher, type BlockSource, type CiphertextFetcher } from '../storage/block-sources.js'
 import { createGatewaySource } from '../storage/gateway-source.js'
@@ -16,6 +17,8 @@ export interface RestoreSettings {
 export interface RestoreFetcherDeps {
   settings: RestoreSettings
   storage: Pick<StorageBackend, 'get' | 'add' | 'pin'>
+  /** The devices to ask right now (none while sync is off). */
+  devices: () => BlockSource[]
   logger: Logger
 }
 
@@ -27,7 +30,7 @@ export function restoreFetcher (deps: RestoreFetcherDeps): CiphertextFetcher {
   const gateways = gatewaySources(deps.settings)
   return createCiphertextFetcher({
     storage: deps.storage,
-    remote: () => gateways,
+    remote: () => [...deps.devices(), ...gateways],
     maxBytes: deps.settings.maxFileBytes,
     sourceTimeoutMs: deps.settings.fileTimeoutMs,
     logger: deps.logger

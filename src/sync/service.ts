@@ -16,6 +16,8 @@ import { createSyncEngine, type SyncEngine } from './engine.js'
 import { peerReceiveHook } from './peer-receive.js'
 import { createChainRestorer } from './restore.js'
 import { restoreFetcher, type RestoreSettings } from './restore-sources.js'
+import { deviceSources } from './device-source.js'
+import { syncState } from './state.js'
 import type { RestoreChain, RestoreResult } from './chain-restore.js'
 
 export interface SyncSettings {
@@ -64,19 +66,26 @@ export interface SyncService extends Service, SyncControl {
 
 export function createSyncService (deps: SyncServiceDeps): SyncService {
   const { settings, index, logger } = deps
+  let engine: SyncEngine | null = null
+  let node: SyncNode | null = null
+  let unsubscribe: Array<() => void> = []
   const restorer = createChainRestorer({
     chain: deps.chain,
     owner: deps.ownerAddress,
     index,
-    ciphertexts: restoreFetcher({ settings: deps.restoreSettings, storage: deps.storage, logger }),
+    ciphertexts: restoreFetcher({
+      settings: deps.restoreSettings,
+      storage: deps.storage,
+      devices: () => node === null
+        ? []
+        : deviceSources({ node, ownerAddress: deps.ownerAddress, index, state: syncState(deps.state.sync), readTimeoutMs: deps.restoreSettings.requestTimeoutMs }),
+      logger
+    }),
     receive: async (ciphertext, meta) => await deps.pipeline.receive(ciphertext, meta),
     state: deps.state.restore,
     logger,
     pickupIntervalMs: settings.intervalMs
   })
-  let engine: SyncEngine | null = null
-  let node: SyncNode | null = null
-  let unsubscribe: Array<() => void> = []
 
   const startPeerSync = async (): Promise<void> => {
     node = await createSyncNode({

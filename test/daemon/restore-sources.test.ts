@@ -3,6 +3,7 @@
 // simulator on loopback serving the first device's real blocks, a 1 MB+ multi-block file among
 // them), every block verified; a lying gateway is refused and nothing of it stored; a hanging one
 // is bounded; when no source has a file, restore lists what it tried, says what to do and exits 1.
+// And from another device of the owner, over sync.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -33,6 +34,12 @@ async function homeFor (t: Parameters<typeof tempDir>[0], privateKey: `0x${strin
 async function versions (d: DaemonProcess, scope: string): Promise<any[]> {
   const r = await d.request({ path: `/v1/data/${scope}/versions?limit=1000` })
   return r.status === 200 ? r.json.versions : []
+}
+
+const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
+
+function syncAddress (d: DaemonProcess): string {
+  return /sync\s+peer \S+ on (\S+)/.exec(d.output())![1]!
 }
 
 function gatewaysArg (urls: string[], requestTimeoutMs = 5000): string[] {
@@ -114,4 +121,35 @@ test('a fresh embedded device restores every file from a configured gateway, ref
     const cid = CID.parse(v.url.slice('ipfs://'.length))
     await assert.rejects(stat(blockFilePath(d.home.blocks, cid)), `no block of ${cid} stored`)
   }
+})
+
+test('a fresh embedded device connected to another device of the owner restores every file, fetched over sync', async (t) => {
+  const chain = await startTestChain(t)
+  const key = generatePrivateKey()
+  const a = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: SYNC_ENV, args: chainArgs(chain) })
+  for (let i = 0; i < 6; i++) {
+    assert.equal((await a.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: `s${i}` } })).status, 201)
+  }
+  assert.equal((await a.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: 'big', bio: randomBytes(1_200_000).toString('base64') } })).status, 201)
+  await waitFor('all registered on A', async () => {
+    const v = await versions(a, 'instagram.profile')
+    return v.length === 7 && v.every((x) => x.state === 'registered')
+  }, 90_000)
+
+  // B has the identity and A's address only: no gateway, nothing in its own storage
+  const b = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: SYNC_ENV, args: [...chainArgs(chain), '--set', `sync.peers=["${syncAddress(a)}"]`] })
+  const restored = await runCli(b.home, ['restore', '--json'])
+  assert.equal(restored.code, 0, restored.stderr + restored.stdout)
+  const summary = JSON.parse(restored.stdout)
+  assert.equal(summary.found, 7)
+  assert.equal(summary.failed, 0)
+  assert.equal(summary.written + summary.present, 7)
+  // the sync pull that starts when B connects may hand some files over first; restore fetched the rest
+  t.diagnostic(`restore wrote ${String(summary.written)}, the sync pull ${String(summary.present)}`)
+  const mine = (await readdir(join(a.home.data, 'instagram.profile'))).sort()
+  await waitFor('B holds every file', async () => (await readdir(join(b.home.data, 'instagram.profile')).catch(() => [])).length === 7, 30_000)
+  assert.deepEqual((await readdir(join(b.home.data, 'instagram.profile'))).sort(), mine)
+  for (const name of mine) assert.deepEqual(await readFile(join(b.home.data, 'instagram.profile', name)), await readFile(join(a.home.data, 'instagram.profile', name)), `${name} byte for byte`)
+  const served = (await a.request({ path: '/v1/peers' })).json.stats
+  assert.ok(served.fetchesServed >= 7, `A served ${String(served.fetchesServed)} fetches`)
 })
