@@ -149,7 +149,8 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     maxFileBytes: integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),
     maxJsonValues: integer(500_000, 1_000, 100_000_000, 'most JSON values in one request body, data file or peer\'s file, counting every object member, object and array (not the numbers, strings, booleans and nulls of a list); more is refused before parsing (`JSON_TOO_MANY_VALUES`)', 'HEARTH_MAX_JSON_VALUES'),
     usePolling: boolean(false, 'rescan the folder every `ingest.pollIntervalMs` instead of change notifications (network filesystems)'),
-    pollIntervalMs: integer(5_000, 100, MS_DAY, 'rescan interval with `ingest.usePolling`')
+    pollIntervalMs: integer(5_000, 100, MS_DAY, 'rescan interval with `ingest.usePolling`'),
+    checkpointMs: integer(200, 0, 600_000, 'how long small files acknowledged through the ingest journal wait before they are synced together in the background and their journal entries dropped')
   })
 }
 

@@ -91,5 +91,7 @@ export interface HearthConfig {
     maxFileBytes: number
     /** Most object members, objects and arrays in one body, data file or peer's file (JSON_TOO_MANY_VALUES). */
     maxJsonValues: number
+    /** Files acknowledged through the ingest journal are synced in the background this long after. */
+    checkpointMs: number
   }
 }

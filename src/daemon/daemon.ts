@@ -80,6 +80,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     const ingest = createIngestService({
       pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues },
       index,
+      db,
       settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },
       events,
       logger,

@@ -14,9 +14,10 @@ export interface IndexHead { seq: number; counts: Record<FileState, number> }
  * Applies upserts (record) and deletions (null) in one LevelDB batch: the records, their secondary
  * keys, the change log, tombstones, per-scope summaries and counters. The caller serialises calls
  * and adopts the returned head (seq and counters) once the batch is written. `sync` waits for the
- * OS to flush the batch (survives power loss).
+ * OS to flush the batch (survives power loss). `also`: other namespaces' writes that must land
+ * atomically with these changes (the ingest journal's entries), written even when no record changed.
  */
-export async function applyChanges (s: FileIndexStore, head: IndexHead, changes: Change[], opts: { sync?: boolean } = {}): Promise<{ results: ChangeResult[]; head: IndexHead }> {
+export async function applyChanges (s: FileIndexStore, head: IndexHead, changes: Change[], opts: { sync?: boolean; also?: BatchOp[] } = {}): Promise<{ results: ChangeResult[]; head: IndexHead }> {
   const paths = [...new Set(changes.map((c) => c.path))]
   const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
   const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
@@ -79,13 +80,18 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
       results.push({ changed: true, record: stored })
     }
   }
-  if (changed === 0) return { results, head }
+  const also = opts.also ?? []
+  if (changed === 0) {
+    if (also.length > 0) await s.db.batch(also, opts.sync === true ? { sync: true } : {})
+    return { results, head }
+  }
 
   await addSummaries(s, ops, scopeKeys, scopeDelta, current)
   ops.push({ type: 'put', sublevel: s.meta, key: 'seq', value: seq })
   for (const state of FILE_STATES) {
     if (counts[state] !== head.counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
   }
+  for (const op of also) ops.push(op)
   await s.db.batch(ops, opts.sync === true ? { sync: true } : {})
   return { results, head: { seq, counts } }
 }

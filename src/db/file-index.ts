@@ -3,7 +3,7 @@
 // a change log are rewritten in the same LevelDB batch as the record, so a crash leaves either the
 // old or the new state of all of them. Queries stream keys; nothing per file is held in memory.
 import { HearthError } from '../errors.js'
-import { PREFIX_END, type HearthDatabase } from './database.js'
+import { PREFIX_END, type BatchOp, type HearthDatabase } from './database.js'
 import { checkFileIndex, rebuildFileIndex, type FileIndexCheck } from './file-index-check.js'
 import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, SEP, padNumber, rangeOf, sortableInstant } from './keys.js'
 import { Mutex } from './mutex.js'
@@ -40,7 +40,7 @@ function isArchived (path: string): boolean {
 /** Most changes merged into one group-commit batch (a larger putMany still goes whole). */
 const GROUP_LIMIT = 1000
 
-interface PendingWrite { changes: Change[]; resolve: (r: ChangeResult[]) => void; reject: (err: unknown) => void }
+interface PendingWrite { changes: Change[]; also: BatchOp[] | undefined; resolve: (r: ChangeResult[]) => void; reject: (err: unknown) => void }
 
 function pageLimit (limit: number | undefined, fallback = DEFAULT_PAGE): number {
   if (limit === undefined) return fallback
@@ -86,11 +86,12 @@ export class FileIndex {
 
   /**
    * Insert or replace the record of `record.path`; returns it as stored (with its seq). An
-   * identical record is a no-op that keeps its seq.
+   * identical record is a no-op that keeps its seq. `also`: writes to other namespaces of the
+   * same database that must be committed in the same atomic (and, when durable, synced) batch.
    */
-  async put (record: FileRecord): Promise<FileRecord> {
+  async put (record: FileRecord, opts: { also?: BatchOp[] } = {}): Promise<FileRecord> {
     const clean = checkRecord(record)
-    const [result] = await this.#submit([{ path: clean.path, record: clean }])
+    const [result] = await this.#submit([{ path: clean.path, record: clean }], opts.also)
     return result.record ?? clean
   }
 
@@ -311,10 +312,10 @@ export class FileIndex {
    * next batch, so concurrent single puts cost one LevelDB write per group, not one each. A
    * request is never split, so putMany stays atomic.
    */
-  #submit (changes: Change[]): Promise<ChangeResult[]> {
+  #submit (changes: Change[], also?: BatchOp[]): Promise<ChangeResult[]> {
     if (changes.length === 0) return Promise.resolve([])
     return new Promise((resolve, reject) => {
-      this.#pending.push({ changes, resolve, reject })
+      this.#pending.push({ changes, also, resolve, reject })
       if (!this.#draining) void this.#drain()
     })
   }
@@ -332,7 +333,8 @@ export class FileIndex {
         }
         try {
           const results = await this.#mutex.run(async () => {
-            const applied = await applyChanges(this.#store, this.#head, group.flatMap((g) => g.changes), { sync: this.#durable })
+            const also = group.flatMap((g) => g.also ?? [])
+            const applied = await applyChanges(this.#store, this.#head, group.flatMap((g) => g.changes), { sync: this.#durable, also })
             this.#head = applied.head
             return applied.results
           })

@@ -13,9 +13,13 @@ const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/
 
 const syncDir = createDirSync()
 
-/** Writes `bytes` at `path` unless it exists (`written: false`, nothing written); creates the folder. */
-export async function writeNewFile (path: string, bytes: Uint8Array): Promise<DurableWrite> {
-  return await writeFileDurably(path, bytes, { existing: 'keep', syncDir })
+/**
+ * Writes `bytes` at `path` unless it exists (`written: false`, nothing written); creates the folder.
+ * `synced: false` skips the file's and folder's fsyncs: for a write whose bytes the ingest journal
+ * holds durably until it syncs the file in the background.
+ */
+export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean } = {}): Promise<DurableWrite> {
+  return await writeFileDurably(path, bytes, { existing: 'keep', syncDir: opts.synced === false ? null : syncDir })
 }
 
 /**

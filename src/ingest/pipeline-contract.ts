@@ -3,14 +3,17 @@
 import { isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { FileOrigin, FileRecord } from '../db/types.js'
+import type { BatchOp } from '../db/database.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
 import type { EncryptOptions } from '../protocol/encryption.js'
+import type { IngestJournal } from './journal.js'
 
 /** The slice of the file index the pipeline needs. */
 export interface IngestIndex {
   get (path: string): Promise<FileRecord | null | undefined>
-  put (record: FileRecord): Promise<unknown>
+  /** `also`: writes committed in the same atomic batch (the ingest journal's entry). */
+  put (record: FileRecord, opts?: { also?: BatchOp[] }): Promise<unknown>
   byCid (cid: string): Promise<FileRecord[]>
 }
 
@@ -41,6 +44,11 @@ export interface IngestDeps {
   maxFileBytes?: number
   /** Most JSON values in a data file's data or a peer's file (ingest.maxJsonValues): JSON_TOO_MANY_VALUES. */
   maxJsonValues?: number
+  /**
+   * The ingest journal: when given, small files are written without fsyncs of their own and
+   * acknowledged once their journal entry is committed with the index record (journal.ts).
+   */
+  journal?: IngestJournal
   /** Encryption settings; the default is Hearth's S2K choice (bench/ingest compares OpenPGP's). */
   encryption?: EncryptOptions
 }

@@ -11,6 +11,9 @@ import { createRetrySet } from './retry-set.js'
 import { createWorkQueue } from './work-queue.js'
 import { scanDataFolder, type ScanProgress } from './scanner.js'
 import { watchDataFolder } from './watcher.js'
+import { createIngestJournal, type IngestJournal } from './journal.js'
+import type { HearthDatabase } from '../db/database.js'
+import { createFileSyncer } from '../storage/deferred-sync.js'
 
 export interface IngestSettings {
   concurrency: number
@@ -21,11 +24,18 @@ export interface IngestSettings {
   pollIntervalMs: number
   /** How often files waiting for their schema are tried again. */
   retryWaitingMs: number
+  /** Journaled files are synced in the background this long after their answer (default 200 ms). */
+  checkpointMs?: number
 }
 
 export interface IngestServiceDeps {
-  pipeline: Omit<IngestDeps, 'onStored' | 'onIndexed' | 'onDeferred' | 'logger'>
-  index: Pick<FileIndex, 'byState'>
+  pipeline: Omit<IngestDeps, 'onStored' | 'onIndexed' | 'onDeferred' | 'logger' | 'journal'>
+  index: Pick<FileIndex, 'byState' | 'get'>
+  /**
+   * The database of `pipeline.index`: with it, small files are acknowledged after one synced
+   * batch that journals them (journal.ts), replayed at start.
+   */
+  db?: HearthDatabase
   settings: IngestSettings
   events: EventSink<HearthEvents>
   logger: Logger
@@ -55,8 +65,12 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   const print = deps.print ?? (() => {})
   // files whose storage failed go back to the work queue with a growing delay
   const retries = createRetrySet({ retry: (rel) => work.push(rel) })
+  const journal: IngestJournal | undefined = deps.db === undefined
+    ? undefined
+    : createIngestJournal({ db: deps.db, dataDir: deps.pipeline.dataDir, storage: deps.pipeline.storage, index: deps.index, syncFiles: createFileSyncer(), logger, ...(settings.checkpointMs !== undefined ? { delayMs: settings.checkpointMs } : {}) })
   const pipeline = createIngestPipeline({
     ...deps.pipeline,
+    ...(journal !== undefined ? { journal } : {}),
     logger,
     onStored: (record) => events.emit('file.stored', record),
     onIndexed: (record) => events.emit('file.indexed', record),
@@ -134,6 +148,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     while (stops.length > 0) await stops.pop()!()
     await work.close()
     retries.stop()
+    await journal?.close()
   }
 
   return {
@@ -142,6 +157,8 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     scanned,
     push: (rel) => work.push(rel),
     async start () {
+      // before anything reads the data folder: files a power cut tore are whole again
+      await journal?.replay()
       await watchOrPoll()
       startInitialScan()
       retryWaitingFiles()

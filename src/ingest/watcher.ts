@@ -55,7 +55,12 @@ export function watchDataFolder (opts: {
       seen.timer = setTimeout(() => { void settle(rel) }, opts.stabilityMs)
       return
     }
-    pending.set(rel, { size: -1, mtimeMs: -1, timer: setTimeout(() => { void settle(rel) }, opts.stabilityMs) })
+    // the size and mtime seen now, so that one quiet period (not two) shows the file unchanged
+    const entry: Pending = { size: -1, mtimeMs: -1, timer: setTimeout(() => { void settle(rel) }, opts.stabilityMs) }
+    pending.set(rel, entry)
+    void stat(join(opts.dataDir, rel)).then((st) => {
+      if (pending.get(rel) === entry && entry.size === -1) { entry.size = st.size; entry.mtimeMs = st.mtimeMs }
+    }, () => {})
   }
 
   function watchFolder (name: string): void {

@@ -43,14 +43,21 @@ export function createDirSync (): DirSync {
 export interface DurableWriteOptions {
   /** 'keep': never replace an existing file (link; false when the name exists). 'replace': rename over it. */
   existing: 'keep' | 'replace'
-  syncDir: DirSync
+  /**
+   * How the folder is fsynced; null: neither the file nor its folder is synced here, so the write
+   * survives a killed process but not a power cut until the caller syncs it (its durable copy
+   * meanwhile is the ingest journal's).
+   */
+  syncDir: DirSync | null
   mode?: number
+  /** Read the written file's mtime (default true); without it `mtimeMs` is 0. */
+  mtime?: boolean
 }
 
 /** The result of a durable write: whether the name was written, and its mtime when it was. */
 export interface DurableWrite { written: boolean; mtimeMs: number }
 
-/** Writes `bytes` at `path` durably; creates the folder when missing. */
+/** Writes `bytes` at `path` whole (and durably unless `syncDir` is null); creates the folder when missing. */
 export async function writeFileDurably (path: string, bytes: Uint8Array, opts: DurableWriteOptions): Promise<DurableWrite> {
   const dir = dirname(path)
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`)
@@ -67,8 +74,8 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
   try {
     try {
       await fh.writeFile(bytes)
-      await fh.datasync()
-      mtimeMs = (await fh.stat()).mtimeMs
+      if (opts.syncDir !== null) await fh.datasync()
+      mtimeMs = opts.mtime === false ? 0 : (await fh.stat()).mtimeMs
     } finally {
       await fh.close()
     }
@@ -86,6 +93,6 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
     await unlink(temp).catch(() => {})
     throw err
   }
-  if (written) await opts.syncDir(dir)
+  if (written && opts.syncDir !== null) await opts.syncDir(dir)
   return { written, mtimeMs }
 }

@@ -24,7 +24,7 @@ import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
-import type { StorageBackend, StorageHealth } from './types.js'
+import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
@@ -128,6 +128,19 @@ class EmbeddedStorage implements StorageBackend {
     await this.#pins.exclusive(async () => { await this.pinRecords.add(root, written) })
       .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
     return canonicalCid(cid)
+  }
+
+  async addUnsynced (bytes: Uint8Array): Promise<UnsyncedAdd | null> {
+    this.#assertRunning()
+    if (!(bytes instanceof Uint8Array) || !isSingleBlock(bytes)) return null
+    const cid = rawBlockCid(bytes)
+    try {
+      const file = await writeBlockDurably(this.opts.blocksDir, cid, bytes, null)
+      await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
+      return { cid: canonicalCid(cid), files: [file] }
+    } catch (err) {
+      throw this.#wrap(err, 'add', cid)
+    }
   }
 
   async pin (cid: string, opts: { signal?: AbortSignal } = {}): Promise<void> {

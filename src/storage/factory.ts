@@ -9,7 +9,7 @@ import { HearthError } from '../errors.js'
 import type { Service } from '../lifecycle/service.js'
 import { createEmbeddedStorage } from './embedded.js'
 import { createKuboStorage } from './kubo.js'
-import type { StorageBackend, StorageHealth } from './types.js'
+import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { withVerifiedReads } from './verified-reads.js'
 
 export type StorageBackendKind = StorageBackend['kind']
@@ -83,6 +83,11 @@ class StorageHolder implements StorageService {
   }
 
   async add (bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<string> { return await this.#started().add(bytes, opts) }
+  async addUnsynced (bytes: Uint8Array): Promise<UnsyncedAdd | null> {
+    const backend = this.#started()
+    return backend.addUnsynced === undefined ? null : await backend.addUnsynced(bytes)
+  }
+
   async pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void> { await this.#started().pin(cid, opts) }
   async get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array> { return await this.#started().get(cid, opts) }
   async has (cid: string): Promise<boolean> { return this.#backend === null ? false : await this.#backend.has(cid) }

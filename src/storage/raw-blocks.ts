@@ -41,9 +41,12 @@ export async function hasBlockFile (blocksDir: string, cid: CID, size: number): 
   return await stat(blockFilePath(blocksDir, cid)).then((st) => st.isFile() && st.size === size, () => false)
 }
 
-export async function writeBlockDurably (blocksDir: string, cid: CID, bytes: Uint8Array, syncDir: DirSync): Promise<void> {
+/** Writes the block file whole; durably unless `syncDir` is null (see writeFileDurably). Returns its path. */
+export async function writeBlockDurably (blocksDir: string, cid: CID, bytes: Uint8Array, syncDir: DirSync | null): Promise<string> {
   // content-addressed: an existing block of the same name holds the same bytes, replacing is harmless
-  await writeFileDurably(blockFilePath(blocksDir, cid), bytes, { existing: 'replace', syncDir, mode: 0o644 })
+  const path = blockFilePath(blocksDir, cid)
+  await writeFileDurably(path, bytes, { existing: 'replace', syncDir, mode: 0o644, mtime: false })
+  return path
 }
 
 interface PinRecord { depth: number; metadata: Record<string, unknown> }

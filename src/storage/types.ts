@@ -5,10 +5,21 @@
 /** Reachability and, where the backend knows it, the bytes it holds (`bytes`, null until measured). */
 export interface StorageHealth { ok: boolean; detail?: string; bytes?: number | null }
 
+/** Content written by `addUnsynced`: its CID and the files still to be synced. */
+export interface UnsyncedAdd { cid: string; files: string[] }
+
 export interface StorageBackend {
   readonly kind: 'embedded' | 'kubo'
   /** Store and pin the bytes; resolves to the CIDv1 string. Idempotent. */
   add (bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<string>
+  /**
+   * Store and pin like `add`, without waiting for any sync: the content is readable at once, and
+   * it survives a killed process but not a power cut until `files` (absolute paths) are synced.
+   * For a caller that holds the bytes durably meanwhile (the ingest journal). Always writes, even
+   * when the content is present (a journal replay repairs a torn block that way). Null when the
+   * backend cannot (kubo, content over one block): use `add`.
+   */
+  addUnsynced? (bytes: Uint8Array): Promise<UnsyncedAdd | null>
   /** Pin content that is already present (or fetchable) under this CID. */
   pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void>
   /** The whole content of a CID. Throws HearthError STORAGE_NOT_FOUND when absent. */

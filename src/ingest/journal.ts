@@ -1,0 +1,196 @@
+// The ingest journal: how a stored file is acknowledged after ONE sync instead of one per file
+// written. The data file (when the pipeline wrote it) and the ciphertext block are written at
+// once without fsyncs of their own (readable immediately); their bytes go into a journal entry
+// in the same LevelDB batch as the index record, and that batch is synced and group-committed
+// with every concurrent request's. So when the answer is given, a power cut can lose the files'
+// pages but never the entry that restores them.
+//
+// A background checkpoint then makes the files durable in big groups (createFileSyncer: one
+// syncfs per filesystem on Linux) and drops their entries with an unsynced batch (a lost drop is
+// replayed again, harmlessly). At start, before anything reads the data folder, `replay` writes
+// every entry still there again: the block always (content-addressed, a rename over whatever is
+// left), the data file when it is missing or torn; then syncs and drops them. Replay is
+// idempotent: a crash during it replays the same entries again.
+import { createHash, randomBytes } from 'node:crypto'
+import type { BatchOp, HearthDatabase, Sublevel } from '../db/database.js'
+import type { FileIndex } from '../db/file-index.js'
+import type { Logger } from '../log.js'
+import type { StorageBackend } from '../storage/types.js'
+import type { SyncFiles } from '../storage/deferred-sync.js'
+import { writeFileDurably } from '../storage/durable-file.js'
+import { absoluteDataPath } from './layout.js'
+import { readDataFileOrNull } from './data-file.js'
+import { writeNewFile } from './atomic-write.js'
+
+/** What a journal entry restores after a power cut. */
+export interface JournalEntry {
+  /** The data file, relative to the data folder. */
+  path: string
+  /** The data file's bytes, when the pipeline wrote the file itself (a POST). */
+  data?: Uint8Array
+  /** The ciphertext `storage.addUnsynced` wrote, and its CID. */
+  ciphertext?: Uint8Array
+  cid?: string
+  /** Absolute paths written without a sync, synced by the checkpoint. */
+  files: string[]
+}
+
+interface StoredEntry { path: string; data?: string; ciphertext?: string; cid?: string }
+
+/** An entry ready to be committed: its ops go into the index batch, then `committed()`. */
+export interface PendingEntry { ops: BatchOp[]; committed: () => void }
+
+export interface IngestJournal {
+  /** The writes that journal `entry`; commit them in the index record's batch, then call `committed`. */
+  entry (entry: JournalEntry): PendingEntry
+  /** Restores every entry left by a crash or power cut, syncs, and drops them. Returns how many. */
+  replay (): Promise<number>
+  /** Makes every committed entry's files durable now and drops the entries. */
+  checkpoint (): Promise<void>
+  /** A last checkpoint; later entries are refused. */
+  close (): Promise<void>
+  /** Committed entries waiting for the background checkpoint. */
+  readonly pending: number
+}
+
+export interface IngestJournalDeps {
+  db: HearthDatabase
+  dataDir: string
+  storage: Pick<StorageBackend, 'add' | 'addUnsynced'>
+  index: Pick<FileIndex, 'get'>
+  syncFiles: SyncFiles
+  logger: Logger
+  /** A checkpoint starts this long after the first entry waiting for one (default 200 ms)... */
+  delayMs?: number
+  /** ...or at once when this many wait (default 2,048). */
+  maxPending?: number
+}
+
+const REPLAY_PAGE = 256
+
+function sha256Hex (bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex')
+}
+
+export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
+  const entries: Sublevel<StoredEntry> = deps.db.sublevel<StoredEntry>('ingest-journal')
+  const delayMs = deps.delayMs ?? 200
+  const maxPending = deps.maxPending ?? 2048
+  // keys sort by creation; the random part keeps two processes' (or restarts') keys apart
+  const prefix = `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(3).toString('hex')}-`
+  let counter = 0
+  let waiting: Array<{ key: string; files: string[] }> = []
+  let timer: NodeJS.Timeout | null = null
+  let running: Promise<boolean> | null = null
+  let closed = false
+
+  function schedule (afterFailure = false): void {
+    if (running !== null || waiting.length === 0 || closed) return
+    if (waiting.length >= maxPending && !afterFailure) { void runCheckpoint(); return }
+    timer ??= setTimeout(() => { timer = null; void runCheckpoint() }, delayMs)
+    timer.unref()
+  }
+
+  /** One checkpoint of everything waiting; false when it failed (its entries wait again). */
+  async function runCheckpoint (): Promise<boolean> {
+    if (timer !== null) { clearTimeout(timer); timer = null }
+    if (running !== null) return await running
+    const group = waiting
+    waiting = []
+    if (group.length === 0) return true
+    const run = (async () => {
+      try {
+        await deps.syncFiles(group.flatMap((g) => g.files))
+        // not synced: a drop lost to a power cut only replays entries whose files are durable
+        await deps.db.batch(group.map((g) => ({ type: 'del' as const, sublevel: entries, key: g.key })))
+        return true
+      } catch (err) {
+        // the entries stay in the journal (and are replayed at the next start): try again later
+        deps.logger.warn({ err, entries: group.length }, 'ingest journal checkpoint failed; retrying')
+        waiting = group.concat(waiting)
+        return false
+      }
+    })()
+    running = run
+    const ok = await run
+    running = null
+    schedule(!ok)
+    return ok
+  }
+
+  async function checkpoint (): Promise<void> {
+    if (running !== null) await running
+    while (waiting.length > 0) {
+      if (!(await runCheckpoint())) throw new Error('the ingest journal checkpoint failed (its entries are replayed at the next start)')
+    }
+  }
+
+  /** Writes the entry's files again where they are missing or torn; returns the files to sync. */
+  async function restore (stored: StoredEntry): Promise<string[]> {
+    const files: string[] = []
+    if (stored.ciphertext !== undefined) {
+      const ciphertext = Buffer.from(stored.ciphertext, 'base64')
+      const unsynced = await deps.storage.addUnsynced?.(ciphertext) ?? null
+      if (unsynced === null) await deps.storage.add(ciphertext)
+      else files.push(...unsynced.files)
+    }
+    if (stored.data !== undefined) {
+      const data = Buffer.from(stored.data, 'base64')
+      const abs = absoluteDataPath(deps.dataDir, stored.path)
+      const current = await readDataFileOrNull(deps.dataDir, stored.path, data.byteLength)
+      if (current === null) {
+        if ((await writeNewFile(abs, data, { synced: false })).written) files.push(abs)
+      } else if (!Buffer.from(current).equals(data)) {
+        // torn by a power cut (or changed before the daemon saw it): put back the acknowledged
+        // bytes unless the index has moved on to another version of this path
+        const record = await deps.index.get(stored.path)
+        if (record?.sha256 === sha256Hex(data)) {
+          await writeFileDurably(abs, data, { existing: 'replace', syncDir: null })
+          files.push(abs)
+        }
+      }
+    }
+    return files
+  }
+
+  return {
+    entry (entry) {
+      if (closed) throw new Error('the ingest journal is closed')
+      const key = prefix + (counter++).toString(36).padStart(8, '0')
+      const value: StoredEntry = { path: entry.path }
+      if (entry.data !== undefined) value.data = Buffer.from(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength).toString('base64')
+      if (entry.ciphertext !== undefined) value.ciphertext = Buffer.from(entry.ciphertext.buffer, entry.ciphertext.byteOffset, entry.ciphertext.byteLength).toString('base64')
+      if (entry.cid !== undefined) value.cid = entry.cid
+      return {
+        ops: [{ type: 'put', sublevel: entries, key, value }],
+        committed: () => { waiting.push({ key, files: entry.files }); schedule() }
+      }
+    },
+
+    async replay () {
+      let replayed = 0
+      for (;;) {
+        const page = await entries.iterator({ limit: REPLAY_PAGE }).all()
+        if (page.length === 0) break
+        const files: string[] = []
+        for (const [, stored] of page) files.push(...await restore(stored))
+        await deps.syncFiles(files)
+        await deps.db.batch(page.map(([key]) => ({ type: 'del' as const, sublevel: entries, key })), { sync: true })
+        replayed += page.length
+      }
+      if (replayed > 0) deps.logger.info({ entries: replayed }, 'ingest journal replayed')
+      return replayed
+    },
+
+    checkpoint,
+
+    async close () {
+      if (closed) return
+      await checkpoint().catch((err: unknown) => { deps.logger.warn({ err }, 'last ingest journal checkpoint failed') })
+      closed = true
+      if (timer !== null) { clearTimeout(timer); timer = null }
+    },
+
+    get pending () { return waiting.length }
+  }
+}
