@@ -65,6 +65,9 @@ export const ERROR_CODES = {
   SYNC_PROTOCOL_ERROR: 502,
   PLUGIN_INVALID: 422,
   TIMEOUT: 504,
+  // worker threads (encryption of large files)
+  WORKERS_BUSY: 503,               // every worker busy and the wait queue full: try again shortly
+  WORKER_FAILED: 503,              // a worker died during the job (crash, out of memory); the next job gets a new one
   // builders (docs/protocol.md §3.8): every refused signed request has its own code
   SIGNATURE_MISSING: 401,          // no Authorization: Web3Signed header
   SIGNATURE_MALFORMED: 401,        // the header, its payload or its fields are not well-formed

@@ -148,6 +148,7 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     stabilityMs: integer(300, 0, 60_000, 'a dropped file must be unchanged this long before it is read'),
     maxFileBytes: integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),
     maxJsonValues: integer(500_000, 1_000, 100_000_000, 'most JSON values in one request body, data file or peer\'s file, counting every object member, object and array (not the numbers, strings, booleans and nulls of a list); more is refused before parsing (`JSON_TOO_MANY_VALUES`)', 'HEARTH_MAX_JSON_VALUES'),
+    encryptionWorkers: integer(1, 0, 16, 'worker threads that encrypt files over 64 KiB, so the main thread keeps answering (0 = encrypt on the main thread)'),
     usePolling: boolean(false, 'rescan the folder every `ingest.pollIntervalMs` instead of change notifications (network filesystems)'),
     pollIntervalMs: integer(5_000, 100, MS_DAY, 'rescan interval with `ingest.usePolling`'),
     checkpointMs: integer(200, 0, 600_000, 'how long small files acknowledged through the ingest journal wait before they are synced together in the background and their journal entries dropped')

@@ -93,5 +93,7 @@ export interface HearthConfig {
     maxJsonValues: number
     /** Files acknowledged through the ingest journal are synced in the background this long after. */
     checkpointMs: number
+    /** Worker threads encrypting files over 64 KiB (0: the main thread encrypts). */
+    encryptionWorkers: number
   }
 }

@@ -17,6 +17,7 @@ import { privateNetworkKey } from '../protocol/keys.js'
 import { deviceStamp } from '../identity/device.js'
 import { chainNotConfigured, createChainRegistrar } from '../chain/registrar.js'
 import { createIngestService } from '../ingest/service.js'
+import { encryptionFor } from '../ingest/encryptor.js'
 import type { ScanProgress } from '../ingest/scanner.js'
 import { createSyncService } from '../sync/service.js'
 import { createProxy, type QueuedImageRequest } from '../proxy/index.js'
@@ -77,8 +78,10 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     await services.start(chain === null
       ? chainNotConfigured()
       : createChainRegistrar({ db, index, client: chain.client, chainConfig: chain.config, owner: identity.ownerAddress, batchSize: config.chain.batchSize, schemas: schemas.registry, events, logger }))
+    const encryption = encryptionFor({ workers: config.ingest.encryptionWorkers, maxFileBytes: Math.max(config.api.maxBodyBytes, config.ingest.maxFileBytes), logger })
+    await services.start(encryption.service)
     const ingest = createIngestService({
-      pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues },
+      pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues, encryptor: encryption.encryptor },
       index,
       db,
       settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },

@@ -8,6 +8,7 @@ import type { StorageBackend } from '../storage/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
 import type { EncryptOptions } from '../protocol/encryption.js'
 import type { IngestJournal } from './journal.js'
+import type { Encryptor } from './encryptor.js'
 
 /** The slice of the file index the pipeline needs. */
 export interface IngestIndex {
@@ -51,6 +52,8 @@ export interface IngestDeps {
   journal?: IngestJournal
   /** Encryption settings; the default is Hearth's S2K choice (bench/ingest compares OpenPGP's). */
   encryption?: EncryptOptions
+  /** Who encrypts (the encryption workers in the daemon); default: this thread, with `encryption`. */
+  encryptor?: Encryptor
 }
 
 export type IngestOutcome = 'ingested' | 'unchanged' | 'rejected' | 'waiting-schema' | 'ignored' | 'missing'
@@ -77,9 +80,14 @@ export type SubmitResult = {
   reason: string
 }
 
-/** Failures of a remote service: the file stays on disk and is retried, never rejected. */
+/** Failures of a remote service or the encryption workers: the file stays on disk and is retried, never rejected. */
 export function isTransientFailure (err: unknown): boolean {
-  return isHearthError(err) && (err.code === 'STORAGE_UNAVAILABLE' || err.code === 'STORAGE_FULL' || err.code === 'TIMEOUT')
+  return isHearthError(err) && (err.code === 'STORAGE_UNAVAILABLE' || err.code === 'STORAGE_FULL' || err.code === 'TIMEOUT' || isWorkerFailure(err))
+}
+
+/** The encryption workers refused (busy) or lost (crashed) the job: nothing was stored, retrying works. */
+export function isWorkerFailure (err: unknown): boolean {
+  return isHearthError(err) && (err.code === 'WORKERS_BUSY' || err.code === 'WORKER_FAILED')
 }
 
 export interface ReceivedFile {

@@ -4,7 +4,7 @@
 // The file on disk is the source of truth and every step is idempotent: a crash at any point is
 // repaired by running the same step again on the next scan, and a file already indexed with the
 // same bytes is never processed twice.
-import { access, lstat, mkdir, stat } from 'node:fs/promises'
+import { access, lstat, mkdir, stat, unlink } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { asStorageFull, HearthError, isHearthError, type ErrorCode } from '../errors.js'
 import type { Logger } from '../log.js'
@@ -14,15 +14,17 @@ import type { ResolvedSchema } from '../registry/types.js'
 import { assertScope } from '../protocol/scope.js'
 import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
 import { scopeKeyHex } from '../protocol/keys.js'
-import { encryptEnvelopeBytes, decryptEnvelopeBytes } from '../protocol/encryption.js'
+import { decryptEnvelopeBytes } from '../protocol/encryption.js'
+import { inThreadEncryptor } from './encryptor.js'
+import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { writeNewFile } from './atomic-write.js'
 import type { JournalEntry } from './journal.js'
 
-import { isTransientFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
-export { isTransientFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
+import { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
+export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
 
 const FINAL_STATES = new Set(['stored', 'registered'])
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
@@ -119,13 +121,16 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
   }
 
-  /** Encrypts and stores; `unsynced` lets storage skip its syncs when it can (the journal covers them). */
+  const encryptor = deps.encryptor ?? inThreadEncryptor(deps.encryption)
+  /**
+   * Encrypts and stores; `unsynced` lets storage skip its syncs when it can (the journal covers
+   * them). A file over one chunk is encrypted as a stream and stored piece by piece (encrypt-store.ts).
+   */
   async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false): Promise<StoredCiphertext> {
-    const ciphertext = await encryptEnvelopeBytes(bytes, scopeKey(env.scope), deps.encryption)
-    if (unsynced && deps.storage.addUnsynced !== undefined) {
-      const added = await deps.storage.addUnsynced(ciphertext)
-      if (added !== null) return { cid: added.cid, encryptedSize: ciphertext.byteLength, unsynced: { ciphertext, files: added.files } }
-    }
+    if (!unsynced || deps.storage.addUnsynced === undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope))
+    const ciphertext = await encryptor.encrypt(bytes, scopeKey(env.scope))
+    const added = await deps.storage.addUnsynced(ciphertext)
+    if (added !== null) return { cid: added.cid, encryptedSize: ciphertext.byteLength, unsynced: { ciphertext, files: added.files } }
     const cid = await deps.storage.add(ciphertext)
     return { cid, encryptedSize: ciphertext.byteLength }
   }
@@ -339,6 +344,11 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
           throw err
         }
         const stored = await storing
+        if (write.written && !stored.ok && isWorkerFailure(stored.error)) {
+          // answered as an error, so nothing is kept: the caller's retry must not make a second file
+          await unlink(abs).catch(() => {})
+          throw stored.error
+        }
         if (write.written) return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored, journaled ? abs : null)
         await dropStored(stored)
         // Only a caller-given collectedAt makes identical bytes a re-delivery (connector

@@ -62,6 +62,50 @@ export async function encryptEnvelopeBytes (plaintext: Uint8Array, passwordHex: 
   return await openpgp.encrypt({ message, passwords: [passwordHex], format: 'binary', config })
 }
 
+/**
+ * The same kind of message as encryptEnvelopeBytes, written as a stream and handed out in pieces of
+ * exactly `pieceBytes` (the last one shorter), each a fresh buffer: a large file's ciphertext is
+ * chunked and stored while the rest is still being encrypted. Streamed input makes OpenPGP.js write
+ * the literal data and SEIPD packets with partial body lengths (RFC 4880 §4.2.2.4), which plain
+ * `openpgp.decrypt` and GnuPG read like any message.
+ */
+export async function * encryptEnvelopeChunks (plaintext: Uint8Array, passwordHex: string, opts: EncryptOptions & { pieceBytes: number }): AsyncGenerator<Uint8Array> {
+  checkPassword(passwordHex)
+  if (!(plaintext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'plaintext must be a Uint8Array')
+  const config = WRITE_CONFIG[opts.s2k ?? 'hearth']
+  if (config === undefined) throw new HearthError('INVALID_ARGUMENT', `unknown s2k choice ${String(opts.s2k)}`)
+  const size = opts.pieceBytes
+  let offset = 0
+  const input = new ReadableStream<Uint8Array>({
+    pull (controller) {
+      if (offset >= plaintext.byteLength) { controller.close(); return }
+      controller.enqueue(plaintext.subarray(offset, offset + STREAM_INPUT_BYTES))
+      offset += STREAM_INPUT_BYTES
+    }
+  }, { highWaterMark: 0 })
+  const message = await openpgp.createMessage({ binary: input, format: 'binary' })
+  const output = await openpgp.encrypt({ message, passwords: [passwordHex], format: 'binary', config }) as unknown as ReadableStream<Uint8Array>
+  const reader = output.getReader()
+  let piece = new Uint8Array(size)
+  let filled = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    let at = 0
+    while (at < value.byteLength) {
+      const n = Math.min(size - filled, value.byteLength - at)
+      piece.set(value.subarray(at, at + n), filled)
+      filled += n
+      at += n
+      if (filled === size) { yield piece; piece = new Uint8Array(size); filled = 0 }
+    }
+  }
+  if (filled > 0) yield piece.slice(0, filled)
+}
+
+/** How much plaintext OpenPGP.js is handed at a time when streaming. */
+const STREAM_INPUT_BYTES = 1024 * 1024
+
 /** The plaintext bytes, or DECRYPTION_FAILED for a wrong key, corrupt or non-OpenPGP input. */
 export async function decryptEnvelopeBytes (ciphertext: Uint8Array, passwordHex: string): Promise<Uint8Array> {
   checkPassword(passwordHex)

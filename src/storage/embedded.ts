@@ -3,8 +3,11 @@
 // LevelDB datastore in `datastoreDir`.
 //
 // Single-block files (nearly every file) skip Helia's importer and pin walker: one hash, one
-// durable block write, Helia's pin records written in one group-committed batch (raw-blocks.ts). Larger files go through Helia,
-// and their blocks are fsynced before the pin is recorded.
+// durable block write, Helia's pin records written in one group-committed batch (raw-blocks.ts).
+// Larger files go through Helia's importer, each block written durably as it comes out;
+// `addStream` takes a large file's ciphertext in pieces while it is still being encrypted, so
+// chunking, hashing and block writes overlap the encryption. The pin is recorded after every
+// block is on disk.
 //
 // It starts NO networking at all: `createHeliaLight` builds a node without libp2p, without block
 // brokers (bitswap, trustless gateways) and without routers, and every read is made with
@@ -28,9 +31,7 @@ import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
-import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, blockFilePath, hasBlockFile } from './raw-blocks.js'
-import { open } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
 export interface EmbeddedStorageOptions {
@@ -109,25 +110,49 @@ class EmbeddedStorage implements StorageBackend {
       }
       return canonicalCid(cid)
     }
-    let cid: CID
+    return await this.#importDurably([bytes], opts.signal)
+  }
+
+  async addStream (pieces: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<string> {
+    this.#assertRunning()
+    // one piece is the whole file: the single-block path when it fits one chunk
+    const it = pieces[Symbol.asyncIterator]()
+    const first = await it.next()
+    if (first.done === true) return await this.add(new Uint8Array(0), opts)
+    const second = await it.next()
+    if (second.done === true) return await this.add(first.value, opts)
+    return await this.#importDurably((async function * () {
+      yield first.value
+      yield second.value
+      for (let n = await it.next(); n.done !== true; n = await it.next()) yield n.value
+    })(), opts.signal)
+  }
+
+  /**
+   * Helia's importer with `ipfs add` parameters over a multi-block file, each block written durably
+   * (temp, fsync, rename; folder fsyncs shared) as the importer hands it over, so a file still
+   * arriving is being stored already. The pin is recorded after every block is on disk.
+   */
+  async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<string> {
     const written: CID[] = []
     const store = this.blockstore
-    const recording = {
-      put: async (c: CID, b: Uint8Array, o?: object) => { written.push(c); return await store.put(c, b, o) },
+    const blocksDir = this.opts.blocksDir
+    const syncDir = this.#syncDir
+    const durable = {
+      put: async (c: CID, b: Uint8Array) => { await writeBlockDurably(blocksDir, c, b, syncDir); written.push(c); return c },
       get: (c: CID, o?: object) => store.get(c, o),
       has: async (c: CID, o?: object) => await store.has(c, o)
     } as unknown as UnixFSComponents['blockstore']
+    let root: CID
     try {
-      cid = await unixfs({ blockstore: recording }).addBytes(bytes, { ...unixfsAddOptions(), signal: opts.signal })
-      await this.#syncBlocks(written)
+      root = await unixfs({ blockstore: durable }).addByteStream(source, { ...unixfsAddOptions(), signal })
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
     // every block of the DAG was just written, so its pin needs no walk over them
-    const root = cid
     await this.#pins.exclusive(async () => { await this.pinRecords.add(root, written) })
       .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
-    return canonicalCid(cid)
+    return canonicalCid(root)
   }
 
   async addUnsynced (bytes: Uint8Array): Promise<UnsyncedAdd | null> {
@@ -232,18 +257,6 @@ class EmbeddedStorage implements StorageBackend {
         if ((err as Error)?.name !== 'AlreadyPinnedError') throw err
       }
     }).catch((err: unknown) => { throw this.#wrap(err, 'pin', cid) })
-  }
-
-  /** blockstore-fs writes without fsync: the blocks of a multi-block file are fsynced before its pin. */
-  async #syncBlocks (cids: CID[]): Promise<void> {
-    const dirs = new Set<string>()
-    await Promise.all(cids.map(async (cid) => {
-      const path = blockFilePath(this.opts.blocksDir, cid)
-      const fh = await open(path, 'r')
-      try { await fh.datasync() } finally { await fh.close() }
-      dirs.add(dirname(path))
-    }))
-    await Promise.all([...dirs].map(async (d) => { await this.#syncDir(d) }))
   }
 
   async #isPinnedRoot (cid: CID): Promise<boolean> {

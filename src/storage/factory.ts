@@ -88,6 +88,12 @@ class StorageHolder implements StorageService {
     return backend.addUnsynced === undefined ? null : await backend.addUnsynced(bytes)
   }
 
+  async addStream (pieces: AsyncIterable<Uint8Array>, opts?: { signal?: AbortSignal }): Promise<string> {
+    const backend = this.#started()
+    if (backend.addStream !== undefined) return await backend.addStream(pieces, opts)
+    return await backend.add(await joinPieces(pieces), opts)
+  }
+
   async pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void> { await this.#started().pin(cid, opts) }
   async get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array> { return await this.#started().get(cid, opts) }
   async has (cid: string): Promise<boolean> { return this.#backend === null ? false : await this.#backend.has(cid) }
@@ -102,4 +108,10 @@ class StorageHolder implements StorageService {
     if (this.#backend === null) throw new HearthError('STORAGE_UNAVAILABLE', `${this.kind} storage is not started`, { backend: this.kind })
     return this.#backend
   }
+}
+
+async function joinPieces (pieces: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = []
+  for await (const p of pieces) parts.push(p)
+  return Buffer.concat(parts)
 }

@@ -20,6 +20,12 @@ export interface StorageBackend {
    * backend cannot (kubo, content over one block): use `add`.
    */
   addUnsynced? (bytes: Uint8Array): Promise<UnsyncedAdd | null>
+  /**
+   * `add` for bytes that arrive in pieces (a large file's ciphertext, chunked while it is still
+   * being encrypted): the same CID as `add` of the pieces joined. Optional: without it the caller
+   * joins the pieces and calls `add`.
+   */
+  addStream? (pieces: AsyncIterable<Uint8Array>, opts?: { signal?: AbortSignal }): Promise<string>
   /** Pin content that is already present (or fetchable) under this CID. */
   pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void>
   /** The whole content of a CID. Throws HearthError STORAGE_NOT_FOUND when absent. */

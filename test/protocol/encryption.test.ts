@@ -7,7 +7,7 @@ import { test } from 'node:test'
 import * as openpgp from 'openpgp'
 import { isHearthError } from '../../src/errors.js'
 import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope } from '../../src/protocol/envelope.js'
-import { decryptEnvelopeBytes, encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
+import { decryptEnvelopeBytes, encryptEnvelopeBytes, encryptEnvelopeChunks } from '../../src/protocol/encryption.js'
 import { masterKeyFromSignature, scopeKeyHex, signMasterKey } from '../../src/protocol/keys.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -101,6 +101,40 @@ test('10 MB round trip', async () => {
   assert.equal(Buffer.compare(Buffer.from(back.buffer, back.byteOffset, back.byteLength), Buffer.from(big.buffer, big.byteOffset, big.byteLength)), 0)
 })
 
+async function chunked (plaintext: Uint8Array, password: string, pieceBytes: number): Promise<{ pieces: Uint8Array[], joined: Uint8Array }> {
+  const pieces: Uint8Array[] = []
+  for await (const p of encryptEnvelopeChunks(plaintext, password, { pieceBytes })) pieces.push(p)
+  return { pieces, joined: new Uint8Array(Buffer.concat(pieces)) }
+}
+
+test('a streamed message comes in pieces of exactly the asked size and decrypts with plain openpgp.decrypt', async () => {
+  const { password } = await fixture()
+  const big = new Uint8Array(randomBytes(3 * 1024 * 1024 + 12345))
+  const { pieces, joined } = await chunked(big, password, 262_144)
+  assert.ok(pieces.length > 12)
+  for (const p of pieces.slice(0, -1)) assert.equal(p.byteLength, 262_144)
+  assert.ok(pieces.at(-1)!.byteLength > 0 && pieces.at(-1)!.byteLength <= 262_144)
+  assert.ok(joined.length > big.length && joined.length < big.length + 400, 'no compression, small framing overhead')
+  assert.equal(Buffer.compare(Buffer.from(await plainOpenpgpDecrypt(joined, password)), Buffer.from(big)), 0)
+  assert.equal(Buffer.compare(Buffer.from(await decryptEnvelopeBytes(joined, password)), Buffer.from(big)), 0)
+  // the same packets and settings as a whole message: SKESK v4, iterated S2K count byte 0, SEIPD v1
+  const message = await openpgp.readMessage({ binaryMessage: joined })
+  const skesk = message.packets.filterByTag(openpgp.enums.packet.symEncryptedSessionKey)[0] as unknown as { version: number, s2k: { type: string, c: number } }
+  assert.equal(skesk.version, 4)
+  assert.equal(skesk.s2k.type, 'iterated')
+  assert.equal(skesk.s2k.c, 0)
+  assert.equal(message.packets.filterByTag(openpgp.enums.packet.symEncryptedIntegrityProtectedData).length, 1)
+})
+
+test('a streamed message of a tiny or empty plaintext is one short piece', async () => {
+  const { password, plaintext } = await fixture()
+  for (const input of [plaintext, new Uint8Array(0)]) {
+    const { pieces, joined } = await chunked(input, password, 262_144)
+    assert.equal(pieces.length, 1)
+    assert.deepEqual(await plainOpenpgpDecrypt(joined, password), input)
+  }
+})
+
 const gpg = spawnSync('gpg', ['--version'], { encoding: 'utf8' })
 test('GnuPG decrypts a Hearth message (interoperability beyond OpenPGP.js)', { skip: gpg.status === 0 ? false : 'gpg is not installed' }, async (t) => {
   const { password, plaintext } = await fixture()
@@ -109,14 +143,22 @@ test('GnuPG decrypts a Hearth message (interoperability beyond OpenPGP.js)', { s
   await mkdir(home, { mode: 0o700 })
   const file = join(dir, 'envelope.pgp')
   await writeFile(file, await encryptEnvelopeBytes(plaintext, password))
-  let r
+  // a large file's message is written as a stream (partial body lengths): GnuPG reads it too
+  const big = new Uint8Array(randomBytes(2 * 1024 * 1024 + 777))
+  const streamed = join(dir, 'large.pgp')
+  await writeFile(streamed, (await chunked(big, password, 262_144)).joined)
+  const decrypt = (path: string): ReturnType<typeof spawnSync> => spawnSync('gpg', ['--homedir', home, '--batch', '--quiet', '--no-tty', '--pinentry-mode', 'loopback', '--passphrase-fd', '0', '--decrypt', path], {
+    input: password + '\n', maxBuffer: 16 * 1024 * 1024
+  })
+  let r, rs
   try {
-    r = spawnSync('gpg', ['--homedir', home, '--batch', '--quiet', '--no-tty', '--pinentry-mode', 'loopback', '--passphrase-fd', '0', '--decrypt', file], {
-      input: password + '\n', maxBuffer: 1024 * 1024
-    })
+    r = decrypt(file)
+    rs = decrypt(streamed)
   } finally {
     spawnSync('gpgconf', ['--homedir', home, '--kill', 'all']) // gpg may have started an agent for this home
   }
   assert.equal(r.status, 0, r.stderr?.toString())
-  assert.deepEqual(new Uint8Array(r.stdout), plaintext)
+  assert.deepEqual(new Uint8Array(r.stdout as Buffer), plaintext)
+  assert.equal(rs.status, 0, rs.stderr?.toString())
+  assert.equal(Buffer.compare(rs.stdout as Buffer, Buffer.from(big)), 0)
 })

@@ -51,6 +51,25 @@ test('embedded add gives the CID of ipfs add --cid-version 1 (independent import
   }
 })
 
+test('embedded addStream (a large file arriving in pieces) gives the same CIDs, however the pieces are cut', async (t) => {
+  const dir = await tempDir(t)
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  t.after(async () => { await storage.stop() })
+  async function * pieces (bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
+    for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
+  }
+  for (const [label, size] of SIZES) {
+    const bytes = randomBytes(size)
+    const expected = await referenceCid(bytes)
+    for (const piece of [262_144, 100_000, 1_000_000]) {
+      const cid = await storage.addStream!(pieces(bytes, piece))
+      assert.equal(cid, expected, `${label} in pieces of ${piece}`)
+    }
+    assert.deepEqual(Buffer.from(await storage.get(expected)), bytes, `${label} reads back`)
+    assert.equal(await storage.has(expected), true)
+  }
+})
+
 test('the empty file has the CID every IPFS implementation gives it', async () => {
   // Published by Kubo and js-ipfs alike for `ipfs add --cid-version 1` of an empty file.
   assert.equal(await cidOfBytes(new Uint8Array(0)), 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku')

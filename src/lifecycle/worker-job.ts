@@ -1,0 +1,38 @@
+// The worker side of worker-pool.ts: a worker module calls `serveWorkerJobs` with its job handler,
+// an async generator whose yields are the job's parts (each optionally with buffers to move
+// instead of copy). A thrown error ends the job with its message and, for a HearthError, its code.
+import { parentPort, type Transferable } from 'node:worker_threads'
+import { isHearthError } from '../errors.js'
+
+export interface JobRequest { id: number; input: unknown }
+
+export type JobReply =
+  | { id: number; kind: 'part'; value: unknown }
+  | { id: number; kind: 'end' }
+  | { id: number; kind: 'error'; error: { code?: string; message: string; details?: Record<string, unknown> } }
+
+/** One part of a job's output; `transfer` lists buffers of `value` to move to the main thread. */
+export interface JobPart { value: unknown; transfer?: Transferable[] }
+
+export type JobHandler = (input: unknown) => AsyncIterable<JobPart>
+
+/** Serves jobs from the pool one at a time (the pool never sends a second before the first ends). */
+export function serveWorkerJobs (handler: JobHandler): void {
+  const port = parentPort
+  if (port === null) throw new Error('serveWorkerJobs runs inside a worker thread')
+  port.on('message', (req: JobRequest) => {
+    void (async () => {
+      try {
+        for await (const part of handler(req.input)) {
+          port.postMessage({ id: req.id, kind: 'part', value: part.value } satisfies JobReply, part.transfer ?? [])
+        }
+        port.postMessage({ id: req.id, kind: 'end' } satisfies JobReply)
+      } catch (err) {
+        const error = isHearthError(err)
+          ? { code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) }
+          : { message: err instanceof Error ? err.message : String(err) }
+        port.postMessage({ id: req.id, kind: 'error', error } satisfies JobReply)
+      }
+    })()
+  })
+}

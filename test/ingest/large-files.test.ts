@@ -1,0 +1,95 @@
+// Large files through the pipeline as the daemon runs it: encryption streamed on a worker thread,
+// its pieces chunked, hashed and written durably by the embedded node as they come.
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import * as openpgp from 'openpgp'
+import { importBytes } from 'ipfs-unixfs-importer'
+import { fixedSize } from 'ipfs-unixfs-importer/chunker'
+import { balanced } from 'ipfs-unixfs-importer/layout'
+import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
+import { createEncryptionWorkers, workerEncryptor } from '../../src/ingest/encryptor.js'
+import type { WorkerPool } from '../../src/lifecycle/worker-pool.js'
+import { createEmbeddedStorage } from '../../src/storage/embedded.js'
+import type { StorageBackend } from '../../src/storage/types.js'
+import type { FileIndex } from '../../src/db/file-index.js'
+import { scopeKeyHex } from '../../src/protocol/keys.js'
+import { isHearthError } from '../../src/errors.js'
+import { silentLogger } from '../../src/log.js'
+import { SCOPE, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
+import { tempDir } from '../support/tmp.js'
+
+const MASTER = new Uint8Array(65).fill(9)
+const MB = 1024 * 1024
+/** What makes test/support/crashing-encryption-worker.ts die mid-job. */
+const CRASH_MARKER = 'crash-the-encryption-worker'
+
+interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: StorageBackend, workers: WorkerPool, dataDir: string }
+
+async function rig (t: TestContext, script?: URL): Promise<Rig> {
+  const { dataDir, index, validate } = await ingestWorkspace(t, 'hearth-large-')
+  const dir = await tempDir(t)
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  t.after(async () => { await storage.stop() })
+  const workers = createEncryptionWorkers({ size: 1, maxQueued: 4, maxFileBytes: 32 * MB, ...(script !== undefined ? { script } : {}) })
+  await workers.start()
+  t.after(async () => { await workers.stop() })
+  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor: workerEncryptor(workers) })
+  return { pipeline, index, storage, workers, dataDir }
+}
+
+/** `ipfs add --cid-version 1` computed by ipfs-unixfs-importer itself, configured as Kubo is. */
+async function referenceCid (bytes: Uint8Array): Promise<string> {
+  const memory = { put: async (cid: unknown) => cid }
+  const { cid } = await importBytes(bytes, memory as any, {
+    cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true, chunker: fixedSize({ chunkSize: 262_144 }), layout: balanced({ maxChildrenPerNode: 174 })
+  })
+  return cid.toV1().toString()
+}
+
+function bigProfile (bytes: number, marker = ''): Record<string, unknown> {
+  return { username: 'big', bio: marker + 'é'.repeat(Math.floor(bytes / 2)) }
+}
+
+test('a multi-MB file is stored from the worker\'s pieces: plain openpgp.decrypt reads it, its CID is the importer\'s', async (t) => {
+  const r = await rig(t)
+  const result = await r.pipeline.submit(SCOPE, bigProfile(5 * MB))
+  assert.equal(result.status, 'stored')
+  const cid = result.record.cid!
+  const ciphertext = await r.storage.get(cid)
+  assert.equal(result.record.encryptedSize, ciphertext.byteLength)
+  assert.equal(cid, await referenceCid(ciphertext), 'the CID of ipfs add --cid-version 1 of the stored bytes')
+  const onDisk = await readFile(join(r.dataDir, result.path))
+  const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
+  assert.equal(Buffer.compare(Buffer.from(data), onDisk), 0, 'the ciphertext is the data file, encrypted')
+  assert.equal(JSON.parse(onDisk.toString()).data.bio.length, 5 * MB / 2)
+  assert.equal((await r.index.get(result.path))?.cid, cid)
+  assert.equal((await r.workers.status()).finished, 1, 'encrypted on the worker')
+})
+
+test('a dropped multi-MB file takes the same path', async (t) => {
+  const r = await rig(t)
+  const posted = await r.pipeline.submit(SCOPE, bigProfile(3 * MB), { collectedAt: '2026-02-01T00:00:00Z' })
+  assert.equal(posted.status, 'stored')
+  // the same bytes dropped under another name are stored again (a new encryption, a new CID)
+  const rel = `${SCOPE}/2026-02-01T00-00-00Z.json`
+  const { writeFile } = await import('node:fs/promises')
+  await writeFile(join(r.dataDir, SCOPE, '2026-02-02T00-00-00Z.json'), (await readFile(join(r.dataDir, rel))).toString().replace('2026-02-01T00:00:00Z', '2026-02-02T00:00:00Z'))
+  const dropped = await r.pipeline.ingestPath(`${SCOPE}/2026-02-02T00-00-00Z.json`)
+  assert.equal(dropped.outcome, 'ingested')
+  const ciphertext = await r.storage.get(dropped.record!.cid!)
+  assert.equal(dropped.record!.cid, await referenceCid(ciphertext))
+  assert.equal((await r.workers.status()).finished, 2)
+})
+
+test('a worker that dies mid-file fails that POST with WORKER_FAILED, keeps no file, and the next POST is stored', async (t) => {
+  const r = await rig(t, new URL('../support/crashing-encryption-worker.ts', import.meta.url))
+  await assert.rejects(r.pipeline.submit(SCOPE, bigProfile(2 * MB, CRASH_MARKER)), (err) => isHearthError(err, 'WORKER_FAILED') && err.status === 503)
+  assert.deepEqual((await readdir(join(r.dataDir, SCOPE))).filter((n) => !n.startsWith('.')), [], 'no data file left for a failed POST')
+  const next = await r.pipeline.submit(SCOPE, bigProfile(2 * MB))
+  assert.equal(next.status, 'stored')
+  const status = await r.workers.status()
+  assert.equal(status.crashed, 1)
+  assert.equal(status.finished, 1)
+})

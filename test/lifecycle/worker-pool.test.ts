@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict'
+import { test, type TestContext } from 'node:test'
+import { isHearthError } from '../../src/errors.js'
+import { createWorkerPool, type WorkerPool, type WorkerPoolOptions } from '../../src/lifecycle/worker-pool.js'
+
+const SCRIPT = new URL('../support/pool-test-worker.ts', import.meta.url)
+
+async function startedPool (t: TestContext, opts: Partial<WorkerPoolOptions> = {}): Promise<WorkerPool> {
+  const pool = createWorkerPool({ name: 'test-workers', script: SCRIPT, size: 1, maxQueued: 4, maxJobBytes: 1024, ...opts })
+  await pool.start()
+  t.after(async () => { await pool.stop() })
+  return pool
+}
+
+async function all (parts: AsyncIterable<unknown>): Promise<unknown[]> {
+  const out: unknown[] = []
+  for await (const p of parts) out.push(p)
+  return out
+}
+
+test('a job answers its parts in order, buffers moved back intact', async (t) => {
+  const pool = await startedPool(t)
+  const bytes = new Uint8Array([1, 2, 3])
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['a', 2, bytes] }, { bytes: 10 })), ['a', 2, bytes])
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: [] }, { bytes: 10 })), [])
+  const status = await pool.status()
+  assert.equal(status.finished, 2)
+  assert.equal(status.workers, 1, 'one worker, reused')
+})
+
+test('a job that throws fails with its code; a plain error is INTERNAL; the worker serves on', async (t) => {
+  const pool = await startedPool(t)
+  await assert.rejects(all(pool.run({ mode: 'fail' }, { bytes: 1 })), (err) => isHearthError(err, 'INVALID_ARGUMENT') && err.details?.why === 'test')
+  await assert.rejects(all(pool.run({ mode: 'fail-plain' }, { bytes: 1 })), (err) => isHearthError(err, 'INTERNAL') && /a plain error/.test(err.message))
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['ok'] }, { bytes: 1 })), ['ok'])
+  assert.equal((await pool.status()).crashed, 0)
+})
+
+test('a worker that dies mid-job fails that job with WORKER_FAILED at once, and the next job gets a new worker', async (t) => {
+  const pool = await startedPool(t)
+  for (const mode of ['exit', 'throw-async']) {
+    const seen: unknown[] = []
+    await assert.rejects((async () => { for await (const p of pool.run({ mode }, { bytes: 1 })) seen.push(p) })(),
+      (err) => isHearthError(err, 'WORKER_FAILED') && err.status === 503)
+    assert.equal(seen.length, 1, 'the part sent before the crash arrived')
+    assert.deepEqual(await all(pool.run({ mode: 'echo', parts: [mode] }, { bytes: 1 })), [mode])
+  }
+  const status = await pool.status()
+  assert.equal(status.crashed, 2)
+  assert.equal(status.failed, 2)
+})
+
+test('the pool is bounded: a full queue is WORKERS_BUSY, an oversized job FILE_TOO_LARGE, both before any work', async (t) => {
+  const pool = await startedPool(t, { size: 1, maxQueued: 1 })
+  const running = all(pool.run({ mode: 'sleep', ms: 300 }, { bytes: 1 }))
+  const queued = all(pool.run({ mode: 'echo', parts: ['queued'] }, { bytes: 1 }))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.deepEqual(await pool.status(), { workers: 1, busy: 1, queued: 1, finished: 0, failed: 0, crashed: 0 })
+  await assert.rejects(all(pool.run({ mode: 'echo', parts: [] }, { bytes: 1 })), (err) => isHearthError(err, 'WORKERS_BUSY') && err.status === 503)
+  await assert.rejects(all(pool.run({ mode: 'echo', parts: [] }, { bytes: 1025 })), (err) => isHearthError(err, 'FILE_TOO_LARGE'))
+  assert.deepEqual(await running, ['slept'])
+  assert.deepEqual(await queued, ['queued'])
+})
+
+test('stop fails running and waiting jobs with WORKER_FAILED instead of leaving them hanging', async (t) => {
+  const pool = await startedPool(t, { size: 1, maxQueued: 2 })
+  const running = assert.rejects(all(pool.run({ mode: 'sleep', ms: 60_000 }, { bytes: 1 })), (err) => isHearthError(err, 'WORKER_FAILED'))
+  const waiting = assert.rejects(all(pool.run({ mode: 'echo', parts: [] }, { bytes: 1 })), (err) => isHearthError(err, 'WORKER_FAILED'))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  await pool.stop()
+  await running
+  await waiting
+  assert.equal((await pool.status()).workers, 0)
+  await assert.rejects(all(pool.run({ mode: 'echo', parts: [] }, { bytes: 1 })), (err) => isHearthError(err, 'WORKER_FAILED'))
+})
+
+test('workers start on demand, run side by side up to the size, and end when idle', async (t) => {
+  const pool = await startedPool(t, { size: 2, idleMs: 100 })
+  assert.equal((await pool.status()).workers, 0, 'none before the first job')
+  const jobs = Promise.all([1, 2, 3].map(async () => await all(pool.run({ mode: 'sleep', ms: 300 }, { bytes: 1 }))))
+  let most = 0
+  while ((await pool.status()).finished < 3) {
+    most = Math.max(most, (await pool.status()).busy)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  await jobs
+  assert.equal(most, 2, 'two jobs ran at once, never three')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.equal((await pool.status()).workers, 0, 'idle workers ended')
+})

@@ -1,0 +1,31 @@
+// A worker module for the worker-pool tests: each job's `mode` says how it behaves.
+import { serveWorkerJobs } from '../../src/lifecycle/worker-job.js'
+import { HearthError } from '../../src/errors.js'
+
+interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep'; parts?: unknown[]; ms?: number }
+
+serveWorkerJobs(async function * (input) {
+  const job = input as TestJob
+  switch (job.mode) {
+    case 'echo':
+      for (const value of job.parts ?? []) yield { value }
+      return
+    case 'fail':
+      throw new HearthError('INVALID_ARGUMENT', 'this job is refused', { why: 'test' })
+    case 'fail-plain':
+      throw new Error('a plain error')
+    case 'exit':
+      yield { value: 'before the end' }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      process.exit(3)
+      break
+    case 'throw-async':
+      yield { value: 'before the crash' }
+      setTimeout(() => { throw new Error('uncaught in the worker') }, 20)
+      await new Promise(() => {})
+      break
+    case 'sleep':
+      await new Promise((resolve) => setTimeout(resolve, job.ms ?? 200))
+      yield { value: 'slept' }
+  }
+})
