@@ -44,7 +44,7 @@ export interface EncryptionWorkersOptions {
 export function createEncryptionWorkers (opts: EncryptionWorkersOptions): WorkerPool {
   const self = import.meta.url
   const script = opts.script ?? new URL(`./encryption-worker${self.endsWith('.ts') ? '.ts' : '.js'}`, self)
-  return createWorkerPool({ name: 'encryption-workers', script, size: opts.size, maxQueued: opts.maxQueued, maxJobBytes: opts.maxFileBytes, logger: opts.logger })
+  return createWorkerPool({ name: 'encryptionWorkers', script, size: opts.size, maxQueued: opts.maxQueued, maxJobBytes: opts.maxFileBytes, logger: opts.logger })
 }
 
 /** Below this many bytes `workerEncryptor` encrypts whole messages in-thread (the hand-over would cost more). */
@@ -82,7 +82,7 @@ const ENCRYPTION_QUEUE = 32
  * and the Encryptor the pipeline uses (in-thread when there are none).
  */
 export function encryptionFor (settings: { workers: number; maxFileBytes: number; logger?: Logger }): { service: Service; encryptor: Encryptor } {
-  if (settings.workers === 0) return { service: service('encryption-workers', {}), encryptor: inThreadEncryptor() }
+  if (settings.workers === 0) return { service: service('encryptionWorkers', {}), encryptor: inThreadEncryptor() }
   const pool = createEncryptionWorkers({ size: settings.workers, maxQueued: ENCRYPTION_QUEUE, maxFileBytes: settings.maxFileBytes + ENVELOPE_ALLOWANCE, logger: settings.logger })
   return { service: pool, encryptor: workerEncryptor(pool) }
 }

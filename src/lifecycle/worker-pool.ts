@@ -119,7 +119,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
       if (job !== null) {
         counts.crashed++
         opts.logger?.error({ pool: opts.name, why }, 'worker died during a job')
-        settle(job, new HearthError('WORKER_FAILED', `the ${opts.name} worker died during the job (${why}); the next request gets a new worker`, { pool: opts.name }))
+        settle(job, new HearthError('WORKER_FAILED', `a worker of ${opts.name} died during the job (${why}); the next job gets a new worker`, { pool: opts.name }))
       }
       void worker.terminate().catch(() => {})
       dispatch()
@@ -138,7 +138,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
       slot.worker.postMessage({ id: job.id, input: job.input } satisfies JobRequest, job.transfer)
     } catch (err) {
       slot.job = null
-      settle(job, new HearthError('INVALID_ARGUMENT', `a ${opts.name} job could not be sent to its worker: ${(err as Error).message}`))
+      settle(job, new HearthError('INVALID_ARGUMENT', `a job could not be sent to a worker of ${opts.name}: ${(err as Error).message}`))
       next(slot)
     }
   }
@@ -167,13 +167,13 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
   }
 
   async function * run<Part> (input: unknown, jobOpts: JobOptions): AsyncGenerator<Part> {
-    if (!running) throw new HearthError('WORKER_FAILED', `the ${opts.name} workers are not running`, { pool: opts.name })
+    if (!running) throw new HearthError('WORKER_FAILED', `the worker pool ${opts.name} is not running`, { pool: opts.name })
     if (!(jobOpts.bytes <= opts.maxJobBytes)) {
-      throw new HearthError('FILE_TOO_LARGE', `a ${opts.name} job of ${jobOpts.bytes} bytes is over the limit of ${opts.maxJobBytes}`, { limit: opts.maxJobBytes })
+      throw new HearthError('FILE_TOO_LARGE', `a job of ${jobOpts.bytes} bytes is over the limit of ${opts.maxJobBytes} of ${opts.name}`, { limit: opts.maxJobBytes })
     }
     const busy = [...slots].filter((s) => s.job !== null).length
     if (busy >= opts.size && queue.length >= opts.maxQueued) {
-      throw new HearthError('WORKERS_BUSY', `the ${opts.name} workers are busy (${busy} running, ${queue.length} waiting); try again shortly`, { pool: opts.name, queued: queue.length })
+      throw new HearthError('WORKERS_BUSY', `every worker of ${opts.name} is busy (${busy} running, ${queue.length} waiting); try again shortly`, { pool: opts.name, queued: queue.length })
     }
     const job: Job = { id: nextId++, input, transfer: jobOpts.transfer ?? [], parts: [], done: false, error: undefined, wake: null }
     queue.push(job)
@@ -200,7 +200,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     async start () { running = true },
     async stop () {
       running = false
-      const stopped = new HearthError('WORKER_FAILED', `the ${opts.name} workers stopped`, { pool: opts.name })
+      const stopped = new HearthError('WORKER_FAILED', `the worker pool ${opts.name} stopped`, { pool: opts.name })
       for (const job of queue.splice(0)) settle(job, stopped)
       const all = [...slots]
       slots.clear()

