@@ -5,7 +5,8 @@
 //   2. the index's own structure (secondary keys, counters): checked, rebuilt when inconsistent;
 //   3. every stored ciphertext: read back and verified against its CID; a missing or damaged one
 //      is encrypted and stored again from the plaintext file in data/ when that file still holds
-//      the recorded bytes (SHA-256), otherwise reported as unrepairable;
+//      the recorded bytes (SHA-256); when it does not, the same CID is fetched from the configured
+//      IPFS gateways (`restore.gateways`, every block verified); otherwise it is unrepairable;
 //   4. data files the index does not know: counted (the daemon's start scan ingests them).
 import { rename } from 'node:fs/promises'
 import { opendir } from 'node:fs/promises'
@@ -25,6 +26,8 @@ import { scopeKeyHex } from '../protocol/keys.js'
 import { encryptEnvelopeBytes } from '../protocol/encryption.js'
 import { readDataFileOrNull } from '../ingest/data-file.js'
 import { classifyDataPath } from '../ingest/layout.js'
+import { createCiphertextFetcher, type CiphertextFetcher, type FetchAttempt } from '../storage/block-sources.js'
+import { gatewaySources, type RestoreSettings } from '../sync/restore-sources.js'
 
 export interface DoctorReport {
   /** ok, repaired (LevelDB repair), recreated (moved aside: `movedTo`), or rebuilt (secondary keys). */
@@ -33,7 +36,8 @@ export interface DoctorReport {
   indexProblems: string[]
   /** Stored ciphertexts read back and verified. */
   checked: number
-  restored: Array<{ path: string; oldCid: string; cid: string; registered: boolean }>
+  /** Stored again: from the plaintext in data/ (a new CID) or fetched from a gateway (the same CID). */
+  restored: Array<{ path: string; oldCid: string; cid: string; registered: boolean; from: string }>
   unrepairable: Array<{ path: string; cid: string; reason: string }>
   /** Data files on disk the index does not know (the next start ingests them). */
   notIndexed: number
@@ -42,6 +46,8 @@ export interface DoctorReport {
 export interface DoctorDeps {
   home: HomeLayout
   storage: StorageConfig
+  /** Gateways to fetch a ciphertext from when its plaintext is gone (none: data/ only). */
+  restore?: RestoreSettings
   logger: Logger
   onProgress?: (line: string) => void
 }
@@ -66,6 +72,7 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
     const identity = await loadIdentity(home)
     storage = await openStorage(deps.storage, home, deps.logger)
     const backend = storage
+    const fetcher = gatewayFetcher(deps, backend)
     for (let after: string | undefined; ;) {
       const page = await index.all({ limit: PAGE, ...(after !== undefined ? { after } : {}) })
       if (page.length === 0) break
@@ -77,11 +84,16 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
         if (problem === null) continue
         const restored = await restoreFromPlaintext(home, backend, identity.masterKey, record)
         if (restored === null) {
-          report.unrepairable.push({ path: record.path, cid: record.cid, reason: `${problem}; no plaintext file with the recorded bytes to store it again from` })
+          const fetched = await fetchAgain(fetcher, record.cid)
+          if ('source' in fetched) {
+            report.restored.push({ path: record.path, oldCid: record.cid, cid: record.cid, registered: record.fileId != null, from: fetched.source })
+            continue
+          }
+          report.unrepairable.push({ path: record.path, cid: record.cid, reason: `${problem}; no plaintext file with the recorded bytes to store it again from${fetched.tried}` })
           continue
         }
         await index.put({ ...record, cid: restored.cid, encryptedSize: restored.encryptedSize, updatedAt: Date.now() })
-        report.restored.push({ path: record.path, oldCid: record.cid, cid: restored.cid, registered: record.fileId != null })
+        report.restored.push({ path: record.path, oldCid: record.cid, cid: restored.cid, registered: record.fileId != null, from: 'data/' })
       }
       progress(`ciphertexts: ${report.checked} checked, ${report.restored.length} stored again, ${report.unrepairable.length} unrepairable`)
     }
@@ -126,6 +138,24 @@ async function ciphertextProblem (storage: StorageBackend, cid: string): Promise
     if (isHearthError(err, 'STORAGE_VERIFY_FAILED')) return 'the ciphertext is damaged (it does not match its CID)'
     if (isHearthError(err, 'STORAGE_UNAVAILABLE')) throw err
     return `the ciphertext cannot be read: ${(err as Error).message}`
+  }
+}
+
+function gatewayFetcher (deps: DoctorDeps, storage: StorageBackend): CiphertextFetcher | null {
+  const sources = deps.restore === undefined ? [] : gatewaySources(deps.restore)
+  if (deps.restore === undefined || sources.length === 0) return null
+  return createCiphertextFetcher({ storage, remote: () => sources, maxBytes: deps.restore.maxFileBytes, sourceTimeoutMs: deps.restore.fileTimeoutMs, logger: deps.logger })
+}
+
+/** The same CID from the gateways (stored and pinned), or what they answered. */
+async function fetchAgain (fetcher: CiphertextFetcher | null, cid: string): Promise<{ source: string } | { tried: string }> {
+  if (fetcher === null) return { tried: ' (no gateway is configured in restore.gateways)' }
+  try {
+    return { source: (await fetcher.fetch(cid)).source }
+  } catch (err) {
+    if (!isHearthError(err) || !Array.isArray(err.details?.tried)) throw err
+    const remote = (err.details.tried as FetchAttempt[]).filter((a) => a.source !== 'local storage')
+    return { tried: `, and no gateway had it (${remote.map((a) => `${a.source}: ${a.outcome}`).join('; ')})` }
   }
 }
 

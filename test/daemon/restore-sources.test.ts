@@ -7,7 +7,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readFile, readdir, stat } from 'node:fs/promises'
+import { cp, readFile, readdir, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { generatePrivateKey } from 'viem/accounts'
@@ -152,4 +152,40 @@ test('a fresh embedded device connected to another device of the owner restores 
   for (const name of mine) assert.deepEqual(await readFile(join(b.home.data, 'instagram.profile', name)), await readFile(join(a.home.data, 'instagram.profile', name)), `${name} byte for byte`)
   const served = (await a.request({ path: '/v1/peers' })).json.stats
   assert.ok(served.fetchesServed >= 7, `A served ${String(served.fetchesServed)} fetches`)
+})
+
+test('hearth doctor fetches a ciphertext whose plaintext is gone from a configured gateway, under the same CID; a lying gateway repairs nothing', async (t) => {
+  let d = await startDaemonProcess(t)
+  for (const username of ['x', 'y', 'z']) assert.equal((await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username } })).status, 201)
+  const stored = (await versions(d, 'instagram.profile')).sort((p, q) => p.path.localeCompare(q.path))
+  await d.stop()
+  // a copy of the blocks before the loss, served by a gateway
+  const copy = join(await tempDir(t, 'hearth-gw-'), 'blocks')
+  await cp(d.home.blocks, copy, { recursive: true })
+  const honest = await startGatewaySim(t, copy)
+  const liar = await startGatewaySim(t, copy, 'lying')
+  const [first, second] = stored as [any, any]
+  for (const v of [first, second]) {
+    await unlink(blockFilePath(d.home.blocks, CID.parse(v.url.slice('ipfs://'.length))))
+    await unlink(join(d.home.data, v.path))
+  }
+
+  assert.equal((await runCli(d.home, ['config', 'set', `restore.gateways=${JSON.stringify([liar.url])}`])).code, 0)
+  const refused = await runCli(d.home, ['doctor', '--json'])
+  assert.equal(refused.code, 1)
+  const unrepairable = JSON.parse(refused.stdout).unrepairable
+  assert.deepEqual(unrepairable.map((u: any) => u.path).sort(), [first.path, second.path].sort())
+  for (const u of unrepairable) assert.match(u.reason, new RegExp(`gateway ${liar.url}: STORAGE_VERIFY_FAILED`))
+  await assert.rejects(stat(blockFilePath(d.home.blocks, CID.parse(first.url.slice('ipfs://'.length)))), 'nothing of the liar stored')
+
+  assert.equal((await runCli(d.home, ['config', 'set', `restore.gateways=${JSON.stringify([liar.url, honest.url])}`])).code, 0)
+  const doctor = await runCli(d.home, ['doctor'])
+  assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
+  assert.match(doctor.stdout, /3 checked, 2 stored again, 0 unrepairable/)
+  for (const v of [first, second]) assert.ok(doctor.stdout.includes(`restored ${String(v.path)}: ${String(v.url.slice('ipfs://'.length))} fetched again from gateway ${honest.url}`), doctor.stdout)
+
+  d = await startDaemonProcess(t, { home: d.home.root })
+  for (const v of stored) assert.equal((await d.request({ path: `/v1/storage/${String(v.url.slice('ipfs://'.length))}` })).status, 200)
+  await d.stop()
+  assert.equal(JSON.parse((await runCli(d.home, ['doctor', '--json'])).stdout).restored.length, 0, 'nothing left to repair')
 })

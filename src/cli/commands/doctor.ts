@@ -4,6 +4,7 @@ import { HearthError } from '../../errors.js'
 import { silentLogger } from '../../log.js'
 import { acquireDaemonLock } from '../../daemon/lock.js'
 import { homeStorageDeps } from '../home-storage.js'
+import { loadConfig } from '../../config/resolve.js'
 import { doctorFailed, runDoctor } from '../../daemon/doctor.js'
 import { EXIT, type Command } from '../command.js'
 import { guarded, UsageError, writeJson } from '../output.js'
@@ -12,7 +13,8 @@ const USAGE = `usage: hearth doctor [--json]
   checks the home with the daemon stopped and repairs what it can: a damaged index database
   (LevelDB repair, or a new index when it is beyond repair: the next start indexes data/ again),
   an inconsistent index, and stored ciphertexts that are missing or do not match their CID
-  (stored again from the plaintext file in data/). Exit 0 when everything is sound or repaired,
+  (stored again from the plaintext file in data/, or fetched from restore.gateways when that is
+  gone). Exit 0 when everything is sound or repaired,
   1 when something could not be repaired (listed).`
 
 export const doctorCommand: Command = {
@@ -32,15 +34,17 @@ export const doctorCommand: Command = {
         const report = await runDoctor({
           home: ctx.home,
           storage: await homeStorageDeps.readBackend!(ctx.home),
+          restore: (await loadConfig(ctx.home.config, ctx.env)).restore,
           logger: silentLogger(),
           onProgress: (line) => { if (values.json !== true) ctx.stdout.write(`${line}\n`) }
         })
         if (values.json === true) writeJson(ctx, report)
         else {
           ctx.stdout.write(`index: ${report.index}${report.movedTo !== undefined ? ` (the damaged one is in ${report.movedTo})` : ''}\n`)
-          ctx.stdout.write(`ciphertexts: ${report.checked} checked, ${report.restored.length} stored again from data/, ${report.unrepairable.length} unrepairable\n`)
+          ctx.stdout.write(`ciphertexts: ${report.checked} checked, ${report.restored.length} stored again, ${report.unrepairable.length} unrepairable\n`)
           for (const r of report.restored) {
-            ctx.stdout.write(`  restored ${r.path}: ${r.oldCid} → ${r.cid}${r.registered ? ' (its on-chain registration still names the old CID)' : ''}\n`)
+            if (r.cid === r.oldCid) ctx.stdout.write(`  restored ${r.path}: ${r.cid} fetched again from ${r.from}\n`)
+            else ctx.stdout.write(`  restored ${r.path}: ${r.oldCid} → ${r.cid} from ${r.from}${r.registered ? ' (its on-chain registration still names the old CID)' : ''}\n`)
           }
           for (const u of report.unrepairable) ctx.stdout.write(`  unrepairable ${u.path} (${u.cid}): ${u.reason}\n`)
           if (report.notIndexed > 0) ctx.stdout.write(`data files not indexed: ${report.notIndexed} (the next daemon start ingests them)\n`)
