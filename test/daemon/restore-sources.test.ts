@@ -3,7 +3,8 @@
 // simulator on loopback serving the first device's real blocks, a 1 MB+ multi-block file among
 // them), every block verified; a lying gateway is refused and nothing of it stored; a hanging one
 // is bounded; when no source has a file, restore lists what it tried, says what to do and exits 1.
-// And from another device of the owner, over sync.
+// And from another device of the owner, over sync; and `hearth doctor` from a gateway when the
+// plaintext of a lost ciphertext is gone too.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -11,25 +12,13 @@ import { cp, readFile, readdir, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { generatePrivateKey } from 'viem/accounts'
-import { homeLayout } from '../../src/home.js'
-import { createIdentity } from '../../src/identity/identity.js'
-import { loadOrCreateTxKey } from '../../src/identity/tx-key.js'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
-import type { DevChain } from '../../src/chain/index.js'
 import { startDaemonProcess, runCli, type DaemonProcess } from '../support/daemon.js'
 import { startTestChain } from '../support/anvil.js'
-import { chainArgs } from '../support/chain-daemon.js'
+import { chainArgs, ownerHome } from '../support/chain-daemon.js'
 import { waitFor } from '../support/data-files.js'
 import { startGatewaySim } from '../support/gateway-sim.js'
 import { tempDir } from '../support/tmp.js'
-
-async function homeFor (t: Parameters<typeof tempDir>[0], privateKey: `0x${string}`, chain: DevChain): Promise<string> {
-  const root = await tempDir(t, 'hearth-home-')
-  await createIdentity(homeLayout(root), { privateKey })
-  const tx = await loadOrCreateTxKey(homeLayout(root))
-  await chain.rpc('anvil_setBalance', [tx.address, '0x56BC75E2D63100000'])
-  return root
-}
 
 async function versions (d: DaemonProcess, scope: string): Promise<any[]> {
   const r = await d.request({ path: `/v1/data/${scope}/versions?limit=1000` })
@@ -49,7 +38,7 @@ function gatewaysArg (urls: string[], requestTimeoutMs = 5000): string[] {
 test('a fresh embedded device restores every file from a configured gateway, refusing a lying one; with no source it says what to do', async (t) => {
   const chain = await startTestChain(t)
   const key = generatePrivateKey()
-  const a = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: chainArgs(chain) })
+  const a = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), args: chainArgs(chain) })
   for (let i = 0; i < 6; i++) {
     const r = await a.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: `g${i}`, bio: `ünïcødé ${i}` } })
     assert.equal(r.status, 201, r.body.toString())
@@ -71,7 +60,7 @@ test('a fresh embedded device restores every file from a configured gateway, ref
   const empty = await startGatewaySim(t, join(a.home.blocks, 'nothing-here'))
 
   // the liar first: refused for every file, the honest gateway then provides each
-  const b = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([liar.url, honest.url])] })
+  const b = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([liar.url, honest.url])] })
   const restored = await runCli(b.home, ['restore', '--json'])
   assert.equal(restored.code, 0, restored.stderr + restored.stdout)
   const summary = JSON.parse(restored.stdout)
@@ -90,7 +79,7 @@ test('a fresh embedded device restores every file from a configured gateway, ref
   await b.stop()
 
   // a hanging gateway and one without the blocks: each file says what was tried and what to do
-  const c = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([hanging.url, empty.url], 300)] })
+  const c = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([hanging.url, empty.url], 300)] })
   const started = Date.now()
   const none = await runCli(c.home, ['restore'])
   assert.equal(none.code, 1, none.stdout + none.stderr)
@@ -111,7 +100,7 @@ test('a fresh embedded device restores every file from a configured gateway, ref
   await c.stop()
 
   // only a liar: refused with STORAGE_VERIFY_FAILED, and none of its bytes were stored
-  const d = await startDaemonProcess(t, { home: await homeFor(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([liar.url])] })
+  const d = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), args: [...chainArgs(chain), ...gatewaysArg([liar.url])] })
   const lied = await runCli(d.home, ['restore', '--json'])
   assert.equal(lied.code, 1)
   const result = JSON.parse(lied.stdout)
@@ -126,7 +115,7 @@ test('a fresh embedded device restores every file from a configured gateway, ref
 test('a fresh embedded device connected to another device of the owner restores every file, fetched over sync', async (t) => {
   const chain = await startTestChain(t)
   const key = generatePrivateKey()
-  const a = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: SYNC_ENV, args: chainArgs(chain) })
+  const a = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), env: SYNC_ENV, args: chainArgs(chain) })
   for (let i = 0; i < 6; i++) {
     assert.equal((await a.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: `s${i}` } })).status, 201)
   }
@@ -137,7 +126,7 @@ test('a fresh embedded device connected to another device of the owner restores 
   }, 90_000)
 
   // B has the identity and A's address only: no gateway, nothing in its own storage
-  const b = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: SYNC_ENV, args: [...chainArgs(chain), '--set', `sync.peers=["${syncAddress(a)}"]`] })
+  const b = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), env: SYNC_ENV, args: [...chainArgs(chain), '--set', `sync.peers=["${syncAddress(a)}"]`] })
   const restored = await runCli(b.home, ['restore', '--json'])
   assert.equal(restored.code, 0, restored.stderr + restored.stdout)
   const summary = JSON.parse(restored.stdout)

@@ -7,27 +7,17 @@ import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { homeLayout } from '../../src/home.js'
 import { createIdentity } from '../../src/identity/identity.js'
-import { loadOrCreateTxKey } from '../../src/identity/tx-key.js'
 import { generatePrivateKey } from 'viem/accounts'
 import { startDaemonProcess, runCli, type DaemonProcess } from '../support/daemon.js'
 import { startTestChain, testChainClient } from '../support/anvil.js'
 import { ensureIpfsInstalled, startIpfsDaemon } from '../support/ipfs-daemon.js'
 import { waitFor } from '../support/data-files.js'
-import { chainArgs } from '../support/chain-daemon.js'
+import { chainArgs, ownerHome } from '../support/chain-daemon.js'
 import { tempDir } from '../support/tmp.js'
-import type { DevChain } from '../../src/chain/index.js'
 
 before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
 
 const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
-
-async function homeFor (t: Parameters<typeof tempDir>[0], privateKey: `0x${string}`, chain: DevChain): Promise<string> {
-  const root = await tempDir(t, 'hearth-home-')
-  await createIdentity(homeLayout(root), { privateKey })
-  const tx = await loadOrCreateTxKey(homeLayout(root))
-  await chain.rpc('anvil_setBalance', [tx.address, '0x56BC75E2D63100000'])
-  return root
-}
 
 function syncAddress (d: DaemonProcess): string {
   return /sync\s+peer \S+ on (\S+)/.exec(d.output())![1]!
@@ -53,8 +43,8 @@ test('two daemons of one owner converge; only the writer registers; another owne
   const chain = await startTestChain(t)
   const client = testChainClient(chain)
   const key = generatePrivateKey()
-  const a = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: SYNC_ENV, args: chainArgs(chain) })
-  const b = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: SYNC_ENV, args: [...chainArgs(chain), '--set', `sync.peers=["${syncAddress(a)}"]`] })
+  const a = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), env: SYNC_ENV, args: chainArgs(chain) })
+  const b = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), env: SYNC_ENV, args: [...chainArgs(chain), '--set', `sync.peers=["${syncAddress(a)}"]`] })
 
   await post(a, 'instagram.profile', Array.from({ length: 500 }, (_, i) => ({ username: `a${i}` })))
   const onB = await waitFor('500 files on B', async () => {
@@ -85,7 +75,7 @@ test('two daemons of one owner converge; only the writer registers; another owne
   assert.ok(JSON.parse(peers.stdout).peers.some((p: any) => p.connected === true))
 
   // a daemon of another owner cannot connect to A, and learns nothing
-  const other = await startDaemonProcess(t, { home: await homeFor(t, generatePrivateKey(), chain), env: SYNC_ENV, args: [...chainArgs(chain), '--set', `sync.peers=["${syncAddress(a)}"]`] })
+  const other = await startDaemonProcess(t, { home: await ownerHome(t, generatePrivateKey(), chain), env: SYNC_ENV, args: [...chainArgs(chain), '--set', `sync.peers=["${syncAddress(a)}"]`] })
   await new Promise((r) => setTimeout(r, 5000))
   const otherPeers = (await other.request({ path: '/v1/peers' })).json
   assert.ok(otherPeers.peers.every((p: any) => p.connected !== true), JSON.stringify(otherPeers.peers))
@@ -101,7 +91,7 @@ test('a fresh device with only the identity restores the data folder from the ch
   const ipfs = await startIpfsDaemon(t)
   const key = generatePrivateKey()
   const kubo = { HEARTH_STORAGE: 'kubo', HEARTH_KUBO_URL: ipfs.apiUrl }
-  const a = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: kubo, args: chainArgs(chain) })
+  const a = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), env: kubo, args: chainArgs(chain) })
   await post(a, 'instagram.profile', Array.from({ length: 30 }, (_, i) => ({ username: `r${i}`, bio: `ünïcødé ${i}` })), 4)
   await post(a, 'github.profile', [{ login: 'octo', id: 1, created_at: '2020-01-01T00:00:00Z' }], 1)
   await waitFor('all registered', async () => {
@@ -110,7 +100,7 @@ test('a fresh device with only the identity restores the data folder from the ch
   }, 90_000)
   await a.stop()
 
-  const fresh = await startDaemonProcess(t, { home: await homeFor(t, key, chain), env: kubo, args: chainArgs(chain) })
+  const fresh = await startDaemonProcess(t, { home: await ownerHome(t, key, chain), env: kubo, args: chainArgs(chain) })
   const restored = await runCli(fresh.home, ['restore', '--json'])
   assert.equal(restored.code, 0, restored.stderr + restored.stdout)
   const summary = JSON.parse(restored.stdout)

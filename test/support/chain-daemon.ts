@@ -29,3 +29,12 @@ export async function fundedHome (t: Parameters<typeof tempDir>[0], chain: DevCh
   await chain.rpc('anvil_setBalance', [tx.address, '0x56BC75E2D63100000'])
   return root
 }
+
+/** A home with the identity of this wallet key (several devices of one owner), its tx key funded. */
+export async function ownerHome (t: Parameters<typeof tempDir>[0], privateKey: `0x${string}`, chain: DevChain): Promise<string> {
+  const root = await tempDir(t, 'hearth-home-')
+  await createIdentity(homeLayout(root), { privateKey })
+  const tx = await loadOrCreateTxKey(homeLayout(root))
+  await chain.rpc('anvil_setBalance', [tx.address, '0x56BC75E2D63100000'])
+  return root
+}
