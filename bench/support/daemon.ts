@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream'
 
 export interface BenchDaemon {
   home: string
+  pid: number
   socketPath: string
   /** Everything the daemon printed on stdout so far. */
   output (): string
@@ -17,11 +18,16 @@ export interface BenchDaemon {
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 
-/** Starts `hearth daemon` with `args` on `home` (a new temp folder by default) and waits for 'ready'. */
-export async function startBenchDaemon (opts: { name: string, args?: string[], home?: string, env?: Record<string, string> }): Promise<BenchDaemon> {
+/**
+ * Starts `hearth daemon` with `args` on `home` (a new temp folder by default) and waits for 'ready'.
+ * `checkout`: run the compiled `dist/` of that checkout (another commit, for side-by-side runs)
+ * instead of this one's sources under tsx.
+ */
+export async function startBenchDaemon (opts: { name: string, args?: string[], home?: string, env?: Record<string, string>, checkout?: string }): Promise<BenchDaemon> {
   const home = opts.home ?? await mkdtemp(join(tmpdir(), `hearth-bench-${opts.name}-`))
-  const daemon: ChildProcessByStdio<null, Readable, null> = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli/entry.ts'), 'daemon', ...(opts.args ?? [])], {
-    cwd: REPO,
+  const entry = opts.checkout === undefined ? ['--import', 'tsx', join(REPO, 'src/cli/entry.ts')] : [join(opts.checkout, 'dist/cli/entry.js')]
+  const daemon: ChildProcessByStdio<null, Readable, null> = spawn(process.execPath, [...entry, 'daemon', ...(opts.args ?? [])], {
+    cwd: opts.checkout ?? REPO,
     env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit']
   })
@@ -33,6 +39,7 @@ export async function startBenchDaemon (opts: { name: string, args?: string[], h
   }
   return {
     home,
+    pid: daemon.pid!,
     socketPath: join(home, 'run', 'hearth.sock'),
     output: () => out,
     async stop () {

@@ -65,6 +65,13 @@ export interface IngestResult {
   reason?: string
 }
 
+export interface SubmitOptions {
+  /** The file's collectedAt (a connector's re-delivery); default: now. */
+  collectedAt?: string
+  /** The JSON text `data` was parsed from (a request body): stored as it came when it is already canonical. */
+  json?: Uint8Array
+}
+
 export type SubmitResult = {
   status: 'stored' | 'duplicate'
   path: string

@@ -17,14 +17,15 @@ import { scopeKeyHex } from '../protocol/keys.js'
 import { decryptEnvelopeBytes } from '../protocol/encryption.js'
 import { inThreadEncryptor } from './encryptor.js'
 import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
+import { envelopeSerializer } from './envelope-bytes.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { writeNewFile } from './atomic-write.js'
 import type { JournalEntry } from './journal.js'
 
-import { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
-export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type ReceivedFile } from './pipeline-contract.js'
+import { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
+export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
 
 const FINAL_STATES = new Set(['stored', 'registered'])
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
@@ -65,7 +66,7 @@ function nextMillisecond (iso: string): string {
 
 export interface IngestPipeline {
   ingestPath (rel: string, opts?: { origin?: FileOrigin }): Promise<IngestResult>
-  submit (scope: string, data: unknown, opts?: { collectedAt?: string }): Promise<SubmitResult>
+  submit (scope: string, data: unknown, opts?: SubmitOptions): Promise<SubmitResult>
   receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
   readonly inFlight: number
 }
@@ -301,7 +302,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     return { status: 'stored', ...submitted, record: r }
   }
 
-  async function submit (scope: string, data: unknown, opts: { collectedAt?: string } = {}): Promise<SubmitResult> {
+  async function submit (scope: string, data: unknown, opts: SubmitOptions = {}): Promise<SubmitResult> {
     try {
       return await submitOnce(scope, data, opts)
     } catch (err) {
@@ -310,7 +311,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
   }
 
-  async function submitOnce (scope: string, data: unknown, opts: { collectedAt?: string }): Promise<SubmitResult> {
+  async function submitOnce (scope: string, data: unknown, opts: SubmitOptions): Promise<SubmitResult> {
     assertScope(scope)
     if (!isPlainObject(data)) throw new HearthError('INVALID_BODY', 'the body must be a JSON object: the data of the file')
     const schema = await resolveSchema(scope)
@@ -321,9 +322,10 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
     await checkScopeFolder(scope)
     let collectedAt = opts.collectedAt ?? stampNow(scope)
+    const serialize = envelopeSerializer(opts.json)
     for (let attempt = 0; attempt < 1000; attempt++) {
       const env = buildEnvelope({ definitionUrl: schema.definitionUrl, scope, data, collectedAt })
-      const bytes = serializeEnvelope(env)
+      const bytes = serialize(env)
       const rel = `${scope}/${collectedAtToFileName(env.collectedAt)}`
       const abs = absoluteDataPath(deps.dataDir, rel)
       const outcome = await locks.run(rel, async (): Promise<'taken' | 'same' | SubmitResult> => {

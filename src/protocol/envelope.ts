@@ -120,6 +120,20 @@ export function serializeEnvelope (env: Envelope): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(ordered))
 }
 
+/**
+ * serializeEnvelope's bytes for `env`, with its data given as JSON bytes already in the form
+ * JSON.stringify writes (isCanonicalJson), which are copied instead of serialised again. `alloc`
+ * makes the buffer (shared memory, for a file a worker thread encrypts).
+ */
+export function serializeEnvelopeWithData (env: Envelope, dataJson: Uint8Array, alloc: (size: number) => Uint8Array = (size) => new Uint8Array(size)): Uint8Array {
+  const head = Buffer.from(JSON.stringify({ $schema: env.$schema, version: env.version, scope: env.scope, collectedAt: env.collectedAt, data: null }).slice(0, -'null}'.length))
+  const out = alloc(head.byteLength + dataJson.byteLength + 1)
+  out.set(head, 0)
+  out.set(dataJson, head.byteLength)
+  out[out.byteLength - 1] = 0x7d // }
+  return out
+}
+
 /** `2026-01-21T10:00:00.123Z` → `2026-01-21T10-00-00.123Z.json` (docs/protocol.md §2.3: ':' becomes '-'). */
 export function collectedAtToFileName (iso: string): string {
   const reason = collectedAtProblem(iso)

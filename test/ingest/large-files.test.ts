@@ -14,7 +14,8 @@ import type { FileIndex } from '../../src/db/file-index.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 import { isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
-import { SCOPE, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
+import { SCHEMA, SCOPE, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
+import { buildEnvelope, serializeEnvelope } from '../../src/protocol/envelope.js'
 import { tempDir } from '../support/tmp.js'
 import { referenceCid } from '../support/reference-cid.js'
 
@@ -81,4 +82,24 @@ test('a worker that dies mid-file fails that POST with WORKER_FAILED, keeps no f
   const status = await r.workers.status()
   assert.equal(status.crashed, 1)
   assert.equal(status.finished, 1)
+})
+
+test('a large body is stored as it came when canonical, serialised again when not: the file is serializeEnvelope\'s bytes either way', async (t) => {
+  const r = await rig(t)
+  const data = bigProfile(1 * MB)
+  for (const [label, json] of [
+    ['canonical', JSON.stringify(data)],
+    ['pretty-printed', JSON.stringify(data, null, 2)],
+    ['escaped slash', JSON.stringify(data).replace('"big"', '"b\\/g"')]
+  ] as const) {
+    const parsed = JSON.parse(json) as Record<string, unknown>
+    const result = await r.pipeline.submit(SCOPE, parsed, { json: Buffer.from(json) })
+    assert.equal(result.status, 'stored', label)
+    const onDisk = await readFile(join(r.dataDir, result.path))
+    const expected = serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt: result.collectedAt, data: parsed }))
+    assert.equal(Buffer.compare(onDisk, Buffer.from(expected)), 0, label)
+    const ciphertext = await r.storage.get(result.record.cid!)
+    const { data: plain } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
+    assert.equal(Buffer.compare(Buffer.from(plain), onDisk), 0, label)
+  }
 })

@@ -100,7 +100,8 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
       if (problem !== null) throw new HearthError('INVALID_ARGUMENT', `collectedAt ${problem}`)
     }
     const data = await req.json()
-    const result = await deps.pipeline.submit(scope, data, collectedAt === null ? {} : { collectedAt })
+    // the body's own bytes too: a large canonical body is stored as it came, not serialised again
+    const result = await deps.pipeline.submit(scope, data, { json: await req.bytes(), ...(collectedAt === null ? {} : { collectedAt }) })
     if (result.status === 'queued') {
       return ok({ scope: result.scope, collectedAt: result.collectedAt, status: 'queued', state: 'queued', path: result.path, reason: result.reason }, 202)
     }

@@ -1,0 +1,75 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { isCanonicalJson } from '../../src/protocol/canonical-json.js'
+import { buildEnvelope, serializeEnvelope, serializeEnvelopeWithData } from '../../src/protocol/envelope.js'
+
+const bytes = (s: string): Uint8Array => new TextEncoder().encode(s)
+const canonical = (s: string): boolean => isCanonicalJson(bytes(s))
+
+test('JSON.stringify output is canonical', () => {
+  for (const value of [
+    {}, [], { a: 1 }, { a: [1, 2.5, -3, 1e21, 1e-7, 0, true, false, null] }, { 'é✓': 'ünï\u2028', k: { z: [] } },
+    { s: '"quoted" \\ back\nslash\t\b\f\r \u0001 \u001f \u007f' }, { a: 'x'.repeat(100_000) }, { __proto__x: 1, constructor: 2 },
+    { n: Number.MAX_SAFE_INTEGER, m: -0.1, big: 123456789012345680000 }
+  ]) {
+    const text = JSON.stringify(value)
+    assert.equal(canonical(text), true, text.slice(0, 80))
+  }
+})
+
+test('whatever JSON.stringify would write differently is not canonical', () => {
+  for (const text of [
+    '{ "a": 1}', '{"a":1 }', '{"a" :1}', '{"a":\n1}', '[1, 2]', '\t{}',
+    '{"a":"\\/"}', '{"a":"\\u0041"}', '{"a":"\\u000A"}', '{"a":"\\u000a"}', '{"a":"\\u001F"}', '{"a":"\\ud83d\\ude00"}', '{"a":"\\ud800"}',
+    '{"a":1.0}', '{"a":1e2}', '{"a":-0}', '{"a":1E+21}', '{"a":0.10}', '{"a":12345678901234567890}',
+    '{"a":1,"a":2}', '{"b":{"x":1,"x":1}}', '{"0":1}', '{"a":1,"7":2}', '{"4294967294":1}'
+  ]) {
+    assert.equal(canonical(text), false, text)
+    assert.ok(JSON.parse(text) !== undefined)
+  }
+  // not array indices: kept in text order by V8, so still canonical
+  for (const text of ['{"01":1}', '{"-1":1}', '{"4294967295":1}', '{"1.5":1}', '{"a":"\\u0000\\u001f"}']) {
+    assert.equal(canonical(text), JSON.stringify(JSON.parse(text)) === text, text)
+  }
+})
+
+test('never canonical when the round trip differs (random documents in random spellings)', () => {
+  let seed = 7
+  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n }
+  const keys = ['a', 'b', '0', '1', '10', 'é', 'x y', '__proto__', 'k"q', 'n\\m']
+  const strings = ['', 'plain', 'ü✓', 'line\nbreak', 'tab\t', '\u0001', '"', '\\', '/', '\u2028', '😀']
+  const numbers = ['0', '-0', '1', '1.0', '1.5', '-2', '1e2', '1E2', '1e21', '1e-7', '0.1', '100', '3.14159']
+  function value (depth: number): string {
+    const kind = depth > 3 ? rnd(4) : rnd(6)
+    if (kind === 0) return numbers[rnd(numbers.length)]!
+    if (kind === 1) return str(strings[rnd(strings.length)]!)
+    if (kind === 2) return ['true', 'false', 'null'][rnd(3)]!
+    if (kind === 3) return rnd(2) === 0 ? '[]' : '{}'
+    if (kind === 4) return `[${Array.from({ length: rnd(4) }, () => value(depth + 1)).join(sep())}]`
+    return `{${Array.from({ length: rnd(4) }, () => `${str(keys[rnd(keys.length)]!)}${rnd(8) === 0 ? ' : ' : ':'}${value(depth + 1)}`).join(sep())}}`
+  }
+  function sep (): string { return rnd(8) === 0 ? ', ' : ',' }
+  function str (s: string): string {
+    const json = JSON.stringify(s)
+    if (rnd(6) !== 0) return json
+    return json.replace(/[a-z/]/, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace('/', '\\/')
+  }
+  let yes = 0
+  for (let i = 0; i < 20_000; i++) {
+    const text = `{"d":${value(0)}}`
+    const roundTrip = JSON.stringify(JSON.parse(text)) === text
+    if (canonical(text)) { yes++; assert.ok(roundTrip, text) }
+  }
+  assert.ok(yes > 2000, `enough canonical cases were tried (${yes})`)
+})
+
+test('an envelope around canonical data bytes is exactly serializeEnvelope\'s', () => {
+  for (const data of [{ username: 'alice' }, { bio: 'ü'.repeat(1000), list: [1, { x: null }] }, {}]) {
+    const env = buildEnvelope({ definitionUrl: 'ipfs://bafkreitest"odd', scope: 'instagram.profile', collectedAt: '2026-01-21T10:00:00.123Z', data })
+    const json = bytes(JSON.stringify(data))
+    assert.deepEqual(serializeEnvelopeWithData(env, json), serializeEnvelope(env))
+    const shared = serializeEnvelopeWithData(env, json, (n) => new Uint8Array(new SharedArrayBuffer(n)))
+    assert.ok(shared.buffer instanceof SharedArrayBuffer)
+    assert.deepEqual(new Uint8Array(shared), serializeEnvelope(env))
+  }
+})
