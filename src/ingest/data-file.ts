@@ -37,13 +37,18 @@ export async function readDataFile (dataDir: string, rel: string, opts: { maxByt
     if (st.size > opts.maxBytes) throw tooLarge(rel, st.size, opts.maxBytes)
     const chunks: Buffer[] = []
     let total = 0
+    // a first read one byte larger than the size fstat gave: when it returns that size, the
+    // short read is the end of the file (nearly every file is one read, no second one to see EOF)
+    let first = Math.min(st.size + 1, CHUNK, opts.maxBytes + 1)
     for (;;) {
-      const buf = Buffer.allocUnsafe(Math.min(CHUNK, opts.maxBytes + 1 - total))
+      const buf = Buffer.allocUnsafe(first > 0 ? first : Math.min(CHUNK, opts.maxBytes + 1 - total))
       const { bytesRead } = await fh.read(buf, 0, buf.byteLength, null)
       if (bytesRead === 0) break
       total += bytesRead
       if (total > opts.maxBytes) throw tooLarge(rel, total, opts.maxBytes)
       chunks.push(bytesRead === buf.byteLength ? buf : buf.subarray(0, bytesRead))
+      if (first > 0 && bytesRead < first && total >= st.size) break
+      first = 0
     }
     return { bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total), size: total, mtimeMs: st.mtimeMs }
   } finally {

@@ -35,6 +35,20 @@ export interface JournalEntry {
   files: string[]
 }
 
+/** A stored ciphertext; `unsynced` when storage wrote it without a sync (the journal covers it). */
+export interface StoredCiphertext { cid: string; encryptedSize: number; unsynced?: { ciphertext: Uint8Array; files: string[] } }
+
+/** The journal entry of a stored file, when anything of it was written without a sync. */
+export function journalEntryOf (rel: string, stored: StoredCiphertext, data: { bytes: Uint8Array; abs: string } | null, alsoSync: string[] = []): JournalEntry | undefined {
+  if (stored.unsynced === undefined && data === null) return undefined
+  return {
+    path: rel,
+    ...(data !== null ? { data: data.bytes } : {}),
+    ...(stored.unsynced !== undefined ? { ciphertext: stored.unsynced.ciphertext, cid: stored.cid } : {}),
+    files: [...(data !== null ? [data.abs] : []), ...(stored.unsynced?.files ?? []), ...alsoSync]
+  }
+}
+
 interface StoredEntry { path: string; data?: string; ciphertext?: string; cid?: string }
 
 /** An entry ready to be committed: its ops go into the index batch, then `committed()`. */

@@ -9,6 +9,7 @@ import type { ResolvedSchema } from '../registry/types.js'
 import type { EncryptOptions } from '../protocol/encryption.js'
 import type { IngestJournal } from './journal.js'
 import type { Encryptor } from './encryptor.js'
+import type { OwnWrites } from './own-writes.js'
 
 /** The slice of the file index the pipeline needs. */
 export interface IngestIndex {
@@ -41,6 +42,8 @@ export interface IngestDeps {
   onIndexed?: (record: FileRecord) => void
   /** A file could not be stored because a remote service failed: retry it later. */
   onDeferred?: (path: string) => void
+  /** Told about every file the pipeline writes itself, so the watcher skips its event. */
+  ownWrites?: Pick<OwnWrites, 'expect' | 'cancel'>
   /** Largest data file read (ingest.maxFileBytes); larger ones are rejected with FILE_TOO_LARGE. */
   maxFileBytes?: number
   /** Most JSON values in a data file's data or a peer's file (ingest.maxJsonValues): JSON_TOO_MANY_VALUES. */

@@ -21,8 +21,9 @@ import { envelopeSerializer } from './envelope-bytes.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
-import { writeNewFile } from './atomic-write.js'
-import type { JournalEntry } from './journal.js'
+import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
+import { writeOwnDataFile } from './own-writes.js'
+import type { DurableWrite } from '../storage/durable-file.js'
 
 import { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
 export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
@@ -44,8 +45,6 @@ async function sameBytesAt (dataDir: string, rel: string, bytes: Uint8Array): Pr
   return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
 }
 
-/** A stored ciphertext; `unsynced` when storage wrote it without a sync (the journal covers it). */
-interface StoredCiphertext { cid: string; encryptedSize: number; unsynced?: { ciphertext: Uint8Array; files: string[] } }
 
 /** Data files up to this size are journaled; larger ones are fsynced before the answer. */
 const JOURNAL_MAX_BYTES = 256 * 1024
@@ -85,17 +84,6 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     await deps.index.put(r, entry === null ? undefined : { also: entry.ops })
     entry?.committed()
     return r
-  }
-
-  /** The journal entry of a stored file, when anything of it was written without a sync. */
-  function journalEntry (rel: string, stored: StoredCiphertext, data: { bytes: Uint8Array; abs: string } | null, alsoSync: string[] = []): JournalEntry | undefined {
-    if (stored.unsynced === undefined && data === null) return undefined
-    return {
-      path: rel,
-      ...(data !== null ? { data: data.bytes } : {}),
-      ...(stored.unsynced !== undefined ? { ciphertext: stored.unsynced.ciphertext, cid: stored.cid } : {}),
-      files: [...(data !== null ? [data.abs] : []), ...(stored.unsynced?.files ?? []), ...alsoSync]
-    }
   }
 
   // HKDF per scope is ~3.5 % of a small file's CPU: derived once per scope (one entry per scope)
@@ -222,7 +210,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const { cid, encryptedSize } = stored
     // a dropped file's bytes are its writer's; the journal holds its ciphertext, and the
     // checkpoint syncs the file with the block
-    const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntry(rel, stored, null, [abs]))
+    const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntryOf(rel, stored, null, [abs]))
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
     deps.onIndexed?.(r)
@@ -295,7 +283,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       mtimeMs,
       state: 'stored',
       origin: existing?.origin ?? 'local'
-    }, journalEntry(rel, stored.value, data))
+    }, journalEntryOf(rel, stored.value, data))
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
     deps.onIndexed?.(r)
@@ -338,9 +326,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         // index batch's, which carries both (group-committed with concurrent requests).
         const journaled = journal !== undefined && bytes.byteLength <= JOURNAL_MAX_BYTES
         const storing = settle(encryptAndStore(env, bytes, journaled))
-        let write: Awaited<ReturnType<typeof writeNewFile>>
+        let write: DurableWrite
         try {
-          write = await writeNewFile(abs, bytes, { synced: !journaled })
+          write = await writeOwnDataFile(deps.ownWrites, rel, abs, bytes, { synced: !journaled })
         } catch (err) {
           await dropStored(await storing)
           throw err
@@ -351,7 +339,15 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
           await unlink(abs).catch(() => {})
           throw stored.error
         }
-        if (write.written) return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored, journaled ? abs : null)
+        if (write.written) {
+          try {
+            return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored, journaled ? abs : null)
+          } catch (err) {
+            // the watcher skips files we wrote: one left unindexed is handed back to the queue
+            deps.onDeferred?.(rel)
+            throw err
+          }
+        }
         await dropStored(stored)
         // Only a caller-given collectedAt makes identical bytes a re-delivery (connector
         // re-imports); two requests stamped "now" are two collections even with equal data.
@@ -392,7 +388,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       const done = await locks.run(rel, async () => {
         if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
         const abs = absoluteDataPath(deps.dataDir, rel)
-        const written = (await writeNewFile(abs, plaintext)).written
+        const written = (await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)).written
         const current = written ? null : await readDataFileOrNull(deps.dataDir, rel, plaintext.byteLength)
         if (!written && (current === null || sha256Hex(current) !== sha256Hex(plaintext))) return 'taken' as const
         // the same envelope is already stored here under its own ciphertext: keep that one, so

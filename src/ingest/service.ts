@@ -12,6 +12,7 @@ import { createWorkQueue } from './work-queue.js'
 import { scanDataFolder, type ScanProgress } from './scanner.js'
 import { watchDataFolder } from './watcher.js'
 import { createIngestJournal, type IngestJournal } from './journal.js'
+import { createOwnWrites } from './own-writes.js'
 import type { HearthDatabase } from '../db/database.js'
 import { createFileSyncer } from '../storage/deferred-sync.js'
 
@@ -65,11 +66,14 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   const print = deps.print ?? (() => {})
   // files whose storage failed go back to the work queue with a growing delay
   const retries = createRetrySet({ retry: (rel) => work.push(rel) })
+  const syncer = createFileSyncer()
   const journal: IngestJournal | undefined = deps.db === undefined
     ? undefined
-    : createIngestJournal({ db: deps.db, dataDir: deps.pipeline.dataDir, storage: deps.pipeline.storage, index: deps.index, syncFiles: createFileSyncer(), logger, ...(settings.checkpointMs !== undefined ? { delayMs: settings.checkpointMs } : {}) })
+    : createIngestJournal({ db: deps.db, dataDir: deps.pipeline.dataDir, storage: deps.pipeline.storage, index: deps.index, syncFiles: syncer, logger, ...(settings.checkpointMs !== undefined ? { delayMs: settings.checkpointMs } : {}) })
+  const ownWrites = createOwnWrites()
   const pipeline = createIngestPipeline({
     ...deps.pipeline,
+    ownWrites,
     ...(journal !== undefined ? { journal } : {}),
     logger,
     onStored: (record) => events.emit('file.stored', record),
@@ -111,6 +115,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
       dataDir: deps.pipeline.dataDir,
       stabilityMs: settings.stabilityMs,
       onFile: (rel) => work.push(rel),
+      ownWrites,
       onError: (err) => logger.warn({ err }, 'watcher error')
     })
     stops.push(async () => { await watcher.close() })
@@ -149,6 +154,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     await work.close()
     retries.stop()
     await journal?.close()
+    syncer.close()
   }
 
   return {

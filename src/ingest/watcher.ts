@@ -10,6 +10,7 @@ import { watch, type FSWatcher } from 'node:fs'
 import { stat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { classifyDataPath } from './layout.js'
+import type { OwnWrites } from './own-writes.js'
 
 export interface DataWatcher { ready: Promise<void>; close (): Promise<void> }
 
@@ -20,6 +21,8 @@ export function watchDataFolder (opts: {
   stabilityMs: number
   onFile: (rel: string) => void
   onError?: (err: unknown) => void
+  /** Files the pipeline wrote itself: their creation event is skipped (own-writes.ts). */
+  ownWrites?: Pick<OwnWrites, 'take'>
 }): DataWatcher {
   const folders = new Map<string, FSWatcher>()
   const pending = new Map<string, Pending>()
@@ -49,6 +52,7 @@ export function watchDataFolder (opts: {
     const rel = `${scopeFolder}/${name}`
     if (classifyDataPath(rel).kind !== 'data') return
     const seen = pending.get(rel)
+    if (seen === undefined && opts.ownWrites?.take(rel) === true) return
     if (seen !== undefined) {
       // still being written: restart its quiet period
       clearTimeout(seen.timer)

@@ -9,6 +9,15 @@ import { randomBytes } from 'node:crypto'
 
 export type DirSync = (dir: string) => Promise<void>
 
+// Temp names: a random per-process prefix and a counter (12 hex digits, the form
+// removeStaleTemps recognises); random bytes per write cost more than the rest of the name.
+const TEMP_PREFIX = randomBytes(3).toString('hex')
+let tempCounter = 0
+function tempSuffix (): string {
+  tempCounter = (tempCounter + 1) % 0x1000000
+  return TEMP_PREFIX + tempCounter.toString(16).padStart(6, '0')
+}
+
 async function fsyncDir (dir: string): Promise<void> {
   const fh = await open(dir, 'r')
   try { await fh.sync() } finally { await fh.close() }
@@ -60,7 +69,7 @@ export interface DurableWrite { written: boolean; mtimeMs: number }
 /** Writes `bytes` at `path` whole (and durably unless `syncDir` is null); creates the folder when missing. */
 export async function writeFileDurably (path: string, bytes: Uint8Array, opts: DurableWriteOptions): Promise<DurableWrite> {
   const dir = dirname(path)
-  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`)
+  const temp = join(dir, `.${basename(path)}.${tempSuffix()}.tmp`)
   let fh
   try {
     fh = await open(temp, 'wx', opts.mode ?? 0o600)
