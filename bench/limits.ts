@@ -196,8 +196,14 @@ function rssMb (pid: number): Promise<number> {
   return readFile(`/proc/${pid}/status`, 'utf8').then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)?.[1] ?? 0) / 1024)
 }
 
+/** CPU time (user + system, ms) the process has used so far: per-file cost that load does not inflate. */
+async function cpuMs (pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime in clock ticks of 10 ms
+}
+
 interface Result {
-  post16: number; post1p50: number; post1p99: number; post10mb: number; dropped: number
+  post16: number; post16Cpu: number; post1p50: number; post1p99: number; post10mb: number; dropped: number; droppedCpu: number
   startEmpty: number; start10k: number; rssIdle: number; profile?: string
 }
 
@@ -214,7 +220,9 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     d = await startDaemon(dir, home, profDir !== null ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, name)] : [])
     await postMany(d, 4, 50, body1k)
     const burstFrom = monotonicMicros()
+    const cpuBefore = await cpuMs(d.child.pid!)
     const burst = await postMany(d, 16, N16, body1k)
+    const post16Cpu = (await cpuMs(d.child.pid!) - cpuBefore) / N16
     const burstTo = monotonicMicros()
     let profile: string | undefined
     if (profDir !== null) {
@@ -229,9 +237,11 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     const latest = JSON.parse((await call(d, 'GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
     const before = await storedCount(d)
     const dropStarted = performance.now()
+    const dropCpuBefore = await cpuMs(d.child.pid!)
     await dropFiles(home, latest.$schema, DROPPED, 0)
     await waitForStored(d, before + DROPPED, 300_000)
     const dropped = DROPPED / ((performance.now() - dropStarted) / 1000)
+    const droppedCpu = (await cpuMs(d.child.pid!) - dropCpuBefore) / DROPPED
     const have = await storedCount(d)
     if (have < START_FILES) {
       await dropFiles(home, latest.$schema, START_FILES - have, DROPPED)
@@ -243,7 +253,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     await new Promise((resolve) => setTimeout(resolve, quick ? 3000 : 8000))
     const rssIdle = await rssMb(d.child.pid!)
     await stopDaemon(d)
-    return { post16: burst.perSecond, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, start10k, rssIdle, profile }
+    return { post16: burst.perSecond, post16Cpu, droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, start10k, rssIdle, profile }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -271,10 +281,12 @@ for (const [name, dir] of selected) {
 const f = (n: number | undefined, digits = 0): string => n === undefined ? '' : n.toFixed(digits)
 const rows = [
   { what: '1 KB POST, 16 concurrent (files/s)', budget: '≥ 3000', floor: `fsync ${f(floors.fsync16)} · openpgp ${f(floors.openpgp)}`, key: 'post16' as const, digits: 0 },
+  { what: '  daemon CPU per file (ms, user+sys)', budget: '', floor: '', key: 'post16Cpu' as const, digits: 2 },
   { what: '1 KB POST, one client, p50 (ms)', budget: '≤ 1', floor: `fsync ${f(1000 / floors.fsync1, 2)} · openpgp ${f(1000 / floors.openpgp, 2)}`, key: 'post1p50' as const, digits: 2 },
   { what: '1 KB POST, one client, p99 (ms)', budget: '', floor: '', key: 'post1p99' as const, digits: 2 },
   { what: '10 MB POST (ms, median of 5)', budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha10mb, 1)}`, key: 'post10mb' as const, digits: 1 },
   { what: '1,000 dropped 1 KB files until indexed (files/s)', budget: '≥ 3000', floor: '', key: 'dropped' as const, digits: 0 },
+  { what: '  daemon CPU per file (ms, user+sys)', budget: '', floor: '', key: 'droppedCpu' as const, digits: 2 },
   { what: 'start to /health, empty home (ms)', budget: '≤ 500', floor: '', key: 'startEmpty' as const, digits: 0 },
   { what: `start to /health, ${START_FILES} files (ms)`, budget: '≤ 500', floor: '', key: 'start10k' as const, digits: 0 },
   { what: 'idle RSS after start (MB)', budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 }
