@@ -81,7 +81,7 @@ export async function startDaemon (opts: DaemonOptions): Promise<Daemon> {
     const encryption = encryptionFor({ workers: config.ingest.encryptionWorkers, maxFileBytes: Math.max(config.api.maxBodyBytes, config.ingest.maxFileBytes), logger })
     await services.start(encryption.service)
     const ingest = createIngestService({
-      pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues, encryptor: encryption.encryptor },
+      pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues, encryptor: encryption.encryptor, admission: encryption.admission },
       index,
       db,
       settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },

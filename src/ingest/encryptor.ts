@@ -9,6 +9,7 @@ import { HearthError } from '../errors.js'
 import { createWorkerPool, type WorkerPool } from '../lifecycle/worker-pool.js'
 import type { Logger } from '../log.js'
 import { service, type Service } from '../lifecycle/service.js'
+import { createByteBudget, type ByteBudget } from '../lifecycle/byte-budget.js'
 import { encryptEnvelopeBytes, encryptEnvelopeChunks, type EncryptOptions } from '../protocol/encryption.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
 import type { EncryptionJob } from './encryption-job.js'
@@ -78,11 +79,25 @@ const ENVELOPE_ALLOWANCE = 64 * 1024
 const ENCRYPTION_QUEUE = 32
 
 /**
- * What the composition root wires: the workers `ingest.encryptionWorkers` asks for as a service,
- * and the Encryptor the pipeline uses (in-thread when there are none).
+ * Large request bodies being handled at once, in bytes: each costs about five times its size in
+ * memory until it is stored (body, parsed data, envelope, ciphertext pieces, OpenPGP's buffers),
+ * so 32 MiB bounds that at roughly 160 MB. Two cores gain nothing from more at once.
  */
-export function encryptionFor (settings: { workers: number; maxFileBytes: number; logger?: Logger }): { service: Service; encryptor: Encryptor } {
-  if (settings.workers === 0) return { service: service('encryptionWorkers', {}), encryptor: inThreadEncryptor() }
+export const LARGE_BODIES_IN_FLIGHT_BYTES = 32 * 1024 * 1024
+/** Large requests waiting for room at most; one more is WORKERS_BUSY. */
+const LARGE_BODIES_WAITING = 64
+
+/**
+ * What the composition root wires: the workers `ingest.encryptionWorkers` asks for as a service
+ * (its status includes the large-body budget's), the Encryptor the pipeline uses (in-thread when
+ * there are none), and the budget large request bodies wait in before they are read.
+ */
+export function encryptionFor (settings: { workers: number; maxFileBytes: number; logger?: Logger }): { service: Service; encryptor: Encryptor; admission: ByteBudget } {
+  const admission = createByteBudget({ name: 'large bodies', limitBytes: LARGE_BODIES_IN_FLIGHT_BYTES, maxWaiting: LARGE_BODIES_WAITING })
+  if (settings.workers === 0) {
+    return { service: service('encryptionWorkers', { status: async () => ({ workers: 0, largeBodies: admission.status() }) }), encryptor: inThreadEncryptor(), admission }
+  }
   const pool = createEncryptionWorkers({ size: settings.workers, maxQueued: ENCRYPTION_QUEUE, maxFileBytes: settings.maxFileBytes + ENVELOPE_ALLOWANCE, logger: settings.logger })
-  return { service: pool, encryptor: workerEncryptor(pool) }
+  const withBudget: Service = { name: pool.name, start: async () => { await pool.start() }, stop: async () => { await pool.stop() }, status: async () => ({ ...await pool.status(), largeBodies: admission.status() }) }
+  return { service: withBudget, encryptor: workerEncryptor(pool), admission }
 }

@@ -10,6 +10,7 @@ import type { EncryptOptions } from '../protocol/encryption.js'
 import type { IngestJournal } from './journal.js'
 import type { Encryptor } from './encryptor.js'
 import type { OwnWrites } from './own-writes.js'
+import type { ByteBudget } from '../lifecycle/byte-budget.js'
 
 /** The slice of the file index the pipeline needs. */
 export interface IngestIndex {
@@ -57,6 +58,8 @@ export interface IngestDeps {
   encryption?: EncryptOptions
   /** Who encrypts (the encryption workers in the daemon); default: this thread, with `encryption`. */
   encryptor?: Encryptor
+  /** Where large request bodies wait for room before they are read (`admit`); default: no bound. */
+  admission?: ByteBudget
 }
 
 export type IngestOutcome = 'ingested' | 'unchanged' | 'rejected' | 'waiting-schema' | 'ignored' | 'missing'

@@ -29,6 +29,8 @@ import { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLooku
 export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
 
 const FINAL_STATES = new Set(['stored', 'registered'])
+/** Request bodies up to this size skip the large-body budget (IngestDeps.admission). */
+const ADMIT_FREELY_BYTES = 1024 * 1024
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
 const WAITING_STATES = new Set(['waiting-schema', 'waiting-storage'])
 
@@ -66,6 +68,11 @@ function nextMillisecond (iso: string): string {
 export interface IngestPipeline {
   ingestPath (rel: string, opts?: { origin?: FileOrigin }): Promise<IngestResult>
   submit (scope: string, data: unknown, opts?: SubmitOptions): Promise<SubmitResult>
+  /**
+   * Runs `fn` (reading a request body and submitting it) once a body of `bytes` (null: unknown,
+   * counted as the whole budget) fits the large-body budget; bodies up to 1 MiB never wait.
+   */
+  admit<T> (bytes: number | null, fn: () => Promise<T>): Promise<T>
   receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
   readonly inFlight: number
 }
@@ -418,9 +425,15 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     throw new HearthError('CONFLICT', `no free file name for received file ${meta.cid}`)
   }
 
+  async function admit<T> (bytes: number | null, fn: () => Promise<T>): Promise<T> {
+    if (deps.admission === undefined || (bytes !== null && bytes <= ADMIT_FREELY_BYTES)) return await fn()
+    return await deps.admission.run(bytes ?? Number.MAX_SAFE_INTEGER, fn)
+  }
+
   return {
     ingestPath,
     submit,
+    admit,
     receive,
     get inFlight () { return locks.inFlight }
   }

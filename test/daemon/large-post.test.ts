@@ -44,3 +44,18 @@ test('a 10 MB POST: /health answers meanwhile; after SIGKILL the acknowledged fi
   const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [password], format: 'binary' })
   assert.equal(Buffer.compare(Buffer.from(data), onDisk), 0)
 })
+
+test('concurrent large POSTs are bounded in memory: bodies wait for room before they are read, and all are stored', async (t) => {
+  const d = await startDaemonProcess(t)
+  const bodies = Array.from({ length: 6 }, (_, i) => ({ username: `big${i}`, bio: String(i).repeat(8 * 1024 * 1024) }))
+  const answers = await Promise.all(bodies.map(async (body) => await d.request({ method: 'POST', path: `/v1/data/${SCOPE}`, body })))
+  for (const a of answers) assert.equal(a.status, 201, JSON.stringify(a.json))
+  assert.equal(new Set(answers.map((a) => a.json.url)).size, 6)
+  const status = await d.request({ path: '/v1/status' })
+  const budget = status.json.encryptionWorkers.largeBodies
+  assert.ok(budget.peakBytes <= 32 * 1024 * 1024, `at most 32 MiB of bodies in flight (peak ${budget.peakBytes})`)
+  assert.ok(budget.peakBytes > 16 * 1024 * 1024, `but more than one at a time (peak ${budget.peakBytes})`)
+  assert.deepEqual({ ...budget, peakBytes: 0 }, { inFlightBytes: 0, running: 0, waiting: 0, peakBytes: 0 })
+  const versions = await d.request({ path: `/v1/data/${SCOPE}/versions` })
+  assert.equal(versions.json.total, 6)
+})

@@ -99,9 +99,13 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
       const problem = collectedAtProblem(collectedAt)
       if (problem !== null) throw new HearthError('INVALID_ARGUMENT', `collectedAt ${problem}`)
     }
-    const data = await req.json()
-    // the body's own bytes too: a large canonical body is stored as it came, not serialised again
-    const result = await deps.pipeline.submit(scope, data, { json: await req.bytes(), ...(collectedAt === null ? {} : { collectedAt }) })
+    // a large body waits for room before it is read: concurrent large POSTs are bounded in memory
+    const declared = Number(req.raw.headers['content-length'])
+    const result = await deps.pipeline.admit(Number.isSafeInteger(declared) && declared >= 0 ? declared : null, async () => {
+      const data = await req.json()
+      // the body's own bytes too: a large canonical body is stored as it came, not serialised again
+      return await deps.pipeline.submit(scope, data, { json: await req.bytes(), ...(collectedAt === null ? {} : { collectedAt }) })
+    })
     if (result.status === 'queued') {
       return ok({ scope: result.scope, collectedAt: result.collectedAt, status: 'queued', state: 'queued', path: result.path, reason: result.reason }, 202)
     }
