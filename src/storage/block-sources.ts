@@ -61,10 +61,19 @@ export interface FetcherDeps {
   maxBytes: number
   /** Longest one remote source may take for one CID. */
   sourceTimeoutMs: number
+  /**
+   * A source that timed out or could not be reached is not asked again for this long (default
+   * 60 s), so a round over many missing files does not wait out its deadline once per file.
+   */
+  downForMs?: number
   logger: Logger
 }
 
+/** Outcomes that say the source itself is down, not that it lacks one CID. */
+const SOURCE_DOWN = new Set<FetchAttempt['outcome']>(['TIMEOUT', 'STORAGE_UNAVAILABLE'])
+
 export function createCiphertextFetcher (deps: FetcherDeps): CiphertextFetcher {
+  const down = new Map<string, { until: number; outcome: FetchAttempt['outcome'] }>()
   return {
     async fetch (cidText, opts = {}) {
       const cid = canonicalCid(cidText)
@@ -81,12 +90,19 @@ export function createCiphertextFetcher (deps: FetcherDeps): CiphertextFetcher {
       const sources = deps.remote()
       for (const source of sources) {
         opts.signal?.throwIfAborted()
+        const wasDown = down.get(source.name)
+        if (wasDown !== undefined && wasDown.until > Date.now()) {
+          attempts.push({ source: source.name, outcome: wasDown.outcome, message: `not asked: it failed with ${wasDown.outcome} moments ago (asked again after ${new Date(wasDown.until).toISOString()})` })
+          continue
+        }
+        down.delete(source.name)
         const attempt = await fromSource(deps, source, cid, opts.signal)
         if ('bytes' in attempt) {
           deps.logger.info({ cid, source: source.name, bytes: attempt.bytes.byteLength }, 'fetched a missing ciphertext')
           return { bytes: attempt.bytes, source: source.name, attempts }
         }
         attempts.push(attempt)
+        if (SOURCE_DOWN.has(attempt.outcome)) down.set(source.name, { until: Date.now() + (deps.downForMs ?? 60_000), outcome: attempt.outcome })
       }
       throw notFound(cid, attempts, sources)
     }

@@ -121,6 +121,15 @@ test('a gateway that never answers is bounded by the request deadline; then the 
   assert.equal(got.attempts[1]!.outcome, 'TIMEOUT')
   assert.deepEqual(Buffer.from(got.bytes), Buffer.from(o.small))
 
+  // a source that timed out is not asked again for a while: the next file does not wait for it
+  const remembering = fetcherFor((await store(t)).storage, [createGatewaySource({ baseUrl: hang.url, requestTimeoutMs: 400 })])
+  await assert.rejects(remembering.fetch(o.bigCid))
+  const asked = hang.requests.length
+  const quick = Date.now()
+  await assert.rejects(remembering.fetch(o.smallCid), (err: unknown) => isHearthError(err, 'STORAGE_NOT_FOUND') && /not asked/.test((err.details!.tried as Array<{ message: string }>)[1]!.message))
+  assert.ok(Date.now() - quick < 300)
+  assert.equal(hang.requests.length, asked)
+
   // the per-source deadline bounds a whole file too, whatever the request deadline
   const bounded = Date.now()
   await assert.rejects(fetcherFor(here.storage, [createGatewaySource({ baseUrl: hang.url, requestTimeoutMs: 60_000 })], { timeoutMs: 500 }).fetch(o.bigCid),
