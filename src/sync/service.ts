@@ -16,7 +16,7 @@ import { createSyncEngine, type SyncEngine } from './engine.js'
 import { peerReceiveHook } from './peer-receive.js'
 import { createChainRestorer } from './restore.js'
 import { restoreFetcher, type RestoreSettings } from './restore-sources.js'
-import { deviceSources } from './device-source.js'
+import { createDeviceSources, type DeviceSources } from './device-source.js'
 import { syncState } from './state.js'
 import type { RestoreChain, RestoreResult } from './chain-restore.js'
 
@@ -68,6 +68,8 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
   const { settings, index, logger } = deps
   let engine: SyncEngine | null = null
   let node: SyncNode | null = null
+  /** The devices restore asks for a ciphertext (while sync runs). */
+  let devices: DeviceSources | null = null
   let unsubscribe: Array<() => void> = []
   const restorer = createChainRestorer({
     chain: deps.chain,
@@ -76,9 +78,7 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
     ciphertexts: restoreFetcher({
       settings: deps.restoreSettings,
       storage: deps.storage,
-      devices: () => node === null
-        ? []
-        : deviceSources({ node, ownerAddress: deps.ownerAddress, index, state: syncState(deps.state.sync), readTimeoutMs: deps.restoreSettings.requestTimeoutMs }),
+      devices: () => devices?.list() ?? [],
       logger
     }),
     receive: async (ciphertext, meta) => await deps.pipeline.receive(ciphertext, meta),
@@ -97,6 +97,7 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
       bootstrapPeers: settings.peers,
       logger
     })
+    devices = createDeviceSources({ node, ownerAddress: deps.ownerAddress, index, state: syncState(deps.state.sync), readTimeoutMs: deps.restoreSettings.requestTimeoutMs })
     engine = createSyncEngine({
       node,
       ownerAddress: deps.ownerAddress,
@@ -125,6 +126,8 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
     for (const off of unsubscribe) off()
     unsubscribe = []
     await restorer.stop()
+    await devices?.close()
+    devices = null
     if (engine !== null) await engine.stop()
     if (node !== null) await node.stop()
     engine = null

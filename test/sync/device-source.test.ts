@@ -17,7 +17,7 @@ import { createCiphertextFetcher, type BlockSource } from '../../src/storage/blo
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { withVerifiedReads } from '../../src/storage/verified-reads.js'
 import type { StorageBackend } from '../../src/storage/types.js'
-import { deviceSources } from '../../src/sync/device-source.js'
+import { createDeviceSources } from '../../src/sync/device-source.js'
 import { createSyncNode, type SyncNode } from '../../src/sync/node.js'
 import { SYNC_PROTOCOL_ID } from '../../src/sync/protocol.js'
 import { helloMessage } from '../../src/sync/serve.js'
@@ -36,7 +36,11 @@ async function restorer (t: T, dir: string, owner: Owner, peers: string[]) {
   const storage: StorageBackend = withVerifiedReads(await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') }))
   const node = await bareNode(dir, owner, peers)
   t.after(async () => { await node.stop(); await storage.stop(); await db.close() })
-  const sources = (readTimeoutMs = 10_000): BlockSource[] => deviceSources({ node, ownerAddress: owner.ownerAddress, index, state: syncState(openKv(db, 'sync')), readTimeoutMs })
+  const sources = (readTimeoutMs = 10_000, sessionIdleMs?: number): BlockSource[] => {
+    const devices = createDeviceSources({ node, ownerAddress: owner.ownerAddress, index, state: syncState(openKv(db, 'sync')), readTimeoutMs, ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}) })
+    t.after(async () => { await devices.close() })
+    return devices.list()
+  }
   const fetcher = (remote: () => BlockSource[], timeoutMs = 30_000) => createCiphertextFetcher({ storage, remote, maxBytes: 64 * 1024 * 1024, sourceTimeoutMs: timeoutMs, logger: silentLogger() })
   return { node, storage, sources, fetcher, index }
 }
@@ -111,6 +115,15 @@ test('a device of the owner serves every missing ciphertext (one multi-block) ov
   assert.equal(a.engine.stats().fetchesServed, cids.length)
   assert.equal((await fetcher.fetch(bigCid)).source, 'local storage')
 
+  // one session for a run of fetches: one greeting, then one request per file
+  const counters = newCounters()
+  const devices = createDeviceSources({ node: b.node, ownerAddress: owner.ownerAddress, index: b.index, state: { cursor: async () => 0 }, readTimeoutMs: 10_000, counters })
+  t.after(async () => { await devices.close() })
+  const onSession = b.fetcher(() => devices.list())
+  const missing = await Promise.all(Array.from({ length: 4 }, async () => await a.storage.add(randomBytes(64))))
+  for (const cid of missing) await assert.rejects(onSession.fetch(cid), (err: unknown) => isHearthError(err, 'STORAGE_NOT_FOUND'))
+  assert.equal(counters.messagesSent, 1 + missing.length, 'one hello and one fetch per file')
+
   // a CID the device does not offer (not in its index) is missing there
   const stranger = await a.storage.add(randomBytes(100))
   await assert.rejects(fetcher.fetch(stranger), (err: unknown) => {
@@ -129,8 +142,15 @@ test('a device known only by its kept address is dialled for the fetch', async (
   b.node.keepConnected(a.addrs()[0]!)
   const sources = b.sources()
   assert.equal(sources.length, 1)
-  const got = await b.fetcher(() => sources).fetch(cids[0]!)
+  const fetcher = b.fetcher(() => sources)
+  const got = await fetcher.fetch(cids[0]!)
   assert.deepEqual(Buffer.from(got.bytes), Buffer.from(await a.storage.get(cids[0]!)))
+
+  // the kept session dies with its connection: the next fetch opens a fresh one
+  await b.node.hangUp(a.node.peerId)
+  const again = await fetcher.fetch(cids[1]!)
+  assert.equal(again.source, `device ${a.node.peerId}`)
+  assert.deepEqual(Buffer.from(again.bytes), Buffer.from(await a.storage.get(cids[1]!)))
 })
 
 test('a device that sends other bytes is refused and nothing stored; one that hangs is bounded; the next device provides it', async (t) => {
