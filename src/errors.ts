@@ -136,7 +136,18 @@ export interface ErrorBody {
   error: { code: number; errorCode: string; message: string; details?: Record<string, unknown> }
 }
 
-export function toErrorBody (err: unknown): ErrorBody {
+/**
+ * The HearthError a library wrapped in its own error (abstract-level wraps what a value encoding
+ * throws as LEVEL_DECODE_ERROR), or `err` unchanged.
+ */
+export function unwrapHearthError (err: unknown): unknown {
+  const cause = (err as { cause?: unknown } | null)?.cause
+  if (!(err instanceof HearthError) && cause instanceof HearthError && /^LEVEL_/.test(String((err as { code?: unknown }).code))) return cause
+  return err
+}
+
+export function toErrorBody (failure: unknown): ErrorBody {
+  const err = unwrapHearthError(failure)
   if (err instanceof HearthError) {
     return {
       error: {

@@ -13,7 +13,7 @@ import { opendir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createHash } from 'node:crypto'
 import { ClassicLevel } from 'classic-level'
-import { HearthError, isHearthError } from '../errors.js'
+import { HearthError, isHearthError, unwrapHearthError } from '../errors.js'
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import { openDatabase, type HearthDatabase } from '../db/database.js'
@@ -107,14 +107,14 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
 
 async function openIndexDatabase (home: HomeLayout, report: DoctorReport, progress: (line: string) => void): Promise<HearthDatabase> {
   try {
-    return await openDatabase(home.index)
+    return await openReadable(home.index)
   } catch (err) {
     if (!isHearthError(err, 'INDEX_CORRUPT')) throw err
     progress(`index: ${err.message.split(';')[0]}; running LevelDB's repair`)
   }
   try {
     await ClassicLevel.repair(home.index)
-    const db = await openDatabase(home.index)
+    const db = await openReadable(home.index)
     report.index = 'repaired'
     return db
   } catch (err) {
@@ -126,6 +126,21 @@ async function openIndexDatabase (home: HomeLayout, report: DoctorReport, progre
   report.index = 'recreated'
   report.movedTo = movedTo
   return await openDatabase(home.index)
+}
+
+/**
+ * The index opened and every entry read once: a garbled table opens fine and is noticed only
+ * when its blocks are read (INDEX_CORRUPT either way).
+ */
+async function openReadable (dir: string): Promise<HearthDatabase> {
+  const db = await openDatabase(dir)
+  try {
+    for await (const _ of db.level.iterator()) { /* each block read and checked by LevelDB */ }
+    return db
+  } catch (err) {
+    await db.close().catch(() => {})
+    throw unwrapHearthError(err)
+  }
 }
 
 /** Why the ciphertext of `cid` cannot be read back intact, or null when it can. */

@@ -5,6 +5,7 @@
 import { ClassicLevel } from 'classic-level'
 import type { AbstractBatchOperation, AbstractSublevel } from 'abstract-level'
 import { HearthError, isDiskFull } from '../errors.js'
+import { createIndexHealth, guardLevel, jsonValueEncoding, type IndexDamage } from './index-health.js'
 
 export type RootLevel = ClassicLevel<string, string>
 /** A namespace of the database with string keys and values of type V (JSON or utf8 encoded). */
@@ -32,6 +33,11 @@ export interface HearthDatabase {
    * `sync: true` also waits for the OS to flush (survives power loss, not only a killed process).
    */
   batch(ops: BatchOp[], options?: { sync?: boolean }): Promise<void>
+  /**
+   * The first damage LevelDB reported since the database was opened (a garbled table read while
+   * running), or null. Every read or write that meets damage fails with INDEX_CORRUPT.
+   */
+  damage(): IndexDamage | null
   close(): Promise<void>
 }
 
@@ -73,6 +79,9 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
       locked ? `the index database ${dir} is in use by another process` : `cannot open the index database ${dir}`,
       { location: dir }, { cause: err })
   }
+  const health = createIndexHealth(dir)
+  guardLevel(level, health)
+  const json = jsonValueEncoding(health)
   return {
     location: dir,
     level,
@@ -81,7 +90,8 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
       if (names.length === 0 || !names.every((n) => SUBLEVEL_NAME.test(n) && !n.includes('!'))) {
         throw new HearthError('INVALID_ARGUMENT', `invalid sublevel name ${JSON.stringify(name)}`)
       }
-      return level.sublevel<string, V>(names, { keyEncoding: 'utf8', valueEncoding: opts.valueEncoding ?? 'json' })
+      const encoding = (opts.valueEncoding ?? 'json') === 'json' ? json : opts.valueEncoding
+      return level.sublevel<string, V>(names, { keyEncoding: 'utf8', valueEncoding: encoding as 'utf8' })
     },
     async batch (ops, batchOptions = {}) {
       if (ops.length === 0) return
@@ -93,6 +103,7 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
       if (batchOptions.sync === true) await level.batch(list, { sync: true })
       else await level.batch(list)
     },
+    damage: () => health.damage(),
     async close () {
       await level.close()
     }

@@ -10,6 +10,7 @@ import { Mutex } from './mutex.js'
 import { fileIndexStore, loadMeta, type FileIndexStore, type StoredRecord } from './file-index-store.js'
 import { applyChanges, type Change, type ChangeResult, type IndexHead } from './file-index-write.js'
 import type { FileRecord, FileState } from './types.js'
+import type { IndexDamage } from './index-health.js'
 
 export type { FileIndexCheck } from './file-index-check.js'
 
@@ -80,6 +81,11 @@ export class FileIndex {
     this.#store = store
     this.#head = head
     this.#durable = durable
+  }
+
+  /** Damage LevelDB reported while running (every read or write meeting it fails with INDEX_CORRUPT), or null. */
+  damage (): IndexDamage | null {
+    return this.#store.db.damage()
   }
 
   // ── writes ────────────────────────────────────────────────────────────────────────────────

@@ -2,12 +2,13 @@
 // names the repair, and `hearth doctor` repairs what the data folder still allows.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { unlink, writeFile } from 'node:fs/promises'
+import { readdir, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
 import { startDaemonProcess, runCli } from '../support/daemon.js'
 import { waitFor } from '../support/data-files.js'
+import { garbleTableData } from '../support/garble-index.js'
 
 test('garbled and deleted blocks are never served; hearth doctor stores them again from data/ and reports what it cannot', async (t) => {
   let d = await startDaemonProcess(t)
@@ -71,4 +72,59 @@ test('a damaged index database stops a start with INDEX_CORRUPT naming hearth do
   assert.match(doctor.stdout, /index: (repaired|recreated)/)
   d = await startDaemonProcess(t, { home: d.home.root })
   await waitFor('data file indexed again', async () => (await d.request({ path: '/v1/data/instagram.profile' })).json?.data?.username === 'kept')
+})
+
+test('a table of the index garbled while the daemon runs: index reads answer 503 INDEX_CORRUPT naming hearth doctor, /health and status say so, the daemon stays up and doctor gets every file back', async (t) => {
+  let d = await startDaemonProcess(t)
+  const usernames = Array.from({ length: 60 }, (_, i) => `user${i}`)
+  for (const username of usernames) {
+    const r = await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username } })
+    assert.equal(r.status, 201, r.body.toString())
+  }
+  assert.equal(await d.stop(), 0)
+  // the next start turns LevelDB's log into a table file; its start-time checks pass
+  d = await startDaemonProcess(t, { home: d.home.root })
+  assert.equal((await d.request({ path: '/health' })).json.status, 'ok')
+  assert.ok(await garbleTableData(d.home.index) >= 1)
+
+  const reads = ['/v1/data/instagram.profile', '/v1/data/instagram.profile/versions', '/v1/data']
+  for (const path of reads) {
+    const r = await d.request({ path })
+    assert.equal(r.status, 503, `${path}: ${r.body.toString()}`)
+    assert.equal(r.json.error.errorCode, 'INDEX_CORRUPT', path)
+    assert.match(r.json.error.message, /hearth doctor/)
+  }
+  const health = await d.request({ path: '/health' })
+  assert.equal(health.status, 200)
+  assert.equal(health.json.status, 'degraded')
+  assert.equal(health.json.index.status, 'damaged')
+  assert.match(health.json.index.repair, /hearth doctor/)
+  const status = await d.request({ path: '/v1/status' })
+  assert.equal(status.status, 200, status.body.toString())
+  assert.equal(status.json.index.status, 'damaged')
+  assert.equal(status.json.index.errorCode, 'INDEX_CORRUPT')
+
+  const text = await runCli(d.home, ['status'])
+  assert.match(text.stdout, /index\s+DAMAGED .*hearth doctor/)
+  // what does not need the damaged blocks still answers; a POST either lands or says why
+  assert.equal((await d.request({ path: '/v1/config' })).status, 200)
+  const late = await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: 'late' } })
+  assert.ok(late.status === 201 || late.json?.error?.errorCode === 'INDEX_CORRUPT', late.body.toString())
+  t.diagnostic(`a POST while damaged: ${late.status} ${String(late.json?.error?.errorCode ?? late.json?.status)}`)
+  assert.equal((await d.request({ path: '/health' })).status, 200)
+  assert.equal(await d.stop(), 0, 'a clean stop, never a crash')
+
+  const doctor = await runCli(d.home, ['doctor'])
+  assert.match(doctor.stdout, /index: (repaired|recreated)/, doctor.stdout + doctor.stderr)
+  d = await startDaemonProcess(t, { home: d.home.root })
+  // nothing stored is lost: every data file is indexed again (the late POST's too when its file was written)
+  const files = (await readdir(join(d.home.data, 'instagram.profile'))).filter((f) => f.endsWith('.json'))
+  assert.ok(files.length >= usernames.length + (late.status === 201 ? 1 : 0))
+  const expected = files.length
+  await waitFor('every data file indexed again', async () => {
+    const r = await d.request({ path: '/v1/data/instagram.profile/versions?limit=1000' })
+    return r.status === 200 && r.json.versions.length === expected
+  }, 60_000)
+  assert.equal((await d.request({ path: '/health' })).json.status, 'ok')
+  assert.equal(await d.stop(), 0)
 })

@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { openDatabase, openKv } from '../../src/db/database.js'
-import { isHearthError } from '../../src/errors.js'
+import { isHearthError, toErrorBody, unwrapHearthError } from '../../src/errors.js'
+import { garbleTableData } from '../support/garble-index.js'
 import { tempDir } from '../support/tmp.js'
 
 test('kv namespaces are separate, typed and persistent across reopen', async (t) => {
@@ -72,4 +73,48 @@ test('a second open of the same database is refused with DAEMON_LOCKED', async (
   const db = await openDatabase(dir)
   t.after(async () => { await db.close() })
   await assert.rejects(openDatabase(dir), (e: unknown) => isHearthError(e, 'DAEMON_LOCKED'))
+})
+
+test('a table garbled while the database is open: reads that meet it fail with INDEX_CORRUPT naming hearth doctor, the damage is remembered, the rest still works', async (t) => {
+  const dir = await tempDir(t)
+  let db = await openDatabase(dir)
+  const kv = openKv<{ n: number; pad: string }>(db, 'things')
+  for (let i = 0; i < 3000; i++) await kv.put(`k${String(i).padStart(5, '0')}`, { n: i, pad: 'x'.repeat(40) })
+  await db.close()
+  // reopening turns the log into a table file
+  db = await openDatabase(dir)
+  t.after(async () => { await db.close() })
+  assert.equal(db.damage(), null)
+  assert.ok(await garbleTableData(dir) >= 1)
+
+  const things = openKv<{ n: number }>(db, 'things')
+  const failures: unknown[] = []
+  for (let i = 0; i < 3000; i += 100) {
+    try { await things.get(`k${String(i).padStart(5, '0')}`) } catch (err) { failures.push(err) }
+  }
+  try { for await (const _ of things.entries()) { /* read through */ } } catch (err) { failures.push(err) }
+  assert.ok(failures.length > 0, 'the garbled blocks were read')
+  for (const err of failures) {
+    assert.ok(isHearthError(err, 'INDEX_CORRUPT'), String(err))
+    assert.equal(err.status, 503)
+    assert.match(err.message, /hearth doctor/)
+  }
+  const damage = db.damage()
+  assert.equal(damage?.errorCode, 'INDEX_CORRUPT')
+  assert.match(damage!.message, /Corruption/)
+  // what the damage does not touch: new writes and their reads
+  const fresh = openKv<number>(db, 'fresh')
+  await fresh.put('a', 1)
+  assert.equal(await fresh.get('a'), 1)
+})
+
+test('a stored value that no longer parses is INDEX_CORRUPT too, on get and on iteration', async (t) => {
+  const db = await openDatabase(await tempDir(t))
+  t.after(async () => { await db.close() })
+  await db.sublevel<string>(['kv', 'things'], { valueEncoding: 'utf8' }).put('bad', '{"n": 1, garbled')
+  const things = openKv<unknown>(db, 'things')
+  const asCode = (err: unknown): string | undefined => { const e = unwrapHearthError(err); return isHearthError(e) ? e.code : undefined }
+  await assert.rejects(things.get('bad'), (err: unknown) => asCode(err) === 'INDEX_CORRUPT' && toErrorBody(err).error.code === 503)
+  await assert.rejects((async () => { for await (const _ of things.entries()) { /* read through */ } })(), (err: unknown) => asCode(err) === 'INDEX_CORRUPT')
+  assert.match(db.damage()?.message ?? '', /not JSON/)
 })

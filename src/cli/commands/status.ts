@@ -25,7 +25,8 @@ export const statusCommand: Command = {
       const s = await callDaemon(ctx, { path: '/v1/status' })
       if (values.json === true) { writeJson(ctx, s); return EXIT.OK }
       let out = line('owner', String(s.owner))
-      out += line('files', `${String(s.files.total)} (${counts(s.files.counts)})`)
+      if (s.index?.status === 'damaged') out += line('index', `DAMAGED since ${String(s.index.since)}: ${String(s.index.message)}; ${String(s.index.repair)}`)
+      out += line('files', s.files === null ? 'unknown: the index cannot be read' : `${String(s.files.total)} (${counts(s.files.counts)})`)
       const ingest = s.ingest ?? {}
       const scan = ingest.scan ?? {}
       out += line('ingest', `${String(ingest.queued ?? 0)} queued, ${String(ingest.running ?? 0)} running, ${String(ingest.waitingForStorage ?? 0)} waiting for storage, initial scan ${scan.done === true ? 'done' : 'in progress'} (${String(scan.seen ?? 0)} seen)`)
@@ -37,7 +38,7 @@ export const statusCommand: Command = {
         for (const problem of (sync.problems ?? []) as string[]) out += `           PROBLEM: ${problem}\n`
         if (sync.waitingForSchema?.count > 0) out += `           ${waitingLine(sync.waitingForSchema as WaitingForSchema)}\n`
       } else if (sync !== undefined) out += line('sync', 'disabled')
-      const shown = new Set(['owner', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync'])
+      const shown = new Set(['owner', 'index', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync'])
       for (const [name, part] of Object.entries(s as Record<string, unknown>)) {
         if (shown.has(name)) continue
         out += renderTree({ [name]: part }, '')
