@@ -4,9 +4,9 @@
 // its own: decrypt, parse, write with fsync, index). The budgets themselves are measured between
 // two real daemons by bench/sync.ts.
 //   sets:     1,000 small files (1 KB of data each) and 10 × 10 MB files
-//   variants: default (64 fetches in flight, 4 files handed to receive at once) vs the same window
-//             with 16 receives at once (durable receives wait on fsync; concurrent ones share
-//             syncs), with one at a time, and stop-and-wait (one fetch, one receive at a time)
+//   variants: default (64 fetches in flight, fetched files received in batches of up to 64 that
+//             share their syncs) vs the same window with batches of 16, 4 and 1, and
+//             stop-and-wait (one fetch, one file received at a time)
 //   idle:     a second round when nothing changed: time, messages and bytes on the wire
 //   linear:   the default variant on a quarter of the small set, to compare ms per file
 // Prints time, ms per file, ciphertext MB/s, and where the time went.
@@ -43,17 +43,18 @@ function share (ms: number, seconds: number): string {
   return `${Math.round(100 * ms / 1000 / seconds)}%`
 }
 
-interface Variant { name: string; window: { requests: number }; concurrency: number }
+interface Variant { name: string; window: { requests: number }; batch: number }
 const VARIANTS: Variant[] = [
-  { name: 'window 64 / x16', window: { requests: 64 }, concurrency: 16 },
-  { name: 'default (64 / x4)', window: { requests: 64 }, concurrency: 4 },
-  { name: 'window 64 / x1', window: { requests: 64 }, concurrency: 1 },
-  { name: 'stop-and-wait', window: { requests: 1 }, concurrency: 1 }
+  { name: 'default (64 / batch 64)', window: { requests: 64 }, batch: 64 },
+  { name: 'window 64 / batch 16', window: { requests: 64 }, batch: 16 },
+  { name: 'window 64 / batch 4', window: { requests: 64 }, batch: 4 },
+  { name: 'window 64 / batch 1', window: { requests: 64 }, batch: 1 },
+  { name: 'stop-and-wait', window: { requests: 1 }, batch: 1 }
 ]
 
 async function syncInto (set: string, source: { device: TestDevice; cipherBytes: number }, files: number, v: Variant): Promise<void> {
   const variant = v.name
-  const target = await startDevice({ dir: join(root, `${set}-${variant.replace(/[^a-z0-9]+/gi, '-')}`), owner, engine: { window: v.window, concurrency: v.concurrency } })
+  const target = await startDevice({ dir: join(root, `${set}-${variant.replace(/[^a-z0-9]+/gi, '-')}`), owner, engine: { window: v.window, batch: { files: v.batch } } })
   const getMsBefore = source.device.storageMs.get
   try {
     const started = performance.now()

@@ -130,7 +130,7 @@ interface Result { seconds: number; perFileMs: number; mbPerSec: number; idleMs:
 
 function median (xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
-  return s[Math.floor(s.length / 2)]!
+  return s[Math.floor((s.length - 1) / 2)]!
 }
 
 async function runSet (variant: string, dir: string, set: FileSet): Promise<Result> {

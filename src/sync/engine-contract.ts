@@ -31,8 +31,12 @@ export interface SyncEngineOptions {
   pageSize?: number
   /** Fetches in flight per pull: count and announced bytes. Default 64 and 32 MiB. */
   window?: { requests?: number; bytes?: number }
-  /** Fetched files handed to receive at once per pull. Default 4. */
-  concurrency?: number
+  /**
+   * Fetched files received together per pull (stored, decrypted, written and indexed side by side,
+   * sharing their syncs), while the next batch is read: count and ciphertext bytes (a larger file
+   * goes alone). Default 64 files, 16 MiB.
+   */
+  batch?: { files?: number; bytes?: number }
   /** Longest wait for an answer or the next frame on a sync stream. Default 60 s. */
   readTimeoutMs?: number
   /** Longest wait for a peer's next request on a session it opened. Default 5 min. */

@@ -77,8 +77,7 @@ async function serveFetch (ch: Channel, cid: string, ctx: ServeContext): Promise
     await ch.send({ type: 'missing', cid })
     return
   }
-  await ch.send({ type: 'blob', cid, size: bytes.byteLength })
-  await ch.sendBlob(bytes)
+  await ch.sendBlob(bytes, { type: 'blob', cid, size: bytes.byteLength })
   ctx.stats.fetchesServed++
   ctx.stats.blobBytesServed += bytes.byteLength
 }

@@ -6,7 +6,7 @@ import * as lp from 'it-length-prefixed'
 import type { Stream } from '@libp2p/interface'
 import { HearthError, isHearthError } from '../errors.js'
 import {
-  BLOB_CHUNK_BYTES, MAX_FRAME_BYTES, decodeMessage, encodeMessage, type SyncMessage
+  BLOB_CHUNK_BYTES, MAX_FRAME_BYTES, decodeMessage, encodeMessage, type BlobMessage, type SyncMessage
 } from './protocol.js'
 
 /** Traffic counters, shared by every channel of one engine (bench and tests read them). */
@@ -23,8 +23,13 @@ export function newCounters (): WireCounters {
 
 export interface Channel {
   send (message: SyncMessage): Promise<void>
-  /** Send ciphertext as the raw frames that follow a `blob` header. */
-  sendBlob (bytes: Uint8Array): Promise<void>
+  /** Send several messages in one write (one muxer frame instead of one per message). */
+  sendAll (messages: SyncMessage[]): Promise<void>
+  /**
+   * Send ciphertext as the raw frames that follow a `blob` header; with `header`, the header
+   * goes in the same write as the first frame (a small file is one write).
+   */
+  sendBlob (bytes: Uint8Array, header?: BlobMessage): Promise<void>
   /** The next control message, or null when the remote closed its side cleanly. */
   read (timeoutMs?: number): Promise<SyncMessage | null>
   /** Read exactly `size` bytes of raw frames (after a `blob` header). */
@@ -32,6 +37,17 @@ export interface Channel {
   /** Finish writing (flushes); the stream ends once the remote closes its side too. */
   close (): Promise<void>
   abort (err: Error): void
+}
+
+/** The next message, which must be one of `types`; an `error` answer is thrown as what it says. */
+export async function expectMessage<T extends SyncMessage['type']> (ch: Pick<Channel, 'read'>, types: T[]): Promise<Extract<SyncMessage, { type: T }>> {
+  const message = await ch.read()
+  if (message === null) throw new HearthError('SYNC_PROTOCOL_ERROR', `peer closed the stream while ${types.join('/')} was expected`)
+  if (message.type === 'error') {
+    throw new HearthError(message.code === 'PEER_REJECTED' ? 'PEER_REJECTED' : 'SYNC_PROTOCOL_ERROR', `peer answered: ${message.message}`, { peerCode: message.code })
+  }
+  if (!(types as string[]).includes(message.type)) throw new HearthError('SYNC_PROTOCOL_ERROR', `expected ${types.join('/')}, got ${message.type}`)
+  return message as Extract<SyncMessage, { type: T }>
 }
 
 export interface ChannelOptions {
@@ -68,9 +84,11 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
     }
   }
 
-  async function write (frame: Uint8Array): Promise<void> {
-    const framed = lp.encode.single(frame)
-    counters.bytesSent += frame.byteLength
+  /** Writes length-prefixed frames in one send. */
+  async function write (...frames: Uint8Array[]): Promise<void> {
+    const framed = lp.encode.single(frames[0]!)
+    for (const f of frames.slice(1)) framed.append(lp.encode.single(f))
+    for (const f of frames) counters.bytesSent += f.byteLength
     // a peer that stops reading must not hold this side (and the blob it is sending) forever
     if (!stream.send(framed)) await stream.onDrain({ signal: AbortSignal.timeout(opts.readTimeoutMs) })
   }
@@ -80,10 +98,19 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
       await write(encodeMessage(message))
       counters.messagesSent++
     },
-    async sendBlob (bytes) {
-      for (let off = 0; off < bytes.byteLength; off += BLOB_CHUNK_BYTES) {
-        await write(bytes.subarray(off, Math.min(off + BLOB_CHUNK_BYTES, bytes.byteLength)))
-      }
+    async sendAll (messages) {
+      if (messages.length === 0) return
+      await write(...messages.map(encodeMessage))
+      counters.messagesSent += messages.length
+    },
+    async sendBlob (bytes, header) {
+      const chunks: Uint8Array[] = []
+      for (let off = 0; off < bytes.byteLength; off += BLOB_CHUNK_BYTES) chunks.push(bytes.subarray(off, Math.min(off + BLOB_CHUNK_BYTES, bytes.byteLength)))
+      if (header !== undefined) {
+        await write(encodeMessage(header), ...chunks.slice(0, 1))
+        counters.messagesSent++
+      } else if (chunks.length > 0) await write(chunks[0]!)
+      for (const chunk of chunks.slice(1)) await write(chunk)
     },
     async read (timeoutMs) {
       const frame = await nextFrame(timeoutMs)

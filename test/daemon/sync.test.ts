@@ -5,15 +5,13 @@ import { test, before } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { homeLayout } from '../../src/home.js'
-import { createIdentity } from '../../src/identity/identity.js'
 import { generatePrivateKey } from 'viem/accounts'
 import { startDaemonProcess, runCli, type DaemonProcess } from '../support/daemon.js'
 import { startTestChain, testChainClient } from '../support/anvil.js'
 import { ensureIpfsInstalled, startIpfsDaemon } from '../support/ipfs-daemon.js'
 import { waitFor } from '../support/data-files.js'
 import { chainArgs, ownerHome } from '../support/chain-daemon.js'
-import { tempDir } from '../support/tmp.js'
+import { identityHome } from '../support/sync-daemons.js'
 
 before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
 
@@ -124,11 +122,7 @@ test('a fresh device with only the identity restores the data folder from the ch
 
 test('three daemons in a line A-B-C: C gets A\'s files through B, and nothing loops', async (t) => {
   const key = generatePrivateKey()
-  const home = async (): Promise<string> => {
-    const root = await tempDir(t, 'hearth-home-')
-    await createIdentity(homeLayout(root), { privateKey: key })
-    return root
-  }
+  const home = async (): Promise<string> => await identityHome(t, key)
   const a = await startDaemonProcess(t, { home: await home(), env: SYNC_ENV })
   const b = await startDaemonProcess(t, { home: await home(), env: SYNC_ENV, args: ['--set', `sync.peers=["${syncAddress(a)}"]`] })
   const c = await startDaemonProcess(t, { home: await home(), env: SYNC_ENV, args: ['--set', `sync.peers=["${syncAddress(b)}"]`] })
