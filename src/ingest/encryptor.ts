@@ -19,6 +19,8 @@ export interface Encryptor {
   encrypt (plaintext: Uint8Array, passwordHex: string): Promise<Uint8Array>
   /** The message in pieces of CHUNK_SIZE bytes (the last one shorter), in order. */
   encryptChunks (plaintext: Uint8Array, passwordHex: string): AsyncIterable<Uint8Array>
+  /** A large file is on its way (its body is being read): get a worker ready for it. */
+  expectLarge? (): void
 }
 
 /** Encryption on the calling thread (the CLI, tests, and `ingest.encryptionWorkers: 0`). */
@@ -69,7 +71,8 @@ export function workerEncryptor (pool: WorkerPool, opts: EncryptOptions & { minW
       for await (const message of job('whole', plaintext, passwordHex)) return message
       throw new HearthError('INTERNAL', 'the encryption worker answered nothing')
     },
-    encryptChunks: (plaintext, passwordHex) => job('chunks', plaintext, passwordHex)
+    encryptChunks: (plaintext, passwordHex) => job('chunks', plaintext, passwordHex),
+    expectLarge: () => { pool.warm() }
   }
 }
 

@@ -18,6 +18,7 @@ import { decryptEnvelopeBytes } from '../protocol/encryption.js'
 import { inThreadEncryptor } from './encryptor.js'
 import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
 import { envelopeSerializer } from './envelope-bytes.js'
+import { CHUNK_SIZE } from '../storage/cid.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
@@ -426,6 +427,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   }
 
   async function admit<T> (bytes: number | null, fn: () => Promise<T>): Promise<T> {
+    // a worker that ended while idle loads while the body is read and parsed, not after
+    if (bytes === null || bytes > CHUNK_SIZE) encryptor.expectLarge?.()
     if (deps.admission === undefined || (bytes !== null && bytes <= ADMIT_FREELY_BYTES)) return await fn()
     return await deps.admission.run(bytes ?? Number.MAX_SAFE_INTEGER, fn)
   }

@@ -61,6 +61,8 @@ export interface WorkerPool extends Service {
    * FILE_TOO_LARGE when refused. Breaking off early lets the job run to its end unread.
    */
   run<Part = unknown> (input: unknown, opts: JobOptions): AsyncIterable<Part>
+  /** Starts a worker now when none is idle and there is room, so a job expected soon does not wait for one to load. */
+  warm (): void
   status (): Promise<WorkerPoolStatus>
 }
 
@@ -195,8 +197,14 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     }
   }
 
+  function warm (): void {
+    if (!running || slots.size >= opts.size || [...slots].some((s) => s.job === null)) return
+    next(spawn())
+  }
+
   return {
     name: opts.name,
+    warm,
     async start () { running = true },
     async stop () {
       running = false

@@ -20,7 +20,9 @@
 // Throughput, 10 MB: encrypt ~150 MB/s, decrypt ~320 MB/s against a node:crypto AES-256-CFB
 // ceiling of ~500 MB/s (CFB encryption is serial); the rest is openpgp copying packet buffers.
 // Inputs are whole Uint8Arrays: a web stream input measured no faster, and buffered input makes
-// openpgp verify the MDC before any plaintext is released.
+// openpgp verify the MDC before any plaintext is released. A large file is encrypted as a stream
+// (encryptEnvelopeChunks) not for speed but so its ciphertext can be chunked, hashed and stored
+// while the rest is still being encrypted (on a worker thread, ingest/encryptor.ts).
 import * as openpgp from 'openpgp'
 import { HearthError } from '../errors.js'
 

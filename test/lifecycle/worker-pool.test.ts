@@ -86,3 +86,14 @@ test('workers start on demand, run side by side up to the size, and end when idl
   await new Promise((resolve) => setTimeout(resolve, 300))
   assert.equal((await pool.status()).workers, 0, 'idle workers ended')
 })
+
+test('warm starts one idle worker ahead of a job, within the size, and it ends when idle like any other', async (t) => {
+  const pool = await startedPool(t, { size: 1, idleMs: 200 })
+  pool.warm()
+  pool.warm()
+  assert.deepEqual(await pool.status(), { workers: 1, busy: 0, queued: 0, finished: 0, failed: 0, crashed: 0 })
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['warm'] }, { bytes: 1 })), ['warm'])
+  assert.equal((await pool.status()).workers, 1, 'the warmed worker ran the job')
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  assert.equal((await pool.status()).workers, 0)
+})
