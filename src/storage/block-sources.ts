@@ -54,7 +54,7 @@ export interface CiphertextFetcher {
 }
 
 export interface FetcherDeps {
-  storage: Pick<StorageBackend, 'get' | 'add' | 'pin'>
+  storage: Pick<StorageBackend, 'get' | 'add' | 'pin' | 'unpin'>
   /** The remote sources to try, in order, asked afresh for every CID (connected devices change). */
   remote: () => BlockSource[]
   /** Largest content accepted from a remote source. */
@@ -96,8 +96,9 @@ export function createCiphertextFetcher (deps: FetcherDeps): CiphertextFetcher {
           continue
         }
         down.delete(source.name)
-        const attempt = await fromSource(deps, source, cid, opts.signal)
+        const attempt = await fromSource(deps, source, cid, { damagedHere: attempts[0]?.outcome === 'STORAGE_VERIFY_FAILED', ...(opts.signal !== undefined ? { signal: opts.signal } : {}) })
         if ('bytes' in attempt) {
+          if (attempts[0]?.outcome === 'STORAGE_VERIFY_FAILED') await replaced(deps, cid)
           deps.logger.info({ cid, source: source.name, bytes: attempt.bytes.byteLength }, 'fetched a missing ciphertext')
           return { bytes: attempt.bytes, source: source.name, attempts }
         }
@@ -109,7 +110,8 @@ export function createCiphertextFetcher (deps: FetcherDeps): CiphertextFetcher {
   }
 }
 
-async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, outer?: AbortSignal): Promise<{ bytes: Uint8Array } | FetchAttempt> {
+async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, o: { damagedHere: boolean; signal?: AbortSignal }): Promise<{ bytes: Uint8Array } | FetchAttempt> {
+  const outer = o.signal
   const timeout = AbortSignal.timeout(deps.sourceTimeoutMs)
   const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout])
   try {
@@ -117,6 +119,9 @@ async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, 
     if (bytes === null) return { source: source.name, outcome: 'missing' }
     if (bytes.byteLength > deps.maxBytes) throw new HearthError('FILE_TOO_LARGE', `${source.name} sent more than ${deps.maxBytes} bytes`)
     await verifyContent(cid, bytes)
+    // `add` leaves a pinned block of the right size alone; a damaged copy loses its pin first so
+    // that its blocks are written again, and is read back to be sure
+    if (o.damagedHere) await deps.storage.unpin(cid).catch(() => {})
     const stored = await deps.storage.add(bytes, { signal })
     if (stored !== cid) throw new HearthError('STORAGE_VERIFY_FAILED', `the content stored as ${stored}, not ${cid}`)
     return { bytes }
@@ -132,6 +137,15 @@ async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, 
     if (outcome === 'STORAGE_VERIFY_FAILED') deps.logger.warn({ cid, source: source.name }, 'a source sent bytes that do not match the CID; refused, nothing stored')
     else deps.logger.debug({ cid, source: source.name, outcome, err: message }, 'a source could not provide a ciphertext')
     return { source: source.name, outcome, message }
+  }
+}
+
+async function replaced (deps: FetcherDeps, cid: string): Promise<void> {
+  try {
+    await deps.storage.get(cid)
+  } catch (err) {
+    if (!isHearthError(err, 'STORAGE_VERIFY_FAILED')) throw err
+    throw new HearthError('STORAGE_VERIFY_FAILED', `a verified copy of ${cid} was fetched, but the damaged one in local storage could not be replaced`, { cid })
   }
 }
 

@@ -16,7 +16,7 @@ export interface RestoreSettings {
 
 export interface RestoreFetcherDeps {
   settings: RestoreSettings
-  storage: Pick<StorageBackend, 'get' | 'add' | 'pin'>
+  storage: Pick<StorageBackend, 'get' | 'add' | 'pin' | 'unpin'>
   /** The devices to ask right now (none while sync is off). */
   devices: () => BlockSource[]
   logger: Logger

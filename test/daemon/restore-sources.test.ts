@@ -8,7 +8,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { cp, readFile, readdir, stat, unlink } from 'node:fs/promises'
+import { cp, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { generatePrivateKey } from 'viem/accounts'
@@ -143,7 +143,7 @@ test('a fresh embedded device connected to another device of the owner restores 
   assert.ok(served.fetchesServed >= 7, `A served ${String(served.fetchesServed)} fetches`)
 })
 
-test('hearth doctor fetches a ciphertext whose plaintext is gone from a configured gateway, under the same CID; a lying gateway repairs nothing', async (t) => {
+test('hearth doctor fetches a lost or rotten ciphertext whose plaintext is gone from a configured gateway, under the same CID; a lying gateway repairs nothing', async (t) => {
   let d = await startDaemonProcess(t)
   for (const username of ['x', 'y', 'z']) assert.equal((await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username } })).status, 201)
   const stored = (await versions(d, 'instagram.profile')).sort((p, q) => p.path.localeCompare(q.path))
@@ -153,25 +153,31 @@ test('hearth doctor fetches a ciphertext whose plaintext is gone from a configur
   await cp(d.home.blocks, copy, { recursive: true })
   const honest = await startGatewaySim(t, copy)
   const liar = await startGatewaySim(t, copy, 'lying')
-  const [first, second] = stored as [any, any]
+  const [first, second, third] = stored as [any, any, any]
   for (const v of [first, second]) {
     await unlink(blockFilePath(d.home.blocks, CID.parse(v.url.slice('ipfs://'.length))))
     await unlink(join(d.home.data, v.path))
   }
+  // bit rot: the same size, one bit changed, and no plaintext left either
+  const rotten = blockFilePath(d.home.blocks, CID.parse(third.url.slice('ipfs://'.length)))
+  const bytes = await readFile(rotten)
+  bytes[20] = bytes[20]! ^ 0x04
+  await writeFile(rotten, bytes)
+  await unlink(join(d.home.data, third.path))
 
   assert.equal((await runCli(d.home, ['config', 'set', `restore.gateways=${JSON.stringify([liar.url])}`])).code, 0)
   const refused = await runCli(d.home, ['doctor', '--json'])
   assert.equal(refused.code, 1)
   const unrepairable = JSON.parse(refused.stdout).unrepairable
-  assert.deepEqual(unrepairable.map((u: any) => u.path).sort(), [first.path, second.path].sort())
+  assert.deepEqual(unrepairable.map((u: any) => u.path).sort(), [first.path, second.path, third.path].sort())
   for (const u of unrepairable) assert.match(u.reason, new RegExp(`gateway ${liar.url}: STORAGE_VERIFY_FAILED`))
   await assert.rejects(stat(blockFilePath(d.home.blocks, CID.parse(first.url.slice('ipfs://'.length)))), 'nothing of the liar stored')
 
   assert.equal((await runCli(d.home, ['config', 'set', `restore.gateways=${JSON.stringify([liar.url, honest.url])}`])).code, 0)
   const doctor = await runCli(d.home, ['doctor'])
   assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
-  assert.match(doctor.stdout, /3 checked, 2 stored again, 0 unrepairable/)
-  for (const v of [first, second]) assert.ok(doctor.stdout.includes(`restored ${String(v.path)}: ${String(v.url.slice('ipfs://'.length))} fetched again from gateway ${honest.url}`), doctor.stdout)
+  assert.match(doctor.stdout, /3 checked, 3 stored again, 0 unrepairable/)
+  for (const v of [first, second, third]) assert.ok(doctor.stdout.includes(`restored ${String(v.path)}: ${String(v.url.slice('ipfs://'.length))} fetched again from gateway ${honest.url}`), doctor.stdout)
 
   d = await startDaemonProcess(t, { home: d.home.root })
   for (const v of stored) assert.equal((await d.request({ path: `/v1/storage/${String(v.url.slice('ipfs://'.length))}` })).status, 200)

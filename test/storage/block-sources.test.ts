@@ -5,11 +5,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readdir } from 'node:fs/promises'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { withVerifiedReads } from '../../src/storage/verified-reads.js'
+import { blockFilePath } from '../../src/storage/raw-blocks.js'
 import { createCiphertextFetcher, type BlockSource } from '../../src/storage/block-sources.js'
 import { createGatewaySource } from '../../src/storage/gateway-source.js'
 import { isHearthError } from '../../src/errors.js'
@@ -163,4 +164,26 @@ test('no source has it: STORAGE_NOT_FOUND naming every attempt and the next step
   await assert.rejects(fetcherFor(here.storage, [gatewayB], { maxBytes: 1_000_000 }).fetch(o.bigCid),
     (err: unknown) => isHearthError(err, 'STORAGE_NOT_FOUND') && (err.details!.tried as Array<{ outcome: string }>)[1]!.outcome === 'FILE_TOO_LARGE')
   assert.equal(await blockFiles(here.blocksDir), 0)
+})
+
+test('a damaged local copy (same size, bit rot) is replaced by a verified one from a gateway', async (t) => {
+  const o = await origin(t)
+  const sim = await startGatewaySim(t, o.blocksDir)
+  const here = await store(t)
+  const fetcher = fetcherFor(here.storage, [createGatewaySource({ baseUrl: sim.url, requestTimeoutMs: 5000 })])
+  await fetcher.fetch(o.smallCid)
+  await fetcher.fetch(o.bigCid)
+  const leaf = (await import('@ipld/dag-pb')).decode(await readFile(blockFilePath(here.blocksDir, CID.parse(o.bigCid)))).Links[1]!.Hash
+  for (const cid of [CID.parse(o.smallCid), leaf]) {
+    const path = blockFilePath(here.blocksDir, cid)
+    const bytes = await readFile(path)
+    bytes[10] = bytes[10]! ^ 0x01
+    await writeFile(path, bytes)
+  }
+  for (const [cid, bytes] of [[o.smallCid, o.small], [o.bigCid, o.big]] as const) {
+    await assert.rejects(here.storage.get(cid), (err: unknown) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
+    const got = await fetcher.fetch(cid)
+    assert.equal(got.attempts[0]!.outcome, 'STORAGE_VERIFY_FAILED')
+    assert.deepEqual(Buffer.from(await here.storage.get(cid)), Buffer.from(bytes), 'the local copy is sound again')
+  }
 })
