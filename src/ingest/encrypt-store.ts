@@ -9,10 +9,15 @@ import type { Encryptor } from './encryptor.js'
 
 export interface StoredCiphertext { cid: string; encryptedSize: number }
 
-export async function encryptAndStore (deps: { storage: StorageBackend; encryptor: Encryptor }, plaintext: Uint8Array, passwordHex: string): Promise<StoredCiphertext> {
-  if (plaintext.byteLength > CHUNK_SIZE && deps.storage.addStream !== undefined) {
+/** `early`: the pieces of an encryption of `plaintext` already running (early-encryption.ts). */
+export async function encryptAndStore (deps: { storage: StorageBackend; encryptor: Encryptor }, plaintext: Uint8Array, passwordHex: string, early?: AsyncIterable<Uint8Array>): Promise<StoredCiphertext> {
+  if (early !== undefined && deps.storage.addStream === undefined) {
+    const joined = await joinPieces(early)
+    return { cid: await deps.storage.add(joined), encryptedSize: joined.byteLength }
+  }
+  if ((early !== undefined || plaintext.byteLength > CHUNK_SIZE) && deps.storage.addStream !== undefined) {
     let encryptedSize = 0
-    const pieces = deps.encryptor.encryptChunks(plaintext, passwordHex)
+    const pieces = early ?? deps.encryptor.encryptChunks(plaintext, passwordHex)
     const counted = (async function * () {
       for await (const piece of pieces) { encryptedSize += piece.byteLength; yield piece }
     })()
@@ -21,4 +26,10 @@ export async function encryptAndStore (deps: { storage: StorageBackend; encrypto
   }
   const ciphertext = await deps.encryptor.encrypt(plaintext, passwordHex)
   return { cid: await deps.storage.add(ciphertext), encryptedSize: ciphertext.byteLength }
+}
+
+async function joinPieces (pieces: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = []
+  for await (const p of pieces) parts.push(p)
+  return Buffer.concat(parts)
 }

@@ -9,6 +9,7 @@ import type { ResolvedSchema } from '../registry/types.js'
 import type { EncryptOptions } from '../protocol/encryption.js'
 import type { IngestJournal } from './journal.js'
 import type { Encryptor } from './encryptor.js'
+import type { EarlyEncryption } from './early-encryption.js'
 import type { OwnWrites } from './own-writes.js'
 import type { ByteBudget } from '../lifecycle/byte-budget.js'
 
@@ -76,6 +77,8 @@ export interface SubmitOptions {
   collectedAt?: string
   /** The JSON text `data` was parsed from (a request body): stored as it came when it is already canonical. */
   json?: Uint8Array
+  /** The encryption `prepare` started for this body (its collectedAt is the file's); submit uses or cancels it. */
+  early?: EarlyEncryption | null
 }
 
 export type SubmitResult = {

@@ -11,13 +11,14 @@ import type { Logger } from '../log.js'
 import type { FileOrigin, FileRecord } from '../db/types.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
-import { assertScope } from '../protocol/scope.js'
+import { assertScope, scopeProblem } from '../protocol/scope.js'
 import { buildEnvelope, parseEnvelopeBytes, serializeEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
 import { scopeKeyHex } from '../protocol/keys.js'
 import { decryptEnvelopeBytes } from '../protocol/encryption.js'
 import { inThreadEncryptor } from './encryptor.js'
 import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
 import { envelopeSerializer } from './envelope-bytes.js'
+import { startEarlyEncryption, type EarlyEncryption } from './early-encryption.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
@@ -69,6 +70,12 @@ function nextMillisecond (iso: string): string {
 export interface IngestPipeline {
   ingestPath (rel: string, opts?: { origin?: FileOrigin }): Promise<IngestResult>
   submit (scope: string, data: unknown, opts?: SubmitOptions): Promise<SubmitResult>
+  /**
+   * For a request body still to be parsed: starts encrypting the envelope it will be stored as,
+   * when that does not depend on the parse (a large canonical body of a known scope). Hand the
+   * result to `submit` (`early`), which uses it or drops it.
+   */
+  prepare (scope: string, body: Uint8Array, collectedAt?: string): Promise<EarlyEncryption | null>
   /**
    * Runs `fn` (reading a request body and submitting it) once a body of `bytes` (null: unknown,
    * counted as the whole budget) fits the large-body budget; bodies up to 1 MiB never wait.
@@ -123,8 +130,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
    * Encrypts and stores; `unsynced` lets storage skip its syncs when it can (the journal covers
    * them). A file over one chunk is encrypted as a stream and stored piece by piece (encrypt-store.ts).
    */
-  async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false): Promise<StoredCiphertext> {
-    if (!unsynced || deps.storage.addUnsynced === undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope))
+  async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false, early?: AsyncIterable<Uint8Array>): Promise<StoredCiphertext> {
+    if (early !== undefined || !unsynced || deps.storage.addUnsynced === undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope), early)
     const ciphertext = await encryptor.encrypt(bytes, scopeKey(env.scope))
     const added = await deps.storage.addUnsynced(ciphertext)
     if (added !== null) return { cid: added.cid, encryptedSize: ciphertext.byteLength, unsynced: { ciphertext, files: added.files } }
@@ -304,7 +311,18 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     } catch (err) {
       // a full disk (data folder, blocks, index) answers 507 STORAGE_FULL, not 500
       throw asStorageFull(err, `storing data of ${scope}`)
+    } finally {
+      opts.early?.cancel() // unused (a failed validation, a taken name): the worker's job is dropped
     }
+  }
+
+  /** Starts encrypting a large canonical body before it is parsed (early-encryption.ts); null when it cannot. */
+  async function prepare (scope: string, body: Uint8Array, collectedAt?: string): Promise<EarlyEncryption | null> {
+    if (body.byteLength <= CHUNK_SIZE || scopeProblem(scope) !== null) return null
+    const schema = await resolveSchema(scope)
+    if (schema === null) return null
+    const head = { definitionUrl: schema.definitionUrl, scope, collectedAt: collectedAt ?? stampNow(scope) }
+    return startEarlyEncryption(encryptor, body, head, scopeKey(scope))
   }
 
   async function submitOnce (scope: string, data: unknown, opts: SubmitOptions): Promise<SubmitResult> {
@@ -317,11 +335,14 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       throw new HearthError('SCHEMA_VALIDATION_FAILED', `data does not match schema ${schema.id} of ${scope}: ${verdict.reasons.slice(0, 5).join('; ')}`, { reasons: verdict.reasons, schemaId: schema.id })
     }
     await checkScopeFolder(scope)
-    let collectedAt = opts.collectedAt ?? stampNow(scope)
-    const serialize = envelopeSerializer(opts.json)
+    const early = opts.early?.definitionUrl === schema.definitionUrl ? opts.early : null
+    let collectedAt = early?.collectedAt ?? opts.collectedAt ?? stampNow(scope)
+    const serialize = envelopeSerializer(early === null ? opts.json : undefined)
     for (let attempt = 0; attempt < 1000; attempt++) {
       const env = buildEnvelope({ definitionUrl: schema.definitionUrl, scope, data, collectedAt })
-      const bytes = serialize(env)
+      // the first name tried is the one the early encryption was started for
+      const useEarly = attempt === 0 && early !== null
+      const bytes = useEarly ? early.bytes : serialize(env)
       const rel = `${scope}/${collectedAtToFileName(env.collectedAt)}`
       const abs = absoluteDataPath(deps.dataDir, rel)
       const outcome = await locks.run(rel, async (): Promise<'taken' | 'same' | SubmitResult> => {
@@ -333,7 +354,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         // With the journal, neither the file nor the block is synced here: the one sync is the
         // index batch's, which carries both (group-committed with concurrent requests).
         const journaled = journal !== undefined && bytes.byteLength <= JOURNAL_MAX_BYTES
-        const storing = settle(encryptAndStore(env, bytes, journaled))
+        const storing = settle(encryptAndStore(env, bytes, journaled, useEarly ? early.pieces : undefined))
         let write: DurableWrite
         try {
           write = await writeOwnDataFile(deps.ownWrites, rel, abs, bytes, { synced: !journaled })
@@ -436,6 +457,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   return {
     ingestPath,
     submit,
+    prepare,
     admit,
     receive,
     get inFlight () { return locks.inFlight }

@@ -24,7 +24,7 @@ const MB = 1024 * 1024
 /** What makes test/support/crashing-encryption-worker.ts die mid-job. */
 const CRASH_MARKER = 'crash-the-encryption-worker'
 
-interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: StorageBackend, workers: WorkerPool, dataDir: string }
+interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: StorageBackend, workers: WorkerPool, dataDir: string, blocksDir: string }
 
 async function rig (t: TestContext, script?: URL): Promise<Rig> {
   const { dataDir, index, validate } = await ingestWorkspace(t, 'hearth-large-')
@@ -35,7 +35,7 @@ async function rig (t: TestContext, script?: URL): Promise<Rig> {
   await workers.start()
   t.after(async () => { await workers.stop() })
   const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor: workerEncryptor(workers) })
-  return { pipeline, index, storage, workers, dataDir }
+  return { pipeline, index, storage, workers, dataDir, blocksDir: join(dir, 'blocks') }
 }
 
 function bigProfile (bytes: number, marker = ''): Record<string, unknown> {
@@ -103,3 +103,45 @@ test('a large body is stored as it came when canonical, serialised again when no
     assert.equal(Buffer.compare(Buffer.from(plain), onDisk), 0, label)
   }
 })
+
+test('a large canonical body is encrypted while it is parsed and validated: one worker job, the same stored bytes', async (t) => {
+  const r = await rig(t)
+  const json = Buffer.from(JSON.stringify(bigProfile(2 * MB)))
+  const early = await r.pipeline.prepare(SCOPE, json)
+  assert.ok(early !== null, 'started before the parse')
+  const data = JSON.parse(json.toString()) as Record<string, unknown>
+  const result = await r.pipeline.submit(SCOPE, data, { json, early })
+  assert.equal(result.status, 'stored')
+  assert.equal(result.collectedAt, early.collectedAt)
+  const onDisk = await readFile(join(r.dataDir, result.path))
+  const expected = serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt: result.collectedAt, data }))
+  assert.equal(Buffer.compare(onDisk, Buffer.from(expected)), 0)
+  const ciphertext = await r.storage.get(result.record.cid!)
+  assert.equal(result.record.cid, await referenceCid(ciphertext))
+  const { data: plain } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
+  assert.equal(Buffer.compare(Buffer.from(plain), onDisk), 0)
+  assert.equal((await r.workers.status()).finished, 1, 'encrypted once')
+  assert.equal(await r.pipeline.prepare(SCOPE, Buffer.from(JSON.stringify(data, null, 1))), null, 'a body that is not canonical waits for the parse')
+  assert.equal(await r.pipeline.prepare('unknown.scope', json), null, 'nor does one of a scope without a schema')
+})
+
+test('an early encryption of data that fails validation stores nothing, and the next request is stored', async (t) => {
+  const r = await rig(t)
+  const invalid = { bio: 'x'.repeat(2 * MB) } // no username
+  const json = Buffer.from(JSON.stringify(invalid))
+  const early = await r.pipeline.prepare(SCOPE, json)
+  assert.ok(early !== null)
+  await assert.rejects(r.pipeline.submit(SCOPE, invalid, { json, early }), (err) => isHearthError(err, 'SCHEMA_VALIDATION_FAILED'))
+  assert.deepEqual((await readdir(join(r.dataDir, SCOPE)).catch(() => [])).filter((n) => !n.startsWith('.')), [])
+  const ok = await r.pipeline.submit(SCOPE, bigProfile(2 * MB), { json: Buffer.from(JSON.stringify(bigProfile(2 * MB))) })
+  assert.equal(ok.status, 'stored')
+  const blocks = await listFiles(r.blocksDir)
+  const dagBlocks = Math.ceil(ok.record.encryptedSize! / 262_144) + 1
+  assert.equal(blocks.length, dagBlocks, 'only the stored file\'s blocks are in the blockstore')
+})
+
+async function listFiles (dir: string): Promise<string[]> {
+  const out: string[] = []
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) if (e.isFile() && e.name.endsWith('.data')) out.push(e.name)
+  return out
+}

@@ -10,7 +10,7 @@ import { collectedAtProblem } from '../../protocol/envelope.js'
 import type { IngestPipeline } from '../../ingest/pipeline.js'
 import { readEnvelope } from '../../ingest/read-back.js'
 import { removeScope } from '../../ingest/remove-scope.js'
-import { ok, type Reply } from '../http.js'
+import { isJsonContentType, ok, type Reply } from '../http.js'
 import { intParam, stringParam } from '../query.js'
 import type { Router } from '../router.js'
 
@@ -102,9 +102,15 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
     // a large body waits for room before it is read: concurrent large POSTs are bounded in memory
     const declared = Number(req.raw.headers['content-length'])
     const result = await deps.pipeline.admit(Number.isSafeInteger(declared) && declared >= 0 ? declared : null, async () => {
-      const data = await req.json()
-      // the body's own bytes too: a large canonical body is stored as it came, not serialised again
-      return await deps.pipeline.submit(scope, data, { json: await req.bytes(), ...(collectedAt === null ? {} : { collectedAt }) })
+      // a large canonical body is encrypted (on a worker) while it is parsed and validated here
+      const early = isJsonContentType(req.raw.headers['content-type']) ? await deps.pipeline.prepare(scope, await req.bytes(), collectedAt ?? undefined) : null
+      try {
+        const data = await req.json()
+        // the body's own bytes too: a large canonical body is stored as it came, not serialised again
+        return await deps.pipeline.submit(scope, data, { json: await req.bytes(), early, ...(collectedAt === null ? {} : { collectedAt }) })
+      } finally {
+        early?.cancel()
+      }
     })
     if (result.status === 'queued') {
       return ok({ scope: result.scope, collectedAt: result.collectedAt, status: 'queued', state: 'queued', path: result.path, reason: result.reason }, 202)
