@@ -96,9 +96,9 @@ export function createCiphertextFetcher (deps: FetcherDeps): CiphertextFetcher {
           continue
         }
         down.delete(source.name)
-        const attempt = await fromSource(deps, source, cid, { damagedHere: attempts[0]?.outcome === 'STORAGE_VERIFY_FAILED', ...(opts.signal !== undefined ? { signal: opts.signal } : {}) })
+        const attempt = await fromSource(deps, source, cid, opts.signal)
         if ('bytes' in attempt) {
-          if (attempts[0]?.outcome === 'STORAGE_VERIFY_FAILED') await replaced(deps, cid)
+          await store(deps, cid, attempt.bytes, attempts[0]?.outcome === 'STORAGE_VERIFY_FAILED')
           deps.logger.info({ cid, source: source.name, bytes: attempt.bytes.byteLength }, 'fetched a missing ciphertext')
           return { bytes: attempt.bytes, source: source.name, attempts }
         }
@@ -110,8 +110,8 @@ export function createCiphertextFetcher (deps: FetcherDeps): CiphertextFetcher {
   }
 }
 
-async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, o: { damagedHere: boolean; signal?: AbortSignal }): Promise<{ bytes: Uint8Array } | FetchAttempt> {
-  const outer = o.signal
+/** The verified content from one source, or what it answered instead. */
+async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, outer?: AbortSignal): Promise<{ bytes: Uint8Array } | FetchAttempt> {
   const timeout = AbortSignal.timeout(deps.sourceTimeoutMs)
   const signal = outer === undefined ? timeout : AbortSignal.any([outer, timeout])
   try {
@@ -119,19 +119,12 @@ async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, 
     if (bytes === null) return { source: source.name, outcome: 'missing' }
     if (bytes.byteLength > deps.maxBytes) throw new HearthError('FILE_TOO_LARGE', `${source.name} sent more than ${deps.maxBytes} bytes`)
     await verifyContent(cid, bytes)
-    // `add` leaves a pinned block of the right size alone; a damaged copy loses its pin first so
-    // that its blocks are written again, and is read back to be sure
-    if (o.damagedHere) await deps.storage.unpin(cid).catch(() => {})
-    const stored = await deps.storage.add(bytes, { signal })
-    if (stored !== cid) throw new HearthError('STORAGE_VERIFY_FAILED', `the content stored as ${stored}, not ${cid}`)
     return { bytes }
   } catch (err) {
     if (outer?.aborted === true) throw err
     if (timeout.aborted && !isHearthError(err)) {
       return { source: source.name, outcome: 'TIMEOUT', message: `no complete answer within ${deps.sourceTimeoutMs} ms` }
     }
-    // this device's own storage failing is not the source's fault: stop here
-    if (isHearthError(err, 'STORAGE_FULL')) throw err
     const outcome = isHearthError(err) ? err.code : 'STORAGE_UNAVAILABLE'
     const message = (err as Error)?.message ?? String(err)
     if (outcome === 'STORAGE_VERIFY_FAILED') deps.logger.warn({ cid, source: source.name }, 'a source sent bytes that do not match the CID; refused, nothing stored')
@@ -140,7 +133,16 @@ async function fromSource (deps: FetcherDeps, source: BlockSource, cid: string, 
   }
 }
 
-async function replaced (deps: FetcherDeps, cid: string): Promise<void> {
+/**
+ * Store and pin verified content here; a failure of this device's storage goes to the caller
+ * (it is no source's fault). `add` leaves a pinned block of the right size alone, so a damaged
+ * copy loses its pin first (its blocks are then written again) and is read back to be sure.
+ */
+async function store (deps: FetcherDeps, cid: string, bytes: Uint8Array, damagedHere: boolean): Promise<void> {
+  if (damagedHere) await deps.storage.unpin(cid).catch(() => {})
+  const stored = await deps.storage.add(bytes)
+  if (stored !== cid) throw new HearthError('STORAGE_VERIFY_FAILED', `verified content of ${cid} was stored as ${stored}`, { cid })
+  if (!damagedHere) return
   try {
     await deps.storage.get(cid)
   } catch (err) {

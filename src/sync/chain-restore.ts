@@ -62,7 +62,7 @@ const LAST_BLOCK = 'restore:lastBlock'
  * Failures of a service that may come back (a lying source may be followed by an honest one):
  * the block range is scanned again next round.
  */
-const RETRY_LATER = new Set(['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'STORAGE_VERIFY_FAILED', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'])
+const RETRY_LATER = new Set(['STORAGE_UNAVAILABLE', 'STORAGE_NOT_FOUND', 'STORAGE_VERIFY_FAILED', 'STORAGE_FULL', 'SCHEMA_NOT_FOUND', 'TIMEOUT', 'CHAIN_UNAVAILABLE', 'DEFINITION_UNAVAILABLE'])
 
 export async function restoreFromChain (deps: ChainRestoreDeps, opts: { onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreResult> {
   const range = BigInt(deps.blockRange ?? 5_000)

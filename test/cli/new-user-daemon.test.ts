@@ -94,5 +94,7 @@ test('a restore whose ciphertexts no storage has says what to do', () => {
   assert.ok(advice.some((l) => l.includes('hearth storage migrate --to kubo')))
   assert.ok(advice.some((l) => l.includes('run `hearth restore` again')))
   assert.match(advice.at(-1)!, /^1 file\(s\) wait for their schema/)
+  assert.match(restoreAdvice([{ errorCode: 'STORAGE_FULL' }])[0]!, /disk is full/)
+  assert.match(restoreAdvice([{ errorCode: 'STORAGE_VERIFY_FAILED' }])[0]!, /bytes that do not match the CID, and nothing was stored/)
   assert.deepEqual(restoreAdvice([]), [])
 })

@@ -127,6 +127,8 @@ export function restoreAdvice (failures: Array<{ errorCode: string }>): string[]
   }
   const schema = count('SCHEMA_NOT_FOUND') + count('DEFINITION_UNAVAILABLE')
   if (schema > 0) out.push(`${schema} file(s) wait for their schema (its source is unreachable); \`hearth restore\` again once it answers`)
+  const full = count('STORAGE_FULL')
+  if (full > 0) out.push(`${full} file(s) could not be stored here: the disk is full; free some space, then \`hearth restore\` again`)
   const down = count('STORAGE_UNAVAILABLE') + count('CHAIN_UNAVAILABLE') + count('TIMEOUT')
   if (down > 0) out.push(`${down} file(s) failed because storage or the chain did not answer; \`hearth status\` shows which, then \`hearth restore\` again`)
   return out
