@@ -6,9 +6,15 @@
 //   rows:    POST 1 KB at 16 concurrent (files/s) and at one client (p50); POST 10 MB (median);
 //            1,000 × 1 KB dropped into the data folder until all are indexed (files/s);
 //            start until /health answers with an empty home and with 10,000 files; idle RSS
+//   --million: start until /health answers on a home of 1,000,000 stored and indexed files (built
+//            once in bulk, shared by the variants, removed at the end), until every part is up,
+//            until the initial scan has checked every file, the slowest /health answer during
+//            that scan (is the event loop free?), and RSS after it
+//   --start-only: only the start rows (the 10,000-file home is built in bulk like the million's)
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
 // a time, on fresh temp homes, with sync off.
 // Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
+//      [--start-only] [--million]
 //      [--prof DIR]  (CPU profile of each daemon during the 1 KB burst, summarised)
 import '../src/polyfill.js'
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
@@ -21,6 +27,7 @@ import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import * as openpgp from 'openpgp'
 import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
+import { buildMillionHome } from './support/million-home.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -29,6 +36,9 @@ const repo = fileURLToPath(new URL('../', import.meta.url))
 const base = opt('--base')
 const onlyVariant = opt('--variant')
 const profDir = opt('--prof')
+const million = args.includes('--million')
+const startOnly = args.includes('--start-only')
+const MILLION = Number(process.env.HEARTH_BENCH_MILLION ?? 1_000_000)
 const SCOPE = 'instagram.profile'
 const N16 = quick ? 600 : 3000
 const N1 = quick ? 200 : 600
@@ -203,8 +213,65 @@ async function cpuMs (pid: number): Promise<number> {
 }
 
 interface Result {
-  post16: number; post16Cpu: number; post1p50: number; post1p99: number; post10mb: number; dropped: number; droppedCpu: number
-  startEmpty: number; start10k: number; rssIdle: number; profile?: string
+  post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number
+  startEmpty?: number; start10k?: number; rssIdle?: number; profile?: string
+  startMillion?: number; readyMillion?: number; scanMillion?: number; healthMaxDuringScan?: number; rssMillion?: number
+}
+
+/** Start on a home of 10,000 indexed files, then the RSS once the daemon has been idle a while. */
+async function start10kIdle (dir: string, home: string): Promise<{ start10k: number; rssIdle: number }> {
+  const d = await startDaemon(dir, home)
+  await new Promise((resolve) => setTimeout(resolve, quick ? 3000 : 8000))
+  const rssIdle = await rssMb(d.child.pid!)
+  await stopDaemon(d)
+  return { start10k: d.startMs, rssIdle }
+}
+
+async function healthStatus (d: Running): Promise<string> {
+  return (JSON.parse((await call(d, 'GET', '/health')).body) as { status: string }).status
+}
+
+/** The start rows alone: an empty home, a prepared home of 10,000 files, idle RSS after that start. */
+async function runStartRows (name: string, dir: string, home10k: string): Promise<Result> {
+  ensureBuilt(dir)
+  const home = await mkdtemp(join(tmpdir(), `hearth-bench-limits-${name}-`))
+  try {
+    const d = await startDaemon(dir, home)
+    await stopDaemon(d)
+    return { startEmpty: d.startMs, ...await start10kIdle(dir, home10k) }
+  } finally {
+    await rm(home, { recursive: true, force: true })
+  }
+}
+
+/** Start on the million-file home: to /health, to every part up, to the end of the initial scan. */
+async function runMillion (dir: string, home: string): Promise<Result> {
+  ensureBuilt(dir)
+  const d = await startDaemon(dir, home)
+  try {
+    const since = performance.now() - d.startMs
+    while (await healthStatus(d) === 'starting') await new Promise((resolve) => setTimeout(resolve, 10))
+    const readyMillion = performance.now() - since
+    // /health asked one after another through the scan: its slowest answer is how long the
+    // event loop was held at a time
+    let healthMaxDuringScan = 0
+    let lastStatusAt = 0
+    for (;;) {
+      const t = performance.now()
+      await call(d, 'GET', '/health')
+      healthMaxDuringScan = Math.max(healthMaxDuringScan, performance.now() - t)
+      if (performance.now() - lastStatusAt > 500) {
+        lastStatusAt = performance.now()
+        const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { ingest: { scan: { done: boolean } } }
+        if (status.ingest.scan.done) break
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const scanMillion = performance.now() - since
+    return { startMillion: d.startMs, readyMillion, scanMillion, healthMaxDuringScan, rssMillion: await rssMb(d.child.pid!) }
+  } finally {
+    await stopDaemon(d)
+  }
 }
 
 async function runVariant (name: string, dir: string): Promise<Result> {
@@ -248,12 +315,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
       await waitForStored(d, START_FILES, 600_000)
     }
     await stopDaemon(d)
-    d = await startDaemon(dir, home)
-    const start10k = d.startMs
-    await new Promise((resolve) => setTimeout(resolve, quick ? 3000 : 8000))
-    const rssIdle = await rssMb(d.child.pid!)
-    await stopDaemon(d)
-    return { post16: burst.perSecond, post16Cpu, droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, start10k, rssIdle, profile }
+    return { post16: burst.perSecond, post16Cpu, droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, ...await start10kIdle(dir, home), profile }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -265,20 +327,45 @@ const variants: Array<[string, string]> = [['current', repo]]
 if (base !== null) variants.unshift(['base', resolve(base)])
 const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
 
-console.error('floors …')
-const floors = {
-  fsync16: await floorWriteFsync(16, N16),
-  fsync1: await floorWriteFsync(1, N1),
-  openpgp: await floorOpenpgp(quick ? 500 : 2000),
-  aesSha10mb: floorAesSha(10 * 1024 * 1024, 5)
-}
+// the start rows have no floor to compare with
+if (!startOnly) console.error('floors …')
+const floors = startOnly
+  ? { fsync16: Number.NaN, fsync1: Number.NaN, openpgp: Number.NaN, aesSha10mb: Number.NaN }
+  : {
+      fsync16: await floorWriteFsync(16, N16),
+      fsync1: await floorWriteFsync(1, N1),
+      openpgp: await floorOpenpgp(quick ? 500 : 2000),
+      aesSha10mb: floorAesSha(10 * 1024 * 1024, 5)
+    }
 const results = new Map<string, Result>()
-for (const [name, dir] of selected) {
-  console.error(`${name} (${dir}) …`)
-  results.set(name, await runVariant(name, dir))
+const prepared: string[] = []
+try {
+  let home10k: string | null = null
+  if (startOnly) {
+    home10k = await mkdtemp(join(tmpdir(), 'hearth-bench-10k-'))
+    prepared.push(home10k)
+    console.error(`building a home of ${START_FILES} indexed files …`)
+    await buildMillionHome(home10k, START_FILES)
+  }
+  for (const [name, dir] of selected) {
+    console.error(`${name} (${dir}) …`)
+    results.set(name, home10k !== null ? await runStartRows(name, dir, home10k) : await runVariant(name, dir))
+  }
+  if (million) {
+    const homeM = await mkdtemp(join(tmpdir(), 'hearth-bench-million-'))
+    prepared.push(homeM)
+    const buildStarted = performance.now()
+    await buildMillionHome(homeM, MILLION, (done) => { if (done % 100_000 === 0) console.error(`  ${done} files written and indexed (${((performance.now() - buildStarted) / 1000).toFixed(0)} s)`) })
+    for (const [name, dir] of selected) {
+      console.error(`${name}, ${MILLION} files …`)
+      Object.assign(results.get(name)!, await runMillion(dir, homeM))
+    }
+  }
+} finally {
+  for (const home of prepared) await rm(home, { recursive: true, force: true })
 }
 
-const f = (n: number | undefined, digits = 0): string => n === undefined ? '' : n.toFixed(digits)
+const f = (n: number | undefined, digits = 0): string => n === undefined || Number.isNaN(n) ? '' : n.toFixed(digits)
 const rows = [
   { what: '1 KB POST, 16 concurrent (files/s)', budget: '≥ 3000', floor: `fsync ${f(floors.fsync16)} · openpgp ${f(floors.openpgp)}`, key: 'post16' as const, digits: 0 },
   { what: '  daemon CPU per file (ms, user+sys)', budget: '', floor: '', key: 'post16Cpu' as const, digits: 2 },
@@ -289,8 +376,17 @@ const rows = [
   { what: '  daemon CPU per file (ms, user+sys)', budget: '', floor: '', key: 'droppedCpu' as const, digits: 2 },
   { what: 'start to /health, empty home (ms)', budget: '≤ 500', floor: '', key: 'startEmpty' as const, digits: 0 },
   { what: `start to /health, ${START_FILES} files (ms)`, budget: '≤ 500', floor: '', key: 'start10k' as const, digits: 0 },
-  { what: 'idle RSS after start (MB)', budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 }
-]
+  { what: 'idle RSS after start (MB)', budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 },
+  ...(million
+    ? [
+        { what: `start to /health, ${MILLION} files (ms)`, budget: '≤ 2000', floor: '', key: 'startMillion' as const, digits: 0 },
+        { what: `start to every part up, ${MILLION} files (ms)`, budget: '', floor: '', key: 'readyMillion' as const, digits: 0 },
+        { what: `start to initial scan done, ${MILLION} files (ms)`, budget: '', floor: '', key: 'scanMillion' as const, digits: 0 },
+        { what: 'slowest /health during that scan (ms)', budget: '', floor: '', key: 'healthMaxDuringScan' as const, digits: 0 },
+        { what: 'RSS after that scan (MB)', budget: '', floor: '', key: 'rssMillion' as const, digits: 0 }
+      ]
+    : [])
+].filter((r) => [...results.values()].some((res) => res[r.key] !== undefined))
 console.table(rows.map((r) => ({
   what: r.what,
   budget: r.budget,

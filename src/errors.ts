@@ -46,6 +46,8 @@ export const ERROR_CODES = {
   PATH_OUTSIDE_DATA: 400,
   DAEMON_LOCKED: 409,
   DAEMON_NOT_RUNNING: 503,
+  DAEMON_STARTING: 503,        // the part a request needs is still starting (Retry-After says when to ask again)
+  DAEMON_STOPPED: 503,         // the daemon was stopped while it was starting
   CONFIG_INVALID: 400,
   // remote services
   STORAGE_FULL: 507,            // the disk (data folder, blocks or index) has no space left: retried when space returns

@@ -1,9 +1,13 @@
 // Logs (pino). Secrets are redacted by path so a careless log call cannot leak them. On a
 // terminal they are readable lines (pino-pretty, in-process and synchronous); anywhere else
 // (systemd's journal, a file, a pipe) one JSON object a line, for machines.
+import { createRequire } from 'node:module'
 import { pino, type Logger, type DestinationStream } from 'pino'
-import { PinoPretty } from 'pino-pretty'
+import type { PinoPretty } from 'pino-pretty'
 import { resilientDestination } from './log-destination.js'
+
+// pino-pretty is loaded only for a terminal: a daemon under systemd writes JSON and never needs it
+const requirePretty = (): typeof PinoPretty => (createRequire(import.meta.url)('pino-pretty') as { PinoPretty: typeof PinoPretty }).PinoPretty
 
 export type { Logger }
 
@@ -38,7 +42,7 @@ export function createLogger (opts: LoggerOptions = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' }
   }
   if (!pretty) return pino(options, destination)
-  return pino(options, PinoPretty({
+  return pino(options, requirePretty()({
     destination,
     colorize: isTTY && opts.destination === undefined,
     translateTime: 'SYS:HH:MM:ss.l',

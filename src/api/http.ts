@@ -109,5 +109,6 @@ export function errorReply (err: unknown): Reply {
   if (err instanceof HearthError && err.code === 'METHOD_NOT_ALLOWED' && Array.isArray(err.details?.allow)) {
     headers.allow = (err.details.allow as string[]).join(', ')
   }
+  if (err instanceof HearthError && typeof err.details?.retryAfterSeconds === 'number') headers['retry-after'] = String(err.details.retryAfterSeconds)
   return { status: body.error.code, body, headers }
 }

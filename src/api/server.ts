@@ -35,6 +35,7 @@ import { errorReply, readBody, readJson, sendReply, type ApiRequest, type Caller
 import type { Access, Router } from './router.js'
 import { refuseDotSegments } from './path.js'
 import { resolveLoopback } from './loopback.js'
+import type { StartingGate } from './starting.js'
 
 /** What a raw mount gets besides the request: the parsed URL and a body reader with its own limit. */
 export interface MountContext {
@@ -95,9 +96,22 @@ export interface ApiServerDeps {
   /** Most JSON values in a body (ingest.maxJsonValues; default DEFAULT_MAX_JSON_VALUES). */
   maxJsonValues?: number
   logger: Logger
+  /**
+   * While the daemon starts: `router` is the first table (health, status), and a request it does
+   * not answer waits at this gate for the full table (`serve`) before it is routed.
+   */
+  starting?: StartingGate
+}
+
+/** A whole route table: the routes and the owner's raw mounts. */
+export interface RouteTable {
+  router: Router
+  mounts: readonly RawMount[]
 }
 
 export interface ApiServer {
+  /** Serve `table` from now on on every listener (the daemon's full API, once its parts are up). */
+  serve (table: RouteTable): void
   /** Serve `listener` on a unix socket, an inherited fd or loopback TCP; returns the TCP port (or null). */
   listen (listener: Listener, at: ListenTarget): Promise<{ port: number | null }>
   listenUnix (path: string): Promise<void>
@@ -167,6 +181,20 @@ export function parserErrorResponse (err: NodeJS.ErrnoException): { bytes: strin
 export function createApiServer (deps: ApiServerDeps): ApiServer {
   const servers: Server[] = []
   const sockets: string[] = []
+  let router = deps.router
+  // one array shared by the owner's listeners, so `serve` changes their mounts in place
+  const ownerMounts: RawMount[] = [...deps.mounts]
+
+  /** True when the table serving now answers this request (or the full table serves). */
+  function servedNow (method: string, rawPath: string, listener: Listener): boolean {
+    if (deps.starting === undefined || deps.starting.open) return true
+    try {
+      router.match(method, rawPath, listener.serves)
+      return true
+    } catch {
+      return false
+    }
+  }
 
   function logRefusal (listener: Listener, network: boolean, fields: Record<string, unknown>, msg: string): void {
     // refusals on a network listener are worth a look (probing, a misconfigured app); on the
@@ -208,6 +236,8 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
         refused = 'authentication'
         throw err
       }
+      const method = (req.method ?? 'GET').toUpperCase()
+      if (!servedNow(method, rawPath, listener)) await deps.starting!.wait()
       const mount = listener.mounts?.find((m) => rawPath.startsWith(m.prefix))
       if (mount !== undefined) {
         const reply = await mount.handle(req, res, { url, readBody: async (limit) => await readBody(req, limit) })
@@ -215,8 +245,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
         return
       }
 
-      const method = (req.method ?? 'GET').toUpperCase()
-      const { handler, params, access } = deps.router.match(method, rawPath, listener.serves)
+      const { handler, params, access } = router.match(method, rawPath, listener.serves)
       if (!access.some((a) => caller.access.includes(a))) {
         refused = 'access'
         throw new HearthError('UNAUTHORIZED', `${method} ${rawPath} needs one of: ${access.join(', ')}`)
@@ -288,13 +317,17 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
     return { port: typeof addr === 'object' && addr !== null ? addr.port : at.port }
   }
 
-  const owner = ownerSocketListener(deps.mounts)
+  const owner = ownerSocketListener(ownerMounts)
   return {
+    serve (table) {
+      router = table.router
+      ownerMounts.splice(0, ownerMounts.length, ...table.mounts)
+    },
     listen,
     async listenUnix (path) { await listen(owner, { path }) },
     async listenFd (fd) { await listen(owner, { fd }) },
     async listenTcp (host, port, token) {
-      const { port: bound } = await listen(ownerTokenListener(token, deps.mounts), { host, port, configKey: 'api.tcp.host' })
+      const { port: bound } = await listen(ownerTokenListener(token, ownerMounts), { host, port, configKey: 'api.tcp.host' })
       return { port: bound ?? port }
     },
     async close () {

@@ -17,10 +17,28 @@ export interface DaemonRequest {
   path: string
   body?: unknown
   headers?: Record<string, string>
+  /** For the whole request, retries included (default 60 s). */
   timeoutMs?: number
+  /** Ask again after Retry-After while the daemon answers DAEMON_STARTING (default true). */
+  retryWhileStarting?: boolean
 }
 
+/**
+ * One request to the daemon. A daemon that is still starting answers DAEMON_STARTING (503) for
+ * what is not up yet; that is asked again after its Retry-After, within the request's deadline.
+ */
 export async function daemonRequest (socketPath: string, req: DaemonRequest): Promise<DaemonResponse> {
+  const deadline = Date.now() + (req.timeoutMs ?? 60_000)
+  for (;;) {
+    const res = await requestOnce(socketPath, { ...req, timeoutMs: Math.max(1, deadline - Date.now()) })
+    const seconds = Number(res.headers['retry-after'])
+    const retryAfterMs = 1000 * (Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 10) : 1)
+    if (req.retryWhileStarting === false || res.status !== 503 || res.json?.error?.errorCode !== 'DAEMON_STARTING' || Date.now() + retryAfterMs >= deadline) return res
+    await new Promise((resolve) => setTimeout(resolve, retryAfterMs))
+  }
+}
+
+async function requestOnce (socketPath: string, req: DaemonRequest): Promise<DaemonResponse> {
   const raw = req.body === undefined
     ? undefined
     : (req.body instanceof Uint8Array || typeof req.body === 'string') ? req.body : JSON.stringify(req.body)

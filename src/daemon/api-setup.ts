@@ -1,6 +1,6 @@
-// The owner's API: one router with every route set, the upstream proxy's raw mounts, and the
-// listeners (the unix socket or systemd's, and the optional loopback TCP listener with a bearer
-// token) as one service.
+// The owner's API: one router with every route set and the upstream proxy's raw mounts (served by
+// the owner's listeners, owner-listeners.ts, once the parts are up), and the services of the other
+// listeners on the same server (the builders', the dashboard's) and of import jobs.
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import type { HearthConfig } from '../config/types.js'
@@ -11,7 +11,7 @@ import type { IngestPipeline } from '../ingest/pipeline.js'
 import type { SyncControl } from '../sync/service.js'
 import type { HearthEventHub } from '../lifecycle/events.js'
 import { service, type Service } from '../lifecycle/service.js'
-import { createApiServer, systemdListenFd, type ApiServer } from '../api/server.js'
+import type { ApiServer, RouteTable } from '../api/server.js'
 import { Router } from '../api/router.js'
 import { addDataRoutes } from '../api/routes/data.js'
 import { addSchemaRoutes } from '../api/routes/schemas.js'
@@ -30,9 +30,10 @@ import { addConnectorRoutes } from '../api/routes/connectors.js'
 import { connectorDirs } from '../connectors/loader.js'
 import { PROXY_MOUNT_PREFIXES, type Proxy } from '../proxy/index.js'
 import type { SchemaSetup } from './schemas-setup.js'
-import { loadOrCreateApiToken } from './api-token.js'
 
 export interface OwnerApiDeps {
+  /** When the daemon started (`/health`'s uptime). */
+  startedAt: number
   config: HearthConfig
   configSources: Record<string, ConfigSource>
   configAmbient: Omit<ConfigSources, 'file'>
@@ -55,15 +56,11 @@ export interface OwnerApiDeps {
   /** The status report of the running services, for `GET /v1/status`. */
   servicesStatus (): Promise<Record<string, unknown>>
   logger: Logger
-  print: (line: string) => void
 }
 
-export interface OwnerApi extends Service {
-  /** Where other listeners (the dashboard) mount their route sets. */
-  readonly server: ApiServer
-  /** Where the API listens, once started (null: systemd's socket, or no TCP listener). */
-  readonly socketPath: string | null
-  readonly tcpPort: number | null
+/** The owner's whole API: every route set and the upstream proxy's raw mounts. */
+export function ownerApi (deps: OwnerApiDeps): RouteTable {
+  return { router: ownerRouter(deps), mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: deps.proxy.handle })) }
 }
 
 function ownerRouter (deps: OwnerApiDeps): Router {
@@ -72,7 +69,7 @@ function ownerRouter (deps: OwnerApiDeps): Router {
   addDataRoutes(router, { dataDir: home.data, index, storage, pipeline: deps.pipeline, masterKey: deps.masterKey, logger, onScopeDeleted: (scope) => events.emit('scope.deleted', { scope }) })
   addSyncRoutes(router, deps.sync)
   addSchemaRoutes(router, { registry: deps.schemas.registry, serving: deps.schemas.serving, shipped: deps.schemas.shipped, storage, logger, onSchemaAdded: (schema) => events.emit('schema.added', schema) })
-  addSystemRoutes(router, { ownerAddress: deps.ownerAddress, index, storage, servicesStatus: deps.servicesStatus })
+  addSystemRoutes(router, { startedAt: deps.startedAt, ownerAddress: deps.ownerAddress, index, storage, servicesStatus: deps.servicesStatus })
   addConfigRoutes(router, { configFile: home.config, running: { config: deps.config, sources: deps.configSources }, ambient: deps.configAmbient, logger })
   addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
   addImportRoutes(router, { jobs: deps.importJobs })
@@ -82,43 +79,6 @@ function ownerRouter (deps: OwnerApiDeps): Router {
   addImageRoutes(router, deps.proxy)
   addConversationRoutes(router, deps.proxy)
   return router
-}
-
-export function ownerApi (deps: OwnerApiDeps): OwnerApi {
-  const { config, home } = deps
-  const api = createApiServer({
-    router: ownerRouter(deps),
-    mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: deps.proxy.handle })),
-    maxBodyBytes: config.api.maxBodyBytes,
-    maxJsonValues: config.ingest.maxJsonValues,
-    logger: deps.logger
-  })
-  let socketPath: string | null = null
-  let tcpPort: number | null = null
-  const lifecycle = service('api', {
-    async start () {
-      const inheritedFd = systemdListenFd(deps.env)
-      if (inheritedFd !== null) {
-        await api.listenFd(inheritedFd)
-        deps.print('listening on the socket passed by systemd')
-      } else {
-        await api.listenUnix(home.socket)
-        socketPath = home.socket
-      }
-      if (config.api.tcp.enabled) {
-        const token = await loadOrCreateApiToken(home)
-        tcpPort = (await api.listenTcp(config.api.tcp.host, config.api.tcp.port, token)).port
-        deps.print(`TCP listener on ${config.api.tcp.host}:${tcpPort} (bearer token in ${home.identity}/api-token)`)
-      }
-    },
-    async stop () { await api.close() }
-  })
-  return {
-    ...lifecycle,
-    server: api,
-    get socketPath () { return socketPath },
-    get tcpPort () { return tcpPort }
-  }
 }
 
 /** Imports of uploaded exports (the dashboard's), run by connectors in a child process. */

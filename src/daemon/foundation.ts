@@ -1,29 +1,23 @@
-// The first services of the daemon: the home's lock and its database. Each opens on start and
-// closes on stop; what they open is used by every later part.
-import { chmod, mkdir } from 'node:fs/promises'
+// The daemon's foundation behind `/health`: the temps a previous run left, and the database with
+// its file index. Each opens on start and closes on stop; what they open is used by every later part.
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import { service, startedValue, type Service } from '../lifecycle/service.js'
 import { openDatabase, type HearthDatabase } from '../db/database.js'
 import { openFileIndex, type FileIndex } from '../db/file-index.js'
 import { removeStaleTemps } from '../ingest/atomic-write.js'
-import { acquireDaemonLock, type DaemonLock } from './lock.js'
 
 /**
- * The home: its folders (owner-only), the one-daemon-per-home lock, and, once the home is ours,
- * the temp files of writes a previous run did not finish.
+ * The temp files of writes a previous run did not finish. Runs once the home is ours (the lock is
+ * held) and before anything writes to the data folder, so every such temp is stale. It reads
+ * every folder of the data folder, so it runs behind `/health`, not before.
  */
-export function homeService (home: HomeLayout, logger: Logger): Service {
-  let lock: DaemonLock | null = null
-  return service('home', {
+export function staleTempsService (home: HomeLayout, logger: Logger): Service {
+  return service('staleTemps', {
     async start () {
-      for (const dir of [home.root, home.data, home.index, home.run, home.images]) await mkdir(dir, { recursive: true })
-      await chmod(home.root, 0o700)
-      lock = await acquireDaemonLock(home.lock)
       const staleTemps = await removeStaleTemps(home.data)
       if (staleTemps > 0) logger.info({ removed: staleTemps }, 'removed temp files of writes a previous run did not finish')
-    },
-    async stop () { await lock?.release() }
+    }
   })
 }
 

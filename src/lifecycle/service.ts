@@ -22,11 +22,14 @@ export type StatusReport = Record<string, unknown>
 /**
  * Starts services one at a time and remembers them, so that a failed start (or the end of the
  * daemon) stops exactly what had started, newest first. A stop that fails is logged and the
- * rest still stop.
+ * rest still stop. `stopAll` may come while a service is starting (a daemon stopped during its
+ * start): it waits for that start to finish, stops it too, and refuses any later `start`.
  */
 export class ServiceStack {
   readonly #started: Service[] = []
   readonly #logger: Logger
+  #starting: { name: string; settled: Promise<unknown> } | null = null
+  #closed = false
 
   constructor (logger: Logger) {
     this.#logger = logger
@@ -34,11 +37,25 @@ export class ServiceStack {
 
   /**
    * Start `service` and keep it for `stopAll`; resolves to the same object. A service whose
-   * start fails is stopped at once (whatever it opened is closed) and the error rethrown.
+   * start fails is stopped at once (whatever it opened is closed) and the error rethrown; after
+   * `stopAll` began, nothing starts (DAEMON_STOPPED).
    */
   async start<S extends Service> (service: S): Promise<S> {
+    if (this.#closed) throw stopped(service.name)
+    const run = this.#run(service)
+    const starting = { name: service.name, settled: run.catch(() => {}) }
+    this.#starting = starting
+    try {
+      return await run
+    } finally {
+      if (this.#starting === starting) this.#starting = null
+    }
+  }
+
+  async #run<S extends Service> (service: S): Promise<S> {
     try {
       await service.start()
+      if (this.#closed) throw stopped(service.name)
     } catch (err) {
       await this.#stop(service)
       throw err
@@ -53,7 +70,15 @@ export class ServiceStack {
     return [...this.#started]
   }
 
+  /** What has started and what is starting now, for a status report during start-up. */
+  progress (): { started: string[]; starting: string | null } {
+    return { started: this.#started.map((s) => s.name), starting: this.#starting?.name ?? null }
+  }
+
   async stopAll (): Promise<void> {
+    this.#closed = true
+    // a service starting now is stopped by its own start() once that settles
+    await this.#starting?.settled
     while (this.#started.length > 0) await this.#stop(this.#started.pop()!)
   }
 
@@ -91,6 +116,10 @@ export function service (name: string, parts: { start?: () => Promise<void>; sto
     async stop () { await parts.stop?.() },
     async status () { return await parts.status?.() }
   }
+}
+
+function stopped (name: string): HearthError {
+  return new HearthError('DAEMON_STOPPED', `${name} was not started: the daemon is stopping`)
 }
 
 /** What a service made on start (a handle, a client), or an INTERNAL error before it started. */

@@ -8,7 +8,7 @@
 // (which @helia/unixfs uses with 1 MiB / 1024-link defaults): the parameters then live in our code,
 // and the tests can check them against the importer's own implementation independently.
 import { CID } from 'multiformats/cid'
-import { unixfs, type AddOptions, type UnixFSComponents } from '@helia/unixfs'
+import type { AddOptions, UnixFSComponents } from '@helia/unixfs'
 import { HearthError } from '../errors.js'
 
 export const CHUNK_SIZE = 262_144
@@ -115,5 +115,7 @@ export async function cidOfBytes (bytes: Uint8Array): Promise<string> {
     has: async () => false,
     get: async function * (): AsyncGenerator<Uint8Array> { throw new Error('nothing is stored') }
   } as unknown as UnixFSComponents['blockstore']
+  // loaded on first use: a daemon that only ever verifies raw blocks never loads the importer
+  const { unixfs } = await import('@helia/unixfs')
   return canonicalCid(await unixfs({ blockstore: discard }).addBytes(bytes, unixfsAddOptions()))
 }

@@ -9,15 +9,20 @@
 // chunking, hashing and block writes overlap the encryption. The pin is recorded after every
 // block is on disk.
 //
+// Helia itself (and the libp2p it brings in) is loaded only when a pin or unpin of a multi-block
+// file needs its pin machinery: starting the storage, single-block files (add, pin, unpin), reads
+// and `has` use the blockstore, LevelDB and @helia/unixfs (loaded on the first multi-block add or
+// read) alone, which keeps the daemon's start and idle memory small.
+//
 // It starts NO networking at all: `createHeliaLight` builds a node without libp2p, without block
-// brokers (bitswap, trustless gateways) and without routers, and every read is made with
-// `offline: true`, so a missing block is an immediate STORAGE_NOT_FOUND instead of a network
-// search. Getting content onto this node is the sync layer's job (docs/protocol.md §3.4), not this module's.
+// brokers (bitswap, trustless gateways) and without routers, and reads go to the blockstore
+// itself, so a missing block is an immediate STORAGE_NOT_FOUND instead of a network search.
+// Getting content onto this node is the sync layer's job (docs/protocol.md §3.4), not this module's.
 //
 // The LevelDB datastore takes an exclusive lock on its folder, so a second process opening the same
 // home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins.
-import { createHeliaLight } from 'helia'
-import { unixfs, type UnixFS, type UnixFSComponents } from '@helia/unixfs'
+import type { createHeliaLight } from 'helia'
+import type { UnixFS, UnixFSComponents } from '@helia/unixfs'
 import { FsBlockstore } from 'blockstore-fs'
 import { LevelDatastore } from 'datastore-level'
 import { ClassicLevel } from 'classic-level'
@@ -60,21 +65,27 @@ export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Prom
   // Same classic-level module datastore-level itself builds on; only the declared types differ.
   const datastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
   await datastore.open()
+  opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
+  return new EmbeddedStorage(blockstore, datastore, new PinRecords(db), opts)
+}
+
+/** Helia on this node's own stores (no network), started; loaded on first use. */
+async function startHelia (blockstore: FsBlockstore, datastore: LevelDatastore, datastoreDir: string): Promise<HeliaNode> {
+  const { createHeliaLight } = await import('helia')
   const helia = createHeliaLight({ blockstore, datastore })
   try {
     await helia.start()
   } catch (err) {
-    await datastore.close().catch(() => {})
     throw new HearthError('STORAGE_UNAVAILABLE', `embedded IPFS node failed to start: ${errorMessage(err)}`,
-      { backend: 'embedded', datastoreDir: opts.datastoreDir }, { cause: err })
+      { backend: 'embedded', datastoreDir }, { cause: err })
   }
-  opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(helia, blockstore, datastore, new PinRecords(db), opts)
+  return helia
 }
 
 class EmbeddedStorage implements StorageBackend {
   readonly kind = 'embedded' as const
-  readonly #fs: UnixFS
+  #helia: Promise<HeliaNode> | null = null
+  #unixfs: Promise<UnixFS> | null = null
   #stopped = false
   #size: FolderSize | null = null
   // Helia's pin bookkeeping is a read-modify-write of per-block counters with no lock of its
@@ -83,13 +94,27 @@ class EmbeddedStorage implements StorageBackend {
   readonly #syncDir: DirSync = createDirSync()
 
   constructor (
-    private readonly helia: HeliaNode,
     private readonly blockstore: FsBlockstore,
     private readonly datastore: LevelDatastore,
     private readonly pinRecords: PinRecords,
     private readonly opts: EmbeddedStorageOptions
-  ) {
-    this.#fs = unixfs(helia)
+  ) {}
+
+  /** Helia, for the pin machinery of multi-block files: started on first use (a failed start is tried again next time). */
+  async #node (): Promise<HeliaNode> {
+    const starting = this.#helia ??= startHelia(this.blockstore, this.datastore, this.opts.datastoreDir)
+    try {
+      return await starting
+    } catch (err) {
+      if (this.#helia === starting) this.#helia = null
+      throw err
+    }
+  }
+
+  /** UnixFS reads and multi-block adds straight on the blockstore (offline by construction). */
+  async #fs (blockstore: UnixFSComponents['blockstore'] = this.blockstore as unknown as UnixFSComponents['blockstore']): Promise<UnixFS> {
+    const { unixfs } = await import('@helia/unixfs')
+    return unixfs({ blockstore })
   }
 
   async add (bytes: Uint8Array, opts: { signal?: AbortSignal } = {}): Promise<string> {
@@ -145,7 +170,7 @@ class EmbeddedStorage implements StorageBackend {
     } as unknown as UnixFSComponents['blockstore']
     let root: CID
     try {
-      root = await unixfs({ blockstore: durable }).addByteStream(source, { ...unixfsAddOptions(), signal })
+      root = await (await this.#fs(durable)).addByteStream(source, { ...unixfsAddOptions(), signal })
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
@@ -189,7 +214,7 @@ class EmbeddedStorage implements StorageBackend {
     const chunks: Uint8Array[] = []
     let length = 0
     try {
-      for await (const chunk of this.#fs.cat(parsed, { offline: true, signal: opts.signal })) {
+      for await (const chunk of (await this.#fs()).cat(parsed, { offline: true, signal: opts.signal })) {
         chunks.push(chunk)
         length += chunk.length
       }
@@ -212,7 +237,8 @@ class EmbeddedStorage implements StorageBackend {
       // A recursive pin was only recorded after every block of the DAG was read, so it proves the
       // whole file is here without reading it again.
       if (await this.#isPinnedRoot(parsed)) return true
-      const stat = await this.#fs.stat(parsed, { extended: true, offline: true })
+      if (parsed.code === RAW_CODEC) return true
+      const stat = await (await this.#fs()).stat(parsed, { extended: true, offline: true })
       return stat.type === 'raw' || (stat.type === 'file' && stat.localSize === stat.size)
     } catch {
       return false
@@ -222,14 +248,20 @@ class EmbeddedStorage implements StorageBackend {
   async unpin (cid: string): Promise<void> {
     this.#assertRunning()
     const parsed = parseCid(cid)
+    if (parsed.code === RAW_CODEC) {
+      await this.#pins.shared(parsed.toString(), async () => { await this.pinRecords.removeSingleBlock(parsed) })
+        .catch((err: unknown) => { throw this.#wrap(err, 'unpin', parsed) })
+      return
+    }
     await this.#serialPin(parsed, async () => {
       if (!(await this.#isPinnedRoot(parsed))) return
-      for await (const _ of this.helia.pins.rm(parsed, { offline: true, walker: sequentialWalker } as object)) { /* drain */ }
+      const helia = await this.#node()
+      for await (const _ of helia.pins.rm(parsed, { offline: true, walker: sequentialWalker } as object)) { /* drain */ }
     }).catch((err: unknown) => { throw this.#wrap(err, 'unpin', parsed) })
   }
 
   async health (): Promise<StorageHealth> {
-    if (this.#stopped || this.helia.status !== 'started') return { ok: false, detail: 'embedded IPFS node is stopped' }
+    if (this.#stopped) return { ok: false, detail: 'embedded IPFS node is stopped' }
     this.#size ??= folderSize(this.opts.blocksDir)
     return { ok: true, detail: `embedded IPFS node, blocks in ${this.opts.blocksDir}`, bytes: this.#size.current() }
   }
@@ -240,7 +272,8 @@ class EmbeddedStorage implements StorageBackend {
     await this.#size?.settled()
     await this.#pins.idle().catch(() => {})
     try {
-      await this.helia.stop()
+      const helia = await this.#helia?.catch(() => null)
+      await helia?.stop()
     } finally {
       await this.blockstore.close()
       await this.datastore.close()
@@ -252,21 +285,17 @@ class EmbeddedStorage implements StorageBackend {
     await this.#serialPin(cid, async () => {
       try {
         // "Already pinned" is answered from the pin index before any block is read.
-        for await (const _ of this.helia.pins.add(cid, { signal, offline: true, walker: sequentialWalker } as object)) { /* drain */ }
+        const helia = await this.#node()
+        for await (const _ of helia.pins.add(cid, { signal, offline: true, walker: sequentialWalker } as object)) { /* drain */ }
       } catch (err) {
         if ((err as Error)?.name !== 'AlreadyPinnedError') throw err
       }
     }).catch((err: unknown) => { throw this.#wrap(err, 'pin', cid) })
   }
 
+  /** Helia's pin record of `cid` (PinRecords reads the same key), without starting Helia. */
   async #isPinnedRoot (cid: CID): Promise<boolean> {
-    try {
-      await this.helia.pins.get(cid)
-      return true
-    } catch (err) {
-      if ((err as Error)?.name === 'NotFoundError') return false
-      throw err
-    }
+    return await this.pinRecords.has(cid)
   }
 
   #serialPin<T> (cid: CID, fn: () => Promise<T>): Promise<T> {

@@ -7,10 +7,9 @@ import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import { HearthError } from '../errors.js'
 import type { Service } from '../lifecycle/service.js'
-import { createEmbeddedStorage } from './embedded.js'
-import { createKuboStorage } from './kubo.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { withVerifiedReads } from './verified-reads.js'
+import { checkKuboOptions } from './kubo-options.js'
 
 export type StorageBackendKind = StorageBackend['kind']
 
@@ -34,13 +33,20 @@ export interface StorageService extends StorageBackend, Service {
 export function createStorage (config: StorageConfig, paths: Pick<HomeLayout, 'blocks' | 'datastore'>, logger?: Logger): StorageService {
   switch (config.backend) {
     case 'embedded':
-      return new StorageHolder('embedded', async () => withVerifiedReads(await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger })))
+      // each backend's libraries load when that backend starts, never both
+      return new StorageHolder('embedded', async () => {
+        const { createEmbeddedStorage } = await import('./embedded.js')
+        return withVerifiedReads(await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger }))
+      })
     case 'kubo': {
       if (config.kubo?.url === undefined || config.kubo.url === '') {
         throw new HearthError('CONFIG_INVALID', 'storage.backend is kubo but storage.kubo.url is not set')
       }
-      const kubo = withVerifiedReads(createKuboStorage({ ...config.kubo, logger }))
-      return new StorageHolder('kubo', async () => kubo)
+      const kubo = { ...config.kubo, ...checkKuboOptions(config.kubo) }
+      return new StorageHolder('kubo', async () => {
+        const { createKuboStorage } = await import('./kubo.js')
+        return withVerifiedReads(createKuboStorage({ ...kubo, logger }))
+      })
     }
     default:
       throw new HearthError('CONFIG_INVALID', 'storage.backend must be "embedded" or "kubo"', { backend: String((config as { backend?: unknown }).backend) })

@@ -22,6 +22,7 @@ import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { KUBO_ADD_OPTIONS, canonicalCid, cidOfBytes, parseCid } from './cid.js'
 import type { StorageHealth, StorageBackend } from './types.js'
+import { checkKuboOptions, displayUrl } from './kubo-options.js'
 
 export interface KuboStorageOptions {
   /** RPC API address: `http://127.0.0.1:5001` (the `/api/v0` path is implied) or a multiaddr. */
@@ -33,17 +34,12 @@ export interface KuboStorageOptions {
   logger?: Logger
 }
 
-export const DEFAULT_KUBO_TIMEOUT_MS = 10_000
 /** How much earlier than our own deadline the node is asked to give up on a content search. */
 const SERVER_DEADLINE_MARGIN_MS = 1_000
 const HEALTH_TIMEOUT_MS = 5_000
 
 export function createKuboStorage (opts: KuboStorageOptions): StorageBackend {
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_KUBO_TIMEOUT_MS
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 100) {
-    throw new HearthError('CONFIG_INVALID', 'storage.kubo.timeoutMs must be a number of milliseconds >= 100', { timeoutMs })
-  }
-  const url = validateUrl(opts.url)
+  const { url, timeoutMs } = checkKuboOptions(opts)
   const client = create({ url, headers: opts.headers ?? {} })
   return new KuboStorage(client, displayUrl(url), timeoutMs, opts.logger)
 }
@@ -195,29 +191,6 @@ class KuboStorage implements StorageBackend {
     }
     this.logger?.warn({ op, url: this.url, status, message: message.slice(0, 300) }, 'kubo RPC request failed')
     return new HearthError('STORAGE_UNAVAILABLE', `Kubo RPC at ${this.url} failed ${op} (HTTP ${status}): ${message.slice(0, 200)}`, details)
-  }
-}
-
-function validateUrl (url: string): string {
-  if (typeof url !== 'string' || url.length === 0) throw new HearthError('CONFIG_INVALID', 'storage.kubo.url is required')
-  if (url.startsWith('/')) return url // a multiaddr such as /ip4/127.0.0.1/tcp/5001
-  let parsed: URL
-  try { parsed = new URL(url) } catch { throw new HearthError('CONFIG_INVALID', 'storage.kubo.url is not a URL', { url: displayUrl(url) }) }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new HearthError('CONFIG_INVALID', 'storage.kubo.url must be http:// or https://', { url: displayUrl(url) })
-  }
-  return url
-}
-
-/** The URL as shown in messages and logs: without user:password. */
-function displayUrl (url: string): string {
-  try {
-    const u = new URL(url)
-    u.username = ''
-    u.password = ''
-    return u.toString().replace(/\/$/, '')
-  } catch {
-    return url
   }
 }
 

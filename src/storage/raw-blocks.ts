@@ -87,6 +87,27 @@ export class PinRecords {
     await this.#write({ root, blocks })
   }
 
+  /**
+   * Removes the recursive pin of a single-block root as Helia's `pins.rm` does (the pin record,
+   * and the block's counter: decremented, deleted at zero), in one batch, without loading Helia.
+   * False when it was not pinned. The caller keeps other pin changes of this block out (PinLock).
+   */
+  async removeSingleBlock (root: CID): Promise<boolean> {
+    const key = pinKey(root)
+    if ((await this.#db.get(key)) === undefined) return false
+    const blockKey = pinnedBlockKey(root)
+    const stored = await this.#db.get(blockKey)
+    const ops: Array<{ type: 'del'; key: string } | { type: 'put'; key: string; value: Uint8Array }> = [{ type: 'del', key }]
+    if (stored !== undefined) {
+      const counter = cborg.decode(stored) as PinnedBlockRecord
+      counter.pinCount--
+      counter.pinnedBy = counter.pinnedBy.filter((c) => !equalBytes(c, root.bytes))
+      ops.push(counter.pinCount <= 0 ? { type: 'del', key: blockKey } : { type: 'put', key: blockKey, value: cborg.encode(counter) })
+    }
+    await this.#db.batch(ops)
+    return true
+  }
+
   async #pinAll (requests: PinRequest[]): Promise<void> {
     const unique = [...new Map(requests.map((r) => [r.root.toV1().toString(), r])).values()]
     const pins = await this.#db.getMany(unique.map((r) => pinKey(r.root)))

@@ -11,12 +11,12 @@ import type { Service } from '../lifecycle/service.js'
 import type { HearthEventHub } from '../lifecycle/events.js'
 import type { IngestPipeline } from '../ingest/pipeline.js'
 import { removeRecords } from '../ingest/remove-scope.js'
-import { createSyncNode, type SyncNode } from './node.js'
-import { createSyncEngine, type SyncEngine } from './engine.js'
+import type { SyncNode } from './node.js'
+import type { SyncEngine } from './engine.js'
 import { peerReceiveHook } from './peer-receive.js'
 import { createChainRestorer } from './restore.js'
 import { restoreFetcher, type RestoreSettings } from './restore-sources.js'
-import { createDeviceSources, type DeviceSources } from './device-source.js'
+import type { DeviceSources } from './device-source.js'
 import { syncState } from './state.js'
 import type { RestoreChain, RestoreResult } from './chain-restore.js'
 
@@ -88,6 +88,8 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
   })
 
   const startPeerSync = async (): Promise<void> => {
+    // libp2p, the engine and the device sources load only when sync is enabled
+    const [{ createSyncNode }, { createSyncEngine }, { createDeviceSources }] = await Promise.all([import('./node.js'), import('./engine.js'), import('./device-source.js')])
     node = await createSyncNode({
       networkKey: deps.networkKey,
       peerKeyFile: deps.peerKeyFile,

@@ -43,3 +43,16 @@ test('the CLI entry loads no command module and no heavy library until a command
   assert.deepEqual(commands, [])
   assert.deepEqual(HEAVY.filter((p) => packages.has(p)), [])
 })
+
+test('hearth daemon loads nothing heavy before its listeners answer /health; the parts come behind them', () => {
+  const { files, packages } = staticGraph(join(SRC, 'cli/commands/daemon.ts'))
+  // the configuration is validated (ajv) before anything starts; everything else waits
+  assert.deepEqual(HEAVY.filter((p) => packages.has(p) && p !== 'ajv'), [])
+  assert.equal(files.has(join(SRC, 'daemon/parts.ts')), false, 'the parts are imported dynamically')
+})
+
+test('the parts load libp2p, Helia and the Kubo client only when the configuration needs them', () => {
+  const { packages } = staticGraph(join(SRC, 'daemon/parts.ts'))
+  const configured = [...packages].filter((p) => p === 'helia' || p === 'libp2p' || p.startsWith('@libp2p/') || p === '@chainsafe/libp2p-noise' || p === 'kubo-rpc-client' || p === '@helia/unixfs')
+  assert.deepEqual(configured, [])
+})

@@ -13,11 +13,11 @@ import { silentLogger } from '../../src/log.js'
 import { daemonRequest } from '../../src/client/daemon-client.js'
 import { tempDir } from '../support/tmp.js'
 
-function configWith (changes: { tcpPort?: number }): HearthConfig {
+function configWith (changes: { buildersPort?: number }): HearthConfig {
   const config = defaultConfig()
   // a real sync node on loopback only, so its stop is exercised too; never mDNS on a real interface
   config.sync = { ...config.sync, enabled: true, listen: ['/ip4/127.0.0.1/tcp/0'], mdns: false }
-  if (changes.tcpPort !== undefined) config.api.tcp = { enabled: true, host: '127.0.0.1', port: changes.tcpPort }
+  if (changes.buildersPort !== undefined) config.builders = { ...config.builders, listen: `127.0.0.1:${changes.buildersPort}` }
   return config
 }
 
@@ -31,7 +31,8 @@ test('a service that fails to start stops the ones started before it; the home i
   const port = (taken.address() as AddressInfo).port
 
   const lines: string[] = []
-  await assert.rejects(startDaemon({ home, config: configWith({ tcpPort: port }), logger: silentLogger(), env: {}, print: (l) => lines.push(l) }))
+  // the builder listener starts last, after the owner's listeners and every other part
+  await assert.rejects(startDaemon({ home, config: configWith({ buildersPort: port }), logger: silentLogger(), env: {}, print: (l) => lines.push(l) }))
   assert.ok(lines.some((l) => l.startsWith('sync      peer')), 'the sync node had started before the listener failed')
   assert.equal(lines.includes('ready'), false)
   assert.equal(await exists(home.lock), false, 'the daemon lock is released')
@@ -44,7 +45,7 @@ test('a service that fails to start stops the ones started before it; the home i
     const status = await daemonRequest(home.socket, { path: '/v1/status' })
     assert.equal(status.status, 200)
     const body = JSON.parse(Buffer.from(status.body).toString('utf8')) as Record<string, any>
-    assert.deepEqual(Object.keys(body), ['owner', 'files', 'rejected', 'waiting', 'storage', 'schemaSources', 'chain', 'encryptionWorkers', 'sync', 'upstream', 'ingest', 'builders', 'dashboard'])
+    assert.deepEqual(Object.keys(body), ['owner', 'index', 'files', 'rejected', 'waiting', 'storage', 'schemaSources', 'chain', 'encryptionWorkers', 'sync', 'upstream', 'ingest', 'builders', 'dashboard'])
     assert.equal(body.storage.backend, 'embedded')
     assert.equal(body.storage.ok, true)
     assert.equal(body.chain.configured, false)

@@ -159,7 +159,7 @@ test('the factory rejects an incomplete or unknown configuration', async (t) => 
   assert.throws(() => createStorage({ backend: 'floppy' } as never, home), (err) => isHearthError(err, 'CONFIG_INVALID'))
 })
 
-test('single-block adds (the fast path) give the CIDs of ipfs add and leave pins Helia itself honours', async (t) => {
+test('single-block adds and unpins (the fast path, no Helia) give the CIDs of ipfs add and leave pins Helia itself honours', async (t) => {
   const dir = await tempDir(t)
   const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
   const inputs = [1, 1024, CHUNK_SIZE - 1, CHUNK_SIZE, CHUNK_SIZE + 1].map((n) => randomBytes(n))

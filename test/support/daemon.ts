@@ -35,6 +35,8 @@ export interface StartOptions {
   stderrFile?: string
   /** The line on stdout that means the daemon is up (default 'ready'). */
   readyLine?: string
+  /** Wait only until `/health` answers (its parts may still be starting) instead of for readyLine. */
+  untilHealth?: boolean
   timeoutMs?: number
 }
 
@@ -74,7 +76,10 @@ export async function startDaemonProcess (t: Pick<TestContext, 'after'>, opts: S
   })
   const readyLine = opts.readyLine ?? 'ready'
   const deadline = Date.now() + (opts.timeoutMs ?? 60_000)
-  while (!out.split('\n').includes(readyLine)) {
+  const up = async (): Promise<boolean> => opts.untilHealth === true
+    ? await daemonRequest(home.socket, { path: '/health', timeoutMs: 2_000 }).then((r) => r.status === 200, () => false)
+    : out.split('\n').includes(readyLine)
+  while (!(await up())) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`daemon exited early (${String(child.exitCode)}):\n${out}`)
     if (Date.now() > deadline) { killGroup('SIGKILL'); throw new Error(`daemon not ready in time:\n${out}`) }
     await new Promise((r) => setTimeout(r, 50))

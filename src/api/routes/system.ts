@@ -7,6 +7,8 @@ import { HEARTH_VERSION } from '../../version.js'
 import type { Router } from '../router.js'
 
 export interface SystemRouteDeps {
+  /** When the daemon started (uptime is counted from there). */
+  startedAt?: number
   ownerAddress: string
   index: FileIndex
   storage: StorageBackend
@@ -16,8 +18,29 @@ export interface SystemRouteDeps {
 
 const CID_PATTERN = /^[a-zA-Z0-9]{10,120}$/
 
+export interface StartingRouteDeps {
+  startedAt: number
+  /** The owner's address once the identity is loaded. */
+  owner (): string | null
+  /** The parts started so far and the one starting now. */
+  progress (): { started: string[]; starting: string | null }
+}
+
+/**
+ * `/health` and `/v1/status` while the daemon starts (the first route table, served before the
+ * index, storage or any feature is up): 200 with `status: "starting"` and what is starting now.
+ */
+export function addStartingRoutes (router: Router, deps: StartingRouteDeps): void {
+  const starting = (): Record<string, unknown> => {
+    const { started, starting } = deps.progress()
+    return { status: 'starting', version: HEARTH_VERSION, owner: deps.owner(), uptimeMs: Date.now() - deps.startedAt, starting, started }
+  }
+  router.get('/health', async () => ok(starting()))
+  router.get('/v1/status', async () => ok(starting()))
+}
+
 export function addSystemRoutes (router: Router, deps: SystemRouteDeps): void {
-  const started = Date.now()
+  const started = deps.startedAt ?? Date.now()
   // /health answers from memory only, so it answers whatever the index's state; a damaged index
   // makes it `degraded` (the daemon serves what the damage does not touch) and says what to do.
   router.get('/health', async () => {

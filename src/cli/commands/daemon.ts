@@ -1,7 +1,7 @@
 // `hearth daemon`: runs the daemon in the foreground until SIGINT/SIGTERM.
 import { parseArgs } from 'node:util'
 import { loadConfigWithSources } from '../../config/resolve.js'
-import { startDaemon } from '../../daemon/daemon.js'
+import { launchDaemon } from '../../daemon/daemon.js'
 import { createLogger } from '../../log.js'
 import { EXIT, type Command } from '../command.js'
 import { guarded } from '../output.js'
@@ -23,18 +23,23 @@ export const daemonCommand: Command = {
       const logger = createLogger({ level: config.logLevel, format: config.logFormat })
       const print = (line: string): void => { ctx.stdout.write(line + '\n') }
       print(`hearth ${HEARTH_VERSION} (node ${process.versions.node}), home ${ctx.home.root}`)
-      const daemon = await startDaemon({ home: ctx.home, config, configSources: sources, configAmbient: { env: ctx.env, sets }, logger, env: ctx.env, print })
-      await new Promise<void>((resolve) => {
-        const onSignal = (signal: NodeJS.Signals): void => {
-          print(`${signal}: shutting down`)
-          process.off('SIGINT', onSignal)
-          process.off('SIGTERM', onSignal)
-          resolve()
-        }
-        process.on('SIGINT', onSignal)
-        process.on('SIGTERM', onSignal)
-      })
-      await daemon.stop()
+      // from here a signal stops the daemon, also while its parts are still starting
+      let onSignal: (signal: NodeJS.Signals) => void = () => {}
+      const signalled = new Promise<NodeJS.Signals>((resolve) => { onSignal = resolve })
+      process.on('SIGINT', onSignal)
+      process.on('SIGTERM', onSignal)
+      try {
+        const daemon = await launchDaemon({ home: ctx.home, config, configSources: sources, configAmbient: { env: ctx.env, sets }, logger, env: ctx.env, print })
+        // runs until a signal, or until a part fails to start behind /health
+        const startFailed = daemon.ready.then(async () => await new Promise<never>(() => {}), (err: unknown) => ({ err }))
+        const outcome = await Promise.race([signalled.then((signal) => ({ signal })), startFailed])
+        if ('signal' in outcome) print(`${outcome.signal}: shutting down`)
+        await daemon.stop()
+        if ('err' in outcome) throw outcome.err
+      } finally {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
       print('stopped')
       return EXIT.OK
     })

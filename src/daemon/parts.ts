@@ -1,0 +1,138 @@
+// The daemon's parts behind `/health` (the second stage of the composition root, loaded by
+// daemon.ts once the owner's listeners answer): the identity, the index, storage, the chain,
+// schemas, sync, the upstream proxy, imports, builders and ingest, built and connected through
+// plain dependency objects and the event hub and started in order on the daemon's service stack;
+// then the owner's full API is served and the other listeners start.
+import { join } from 'node:path'
+import type { Logger } from '../log.js'
+import type { ServiceStack } from '../lifecycle/service.js'
+import { createHearthEvents } from '../lifecycle/events.js'
+import { openKv } from '../db/database.js'
+import { createDurableQueue } from '../db/queue.js'
+import { createStorage } from '../storage/factory.js'
+import { privateNetworkKey } from '../protocol/keys.js'
+import { deviceStamp } from '../identity/device.js'
+import { chainNotConfigured, createChainRegistrar } from '../chain/registrar.js'
+import { createIngestService } from '../ingest/service.js'
+import { encryptionFor } from '../ingest/encryptor.js'
+import { createSyncService } from '../sync/service.js'
+import { createProxy, type QueuedImageRequest } from '../proxy/index.js'
+import { staleTempsService, databaseService } from './foundation.js'
+import { ensureIdentity } from './identity-setup.js'
+import { chainConnection } from './chain-setup.js'
+import { schemaService, schemaTrustFor } from './schemas-setup.js'
+import { buildersService, dashboardService, importJobsService, ownerApi } from './api-setup.js'
+import { setUpBuilders } from '../builders/index.js'
+import { createImportJobs } from '../connectors/import-jobs.js'
+import { connectorDirs } from '../connectors/loader.js'
+import { createDashboard } from '../ui/dashboard.js'
+import type { OwnerListeners } from './owner-listeners.js'
+import type { Daemon, DaemonOptions } from './daemon.js'
+
+/** Largest export archive the dashboard accepts for an import. */
+const MAX_IMPORT_BYTES = 8 * 1024 ** 3
+
+export interface PartsDeps extends DaemonOptions {
+  startedAt: number
+  /** The daemon's stack: the home and the listeners are on it already. */
+  services: ServiceStack
+  listeners: OwnerListeners
+  /** Told the owner's address as soon as the identity is loaded (for `/health` while starting). */
+  onOwner: (address: string) => void
+}
+
+export async function startParts (deps: PartsDeps): Promise<Daemon> {
+  const { home, config, services, listeners } = deps
+  const logger: Logger = deps.logger
+  const print = deps.print ?? (() => {})
+  const env = deps.env ?? process.env
+  const events = createHearthEvents(logger)
+  const identity = await ensureIdentity(home, print)
+  deps.onOwner(identity.ownerAddress)
+  await services.start(staleTempsService(home, logger))
+  const { db, index } = await services.start(databaseService(home.index))
+  const storage = await services.start(createStorage(config.storage, home, logger))
+  const connection = chainConnection({ config, home, db, storage, identity, logger, print })
+  const chain = connection === null ? null : await services.start(connection)
+  const schemas = await services.start(schemaService({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [], trust: chain?.trust ?? schemaTrustFor(config, identity.ownerAddress) }))
+  await services.start(chain === null
+    ? chainNotConfigured()
+    : createChainRegistrar({ db, index, client: chain.client, chainConfig: chain.config, owner: identity.ownerAddress, batchSize: config.chain.batchSize, schemas: schemas.registry, events, logger }))
+  const encryption = encryptionFor({ workers: config.ingest.encryptionWorkers, maxFileBytes: Math.max(config.api.maxBodyBytes, config.ingest.maxFileBytes), logger })
+  await services.start(encryption.service)
+  const ingest = createIngestService({
+    pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues, encryptor: encryption.encryptor, admission: encryption.admission },
+    index,
+    db,
+    settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },
+    events,
+    logger,
+    print
+  })
+  const sync = await services.start(createSyncService({
+    settings: config.sync,
+    restoreSettings: config.restore,
+    networkKey: privateNetworkKey(identity.masterKey),
+    peerKeyFile: join(home.identity, 'peer-key'),
+    deviceStamp: async () => await deviceStamp(home.root),
+    ownerAddress: identity.ownerAddress,
+    dataDir: home.data,
+    index,
+    storage,
+    state: { sync: openKv(db, 'sync'), restore: openKv(db, 'chain-restore') },
+    pipeline: ingest.pipeline,
+    chain: chain?.client ?? null,
+    events,
+    logger,
+    print
+  }))
+  const proxy = await services.start(createProxy({
+    config: config.upstream,
+    home,
+    kv: openKv(db, 'proxy'),
+    queue: createDurableQueue<QueuedImageRequest>(db, 'upstream-images'),
+    logger
+  }))
+  const importJobs = await services.start(importJobsService(createImportJobs({ dir: join(home.root, 'imports'), connectorDirs: connectorDirs(home), socketPath: home.socket, logger, maxBytes: MAX_IMPORT_BYTES })))
+  const builders = setUpBuilders({ config: config.builders, db, index, storage, dataDir: home.data, identity, chain: chain?.client ?? null, connectorDirs: connectorDirs(home), logger })
+  await services.start(ingest)
+  const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
+  listeners.serve(ownerApi({
+    startedAt: deps.startedAt,
+    config,
+    configSources: deps.configSources ?? {},
+    configAmbient: deps.configAmbient ?? { env },
+    home,
+    env,
+    ownerAddress: identity.ownerAddress,
+    masterKey: identity.masterKey,
+    index,
+    storage,
+    pipeline: ingest.pipeline,
+    schemas,
+    sync,
+    proxy,
+    importJobs: importJobs.jobs,
+    builders,
+    dashboard,
+    events,
+    servicesStatus: async () => await services.status(),
+    logger
+  }))
+  const buildersListener = await services.start(buildersService(builders, listeners.server, print))
+  await services.start(dashboardService(dashboard, listeners.server, print))
+
+  print(`owner     ${identity.ownerAddress}`)
+  print(`data      ${home.data}  (drop files into data/<scope>/)`)
+  if (listeners.socketPath !== null) print(`socket    ${listeners.socketPath}`)
+  print('ready')
+  logger.info({ owner: identity.ownerAddress, socket: listeners.socketPath }, 'daemon ready')
+  return {
+    ownerAddress: identity.ownerAddress,
+    socketPath: listeners.socketPath,
+    tcpPort: listeners.tcpPort,
+    buildersPort: buildersListener.port,
+    scanned: ingest.scanned,
+    stop: async () => { await services.stopAll() }
+  }
+}
