@@ -113,9 +113,29 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
     return isIdRef(alias) ? await record(alias.id) : null
   }
 
+  // Every POST and file asks for its scope's latest pointer; the pointers (written only below, by
+  // setLatest and replaceSchemaId) are kept like the records: up to memoryEntries scopes.
+  const latestPointers = new Map<string, LatestPointer | null>()
+
   async function latest (scope: string): Promise<LatestPointer | null> {
+    if (latestPointers.has(scope)) return latestPointers.get(scope)!
     const value = await kv.get(LATEST + scope)
-    return isLatestPointer(value) ? value : null
+    const pointer = isLatestPointer(value) ? value : null
+    keepLatest(scope, pointer)
+    return pointer
+  }
+
+  function keepLatest (scope: string, pointer: LatestPointer | null): void {
+    if (memoryEntries === 0) return
+    latestPointers.delete(scope)
+    latestPointers.set(scope, pointer === null ? null : Object.freeze({ ...pointer }))
+    if (latestPointers.size > memoryEntries) latestPointers.delete(latestPointers.keys().next().value as string)
+  }
+
+  async function putLatest (scope: string, pointer: LatestPointer): Promise<void> {
+    latestPointers.delete(scope)
+    await kv.put(LATEST + scope, pointer)
+    keepLatest(scope, pointer)
   }
 
   async function indexUrl (resolved: ResolvedSchema): Promise<void> {
@@ -158,7 +178,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
         { id: target.id, scope, schemaScope: target.scope })
     }
     const pointer: LatestPointer = { id: target.id, sticky: opts.sticky ?? false, setAt: opts.setAt ?? new Date().toISOString() }
-    await kv.put(LATEST + scope, pointer)
+    await putLatest(scope, pointer)
   }
 
   async function alias (fromId: string, toId: string): Promise<void> {
@@ -216,7 +236,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
       await kv.put(ALIAS + localId, { id: chainId })
       const pointer = await latest(replacement.scope)
       if (pointer !== null && pointer.id === localId) {
-        await kv.put(LATEST + replacement.scope, { ...pointer, id: chainId })
+        await putLatest(replacement.scope, { ...pointer, id: chainId })
       }
       await kv.put(URL_INDEX + replacement.definitionUrl, { id: chainId })
       await dropRecord(localId)

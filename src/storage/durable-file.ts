@@ -4,6 +4,7 @@
 // Folder fsyncs are group-committed: every write that asks while one is in flight shares the next
 // one, so N concurrent writes into one folder cost N file fsyncs plus about two folder fsyncs.
 import { open, link, rename, unlink, mkdir } from 'node:fs/promises'
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -61,6 +62,12 @@ export interface DurableWriteOptions {
   mode?: number
   /** Read the written file's mtime (default true); without it `mtimeMs` is 0. */
   mtime?: boolean
+  /**
+   * With `syncDir` null: write with blocking calls on the calling thread. For small unsynced
+   * writes on a local filesystem (local-fs.ts), where each call takes microseconds and handing
+   * six of them to the threadpool costs the main thread more (each one wakes a worker thread).
+   */
+  blocking?: boolean
 }
 
 /** The result of a durable write: whether the name was written, and its mtime when it was. */
@@ -68,6 +75,7 @@ export interface DurableWrite { written: boolean; mtimeMs: number }
 
 /** Writes `bytes` at `path` whole (and durably unless `syncDir` is null); creates the folder when missing. */
 export async function writeFileDurably (path: string, bytes: Uint8Array, opts: DurableWriteOptions): Promise<DurableWrite> {
+  if (opts.syncDir === null && opts.blocking === true) return writeFileNow(path, bytes, opts)
   const dir = dirname(path)
   const temp = join(dir, `.${basename(path)}.${tempSuffix()}.tmp`)
   let fh
@@ -103,5 +111,43 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
     throw err
   }
   if (written && opts.syncDir !== null) await opts.syncDir(dir)
+  return { written, mtimeMs }
+}
+
+/** The same write, unsynced, with blocking calls (see `blocking`). */
+function writeFileNow (path: string, bytes: Uint8Array, opts: DurableWriteOptions): DurableWrite {
+  const dir = dirname(path)
+  const temp = join(dir, `.${basename(path)}.${tempSuffix()}.tmp`)
+  let fd: number
+  try {
+    fd = openSync(temp, 'wx', opts.mode ?? 0o600)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    mkdirSync(dir, { recursive: true })
+    fd = openSync(temp, 'wx', opts.mode ?? 0o600)
+  }
+  let mtimeMs = 0
+  let written = true
+  try {
+    try {
+      for (let at = 0; at < bytes.byteLength;) at += writeSync(fd, bytes, at, bytes.byteLength - at)
+      if (opts.mtime !== false) mtimeMs = fstatSync(fd).mtimeMs
+    } finally {
+      closeSync(fd)
+    }
+    if (opts.existing === 'replace') renameSync(temp, path)
+    else {
+      try {
+        linkSync(temp, path)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+        written = false
+      }
+      unlinkSync(temp)
+    }
+  } catch (err) {
+    try { unlinkSync(temp) } catch {}
+    throw err
+  }
   return { written, mtimeMs }
 }

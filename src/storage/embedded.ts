@@ -36,6 +36,7 @@ import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
+import { isLocalFilesystem } from './local-fs.js'
 import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
@@ -92,6 +93,8 @@ class EmbeddedStorage implements StorageBackend {
   // own; see PinLock for which pin changes may run side by side.
   readonly #pins = new PinLock()
   readonly #syncDir: DirSync = createDirSync()
+  /** Whether unsynced block writes may block (a local disk, local-fs.ts); asked once. */
+  #localBlocks: Promise<boolean> | null = null
 
   constructor (
     private readonly blockstore: FsBlockstore,
@@ -185,7 +188,8 @@ class EmbeddedStorage implements StorageBackend {
     if (!(bytes instanceof Uint8Array) || !isSingleBlock(bytes)) return null
     const cid = rawBlockCid(bytes)
     try {
-      const file = await writeBlockDurably(this.opts.blocksDir, cid, bytes, null)
+      this.#localBlocks ??= isLocalFilesystem(this.opts.blocksDir)
+      const file = await writeBlockDurably(this.opts.blocksDir, cid, bytes, null, await this.#localBlocks)
       await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
       return { cid: canonicalCid(cid), files: [file] }
     } catch (err) {
