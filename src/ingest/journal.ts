@@ -183,14 +183,25 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
 
     async replay () {
       let replayed = 0
+      let after: string | undefined
       for (;;) {
-        const page = await entries.iterator({ limit: REPLAY_PAGE }).all()
+        const page = await entries.iterator({ limit: REPLAY_PAGE, ...(after !== undefined ? { gt: after } : {}) }).all()
         if (page.length === 0) break
+        after = page[page.length - 1]![0]
         const files: string[] = []
-        for (const [, stored] of page) files.push(...await restore(stored))
+        const done: string[] = []
+        for (const [key, stored] of page) {
+          try {
+            files.push(...await restore(stored))
+            done.push(key)
+          } catch (err) {
+            // kept for the next start: one unreadable entry or failing write never blocks a start
+            deps.logger.error({ err, path: stored.path }, 'ingest journal entry could not be replayed; kept for the next start')
+          }
+        }
         await deps.syncFiles(files)
-        await deps.db.batch(page.map(([key]) => ({ type: 'del' as const, sublevel: entries, key })), { sync: true })
-        replayed += page.length
+        await deps.db.batch(done.map((key) => ({ type: 'del' as const, sublevel: entries, key })), { sync: true })
+        replayed += done.length
       }
       if (replayed > 0) deps.logger.info({ entries: replayed }, 'ingest journal replayed')
       return replayed
