@@ -7,7 +7,7 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 
 /** Error codes that concern one file of the export, not the whole import. */
-const FILE_PROBLEMS = new Set(['EXPORT_UNREADABLE', 'EXPORT_TOO_LARGE'])
+const FILE_PROBLEMS = new Set(['EXPORT_UNREADABLE', 'EXPORT_TOO_LARGE', 'JSON_TOO_DEEP', 'NUMBER_NOT_REPRESENTABLE', 'JSON_TOO_MANY_VALUES'])
 
 /** @param {unknown} err @returns {err is Error & {code: string}} */
 export function isFileProblem (err) {

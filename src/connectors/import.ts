@@ -7,6 +7,7 @@
 import { isHearthError } from '../errors.js'
 import { silentLogger, type Logger } from '../log.js'
 import { collectedAtProblem } from '../protocol/envelope.js'
+import { checkValueLimits, MAX_DATA_DEPTH } from '../protocol/bounded-json.js'
 import { scopeProblem } from '../protocol/scope.js'
 import { openExport } from './source.js'
 import type { Connector, ConnectorItem, ExportPart, ExportSource, SkippedEntry, Submit, SubmitStatus } from './types.js'
@@ -25,6 +26,8 @@ export interface RejectedItem {
   scope: string
   collectedAt: string
   label?: string
+  /** The error code of the rule the item broke, here or at the daemon (JSON_TOO_DEEP, SCHEMA_VALIDATION_FAILED, …). */
+  errorCode?: string
   reasons: string[]
 }
 
@@ -89,8 +92,12 @@ export function itemProblem (item: unknown, declaredScopes: ReadonlySet<string>)
  */
 export async function runImport (opts: ImportOptions): Promise<ImportSummary> {
   const logger = opts.logger ?? silentLogger()
-  const source = await openExport(opts.source)
-  const tally = new ImportTally(opts.connector, source, opts.onProgress ?? (() => {}), logger)
+  let tally: ImportTally | undefined
+  // a streamed record left out for breaking a rule: listed with its file, path and code
+  const source = await openExport(opts.source, {
+    onRefusedRecord: (r) => { tally?.skip(`${r.path} ${r.record}`, `${r.errorCode}: ${r.message}`, r.errorCode) }
+  })
+  tally = new ImportTally(opts.connector, source, opts.onProgress ?? (() => {}), logger)
   try {
     await submitItems(tally, opts, source, logger)
   } finally {
@@ -108,9 +115,19 @@ async function submitItems (tally: ImportTally, opts: ImportOptions, source: Exp
   const handle = async (item: ConnectorItem): Promise<void> => {
     const problem = itemProblem(item, declared)
     if (problem !== null) { tally.record(item, 'rejected', [problem]); return }
+    // the daemon's rules for a body, checked before it is written: JSON.stringify would turn NaN
+    // and ±Infinity into null and overflow its stack on a deep value. The value count is the
+    // daemon's own (its configured ingest.maxJsonValues), answered per item.
+    try {
+      checkValueLimits(item.data, { maxDepth: MAX_DATA_DEPTH, maxValues: Infinity, subject: 'the item\'s data' })
+    } catch (err) {
+      if (!isHearthError(err)) throw err
+      tally.record(item, 'rejected', [`${err.code}: ${err.message}`], undefined, err.code)
+      return
+    }
     try {
       const result = await submit(item)
-      tally.record(item, result.status, result.reasons, result.path)
+      tally.record(item, result.status, result.reasons, result.path, result.errorCode)
     } catch (err) {
       tally.fail(err, 'submitting')
     }
@@ -185,17 +202,17 @@ class ImportTally {
     this.progress({ type: 'note', message })
   }
 
-  skip (path: string, reason: string): void {
+  skip (path: string, reason: string, errorCode?: string): void {
     if (this.skippedPaths.has(path)) return
     this.skippedPaths.add(path)
-    if (this.skipped.length < MAX_SKIPPED_LISTED) this.skipped.push({ path, reason })
+    if (this.skipped.length < MAX_SKIPPED_LISTED) this.skipped.push({ path, reason, ...(errorCode !== undefined ? { errorCode } : {}) })
     else this.skippedUnlisted++
     this.progress({ type: 'skipped', path, reason })
   }
 
   isSkipped (path: string): boolean { return this.skippedPaths.has(path) }
 
-  record (item: ConnectorItem, status: SubmitStatus, reasons: string[] = [], path?: string): void {
+  record (item: ConnectorItem, status: SubmitStatus, reasons: string[] = [], path?: string, errorCode?: string): void {
     const scope = typeof item?.scope === 'string' ? item.scope : '(invalid)'
     const r = this.row(scope)
     if (status === 'waiting-schema') r.waiting++
@@ -203,7 +220,7 @@ class ImportTally {
     if (path !== undefined && (status === 'stored' || status === 'duplicate')) r.paths.push(path)
     const label = typeof item?.label === 'string' ? { label: item.label } : {}
     if (status === 'rejected') {
-      this.rejected.push({ scope, collectedAt: String(item?.collectedAt), ...label, reasons: reasons.length > 0 ? reasons : ['rejected without a reason'] })
+      this.rejected.push({ scope, collectedAt: String(item?.collectedAt), ...label, ...(errorCode !== undefined ? { errorCode } : {}), reasons: reasons.length > 0 ? reasons : ['rejected without a reason'] })
     }
     this.done++
     this.progress({ type: 'item', scope, status, done: this.done, ...label, ...(path !== undefined ? { path } : {}) })

@@ -4,8 +4,9 @@
 import { createReadStream } from 'node:fs'
 import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
-import { HearthError } from '../errors.js'
-import { streamJsonValues } from './json-stream.js'
+import { HearthError, isHearthError } from '../errors.js'
+import { DEFAULT_MAX_JSON_VALUES, MAX_DATA_DEPTH, parseBoundedJson } from '../protocol/bounded-json.js'
+import { streamJsonValues, type RefusedRecord } from './json-stream.js'
 import type { ExportEntry, ExportPart, ExportSource, SkippedEntry } from './types.js'
 import { openZip, tooLarge, type ZipItem } from './zip.js'
 
@@ -13,6 +14,23 @@ import { openZip, tooLarge, type ZipItem } from './zip.js'
 export const MAX_ENTRY_BYTES = 512 * 1024 * 1024
 /** The most one streamed entry may inflate to: far above any real JSON, HTML or CSV file of an export. */
 export const MAX_STREAM_BYTES = 8 * 1024 * 1024 * 1024
+/**
+ * Counted JSON values (object members, objects, arrays) in one export file read whole: a file is
+ * many records (each checked on its own when submitted), bounded by MAX_ENTRY_BYTES; real files
+ * take 20 bytes or more per value, so 512 MiB of them stay below this.
+ */
+export const MAX_EXPORT_FILE_VALUES = 25_000_000
+/**
+ * Counted JSON values in one streamed record of an export (a ChatGPT conversation as exported):
+ * raw records carry what the connector leaves out (~35 values per ChatGPT message against ~8
+ * kept), so the limit is four times a body's, about 57,000 messages in one conversation.
+ */
+export const MAX_EXPORT_RECORD_VALUES = 4 * DEFAULT_MAX_JSON_VALUES
+
+export interface OpenExportOptions {
+  /** A record of a streamed file that broke the depth, number or count rule and was left out. */
+  onRefusedRecord?: (refused: RefusedRecord & { path: string }) => void
+}
 
 // Dates before 1981 are what zip tools write when they have no time (DOS epoch 1980-01-01).
 const EARLIEST_REAL_TIME = Date.UTC(1981, 0, 1)
@@ -32,7 +50,7 @@ interface Backing {
  * `locations`: one path or several. A folder whose files are all zip archives (the parts a
  * platform sent) opens as those archives; any other folder is an unzipped export.
  */
-export async function openExport (locations: string | readonly string[]): Promise<ExportSource> {
+export async function openExport (locations: string | readonly string[], opts: OpenExportOptions = {}): Promise<ExportSource> {
   const list = typeof locations === 'string' ? [locations] : [...locations]
   if (list.length === 0) throw new HearthError('INVALID_ARGUMENT', 'no export given')
   const backings: Backing[] = []
@@ -44,7 +62,7 @@ export async function openExport (locations: string | readonly string[]): Promis
     await Promise.allSettled(backings.map(async (b) => await b.close()))
     throw err
   }
-  return makeSource(backings)
+  return makeSource(backings, opts)
 }
 
 async function openLocation (abs: string): Promise<Backing[]> {
@@ -101,7 +119,7 @@ function latest (entries: readonly ExportEntry[], fallback: Date): string {
 
 const byPathOrder = (x: ExportEntry, y: ExportEntry): number => x.path < y.path ? -1 : x.path > y.path ? 1 : 0
 
-function makeSource (backings: Backing[]): ExportSource {
+function makeSource (backings: Backing[], opts: OpenExportOptions): ExportSource {
   // Parts form one tree. A path in two parts is read from the first (platforms repeat a few
   // index files in every part); the other copy is listed as refused.
   const owner = new Map<string, { entry: ExportEntry; backing: Backing }>()
@@ -157,13 +175,21 @@ function makeSource (backings: Backing[]): ExportSource {
     async readJson (path) {
       const text = await readText(path)
       try {
-        return JSON.parse(text)
+        // the rules a request body has (depth, exact numbers), with a count for a whole file
+        return parseBoundedJson(text, { maxDepth: MAX_DATA_DEPTH, maxValues: MAX_EXPORT_FILE_VALUES, subject: where(path) })
       } catch (err) {
-        throw new HearthError('EXPORT_UNREADABLE', `${where(path)} is not valid JSON: ${(err as Error).message}`, { path })
+        if (isHearthError(err, 'INVALID_JSON')) throw new HearthError('EXPORT_UNREADABLE', err.message, { path })
+        if (isHearthError(err)) throw new HearthError(err.code, err.message, { ...err.details, file: path })
+        throw err
       }
     },
     stream,
-    streamJson: (path, opts = {}) => streamJsonValues(stream(path), { paths: opts.paths ?? ['$.*'], what: where(path) }),
+    streamJson: (path, streamOpts = {}) => streamJsonValues(stream(path), {
+      paths: streamOpts.paths ?? ['$.*'],
+      what: where(path),
+      maxValues: MAX_EXPORT_RECORD_VALUES,
+      onRefused: (refused) => { opts.onRefusedRecord?.({ ...refused, path }) }
+    }),
     async close () { await Promise.allSettled(backings.map(async (b) => await b.close())) }
   }
 }

@@ -12,24 +12,35 @@ export function dataPath (scope: string, collectedAt: string): string {
 const CONNECTION_LOST = new Set(['EPIPE', 'ECONNRESET'])
 
 export function daemonSubmit (opts: { socketPath: string; timeoutMs?: number }): Submit {
+  const post = async (item: Parameters<Submit>[0]): Promise<DaemonResponse> => await daemonRequest(opts.socketPath, {
+    method: 'POST',
+    path: dataPath(item.scope, item.collectedAt),
+    body: item.data,
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {})
+  })
   return async (item) => {
     let res: DaemonResponse
     try {
-      res = await daemonRequest(opts.socketPath, {
-        method: 'POST',
-        path: dataPath(item.scope, item.collectedAt),
-        body: item.data,
-        ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {})
-      })
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code
-      if (code !== undefined && CONNECTION_LOST.has(code)) {
-        throw new HearthError('DAEMON_NOT_RUNNING', `lost the connection to the Hearth daemon (${code}); is it still running?`)
+      res = await post(item)
+    } catch (first) {
+      if (!connectionLost(first)) throw first
+      // A kept-alive connection the daemon closed while the connector was busy (its idle timeout
+      // is 5 s) is only noticed on use: one more try on a new connection. Safe: the same item
+      // again is answered `duplicate`.
+      try {
+        res = await post(item)
+      } catch (err) {
+        if (!connectionLost(err)) throw err
+        throw new HearthError('DAEMON_NOT_RUNNING', `lost the connection to the Hearth daemon (${String((err as NodeJS.ErrnoException).code)}); is it still running?`)
       }
-      throw err
     }
     return interpretDataResponse(res)
   }
+}
+
+function connectionLost (err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code
+  return code !== undefined && CONNECTION_LOST.has(code)
 }
 
 const STATUSES: readonly SubmitStatus[] = ['stored', 'duplicate', 'rejected', 'waiting-schema']
@@ -53,7 +64,7 @@ export function interpretDataResponse (res: Pick<DaemonResponse, 'status' | 'jso
     const reasons = Array.isArray(error.details?.reasons) && error.details.reasons.length > 0
       ? error.details.reasons.map(reasonText)
       : [`${errorCode}: ${message}`]
-    return { status: 'rejected', reasons }
+    return { status: 'rejected', reasons, errorCode }
   }
   const code: ErrorCode = errorCode in ERROR_CODES ? errorCode as ErrorCode : 'INTERNAL'
   throw new HearthError(code, `the daemon refused the item: ${message}`, { status: res.status, errorCode })

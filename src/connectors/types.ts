@@ -39,6 +39,8 @@ export interface ExportPart {
 export interface SkippedEntry {
   readonly path: string
   readonly reason: string
+  /** The rule a record of the file broke (JSON_TOO_DEEP, NUMBER_NOT_REPRESENTABLE, JSON_TOO_MANY_VALUES), when that was why. */
+  readonly errorCode?: string
 }
 
 /**
@@ -81,14 +83,20 @@ export interface ExportSource {
   readBytes (path: string): Promise<Uint8Array>
   /** UTF-8 text, byte-order mark removed. */
   readText (path: string): Promise<string>
-  /** Parsed JSON; EXPORT_UNREADABLE with the entry's path when it is not valid JSON. */
+  /**
+   * Parsed JSON; EXPORT_UNREADABLE with the entry's path when it is not valid JSON, JSON_TOO_DEEP /
+   * NUMBER_NOT_REPRESENTABLE / JSON_TOO_MANY_VALUES (details.file, details.path) past the rules a
+   * request body has (the count is MAX_EXPORT_FILE_VALUES for a whole file).
+   */
   readJson (path: string): Promise<unknown>
   /** The entry's bytes in chunks, for files too large to hold (up to MAX_STREAM_BYTES). */
   stream (path: string): AsyncIterable<Uint8Array>
   /**
    * The values at `paths` (JSONPath subset of @streamparser/json, default `$.*`: the elements of
    * a top-level array) one by one, parsed as the entry streams in: memory holds one value at a
-   * time, whatever the file's size. EXPORT_UNREADABLE when the text stops being valid JSON.
+   * time, whatever the file's size. EXPORT_UNREADABLE when the text stops being valid JSON. Each
+   * value passes the rules a request body has (depth, exact numbers, value count); one that
+   * breaks them is left out and reported in the import's result, and the next one is read.
    */
   streamJson (path: string, opts?: { paths?: string[] }): AsyncIterable<unknown>
   close (): Promise<void>
@@ -167,6 +175,8 @@ export interface SubmitResult {
   status: SubmitStatus
   /** Why the daemon rejected the item (schema validation failures, one line each). */
   reasons?: string[]
+  /** The daemon's error code for a rejected item. */
+  errorCode?: string
   /** Where the daemon keeps the data file (absolute path), when it says. */
   path?: string
 }

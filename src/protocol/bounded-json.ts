@@ -173,3 +173,51 @@ function shortPath (text: string, stack: Frame[]): string {
   }
   return path
 }
+
+/**
+ * The same rules for a value already in memory (what a connector built and is about to submit):
+ * depth, the count of object members, objects and arrays, and numbers JSON can carry (NaN and
+ * ±Infinity would be written as null). Iterative, so a hostile depth cannot overflow the stack.
+ */
+export function checkValueLimits (value: unknown, opts: BoundedJsonOptions): void {
+  const maxValues = opts.maxValues ?? DEFAULT_MAX_JSON_VALUES
+  let values = 0
+  const pending: Visit[] = [{ value, depth: 0, parent: null, key: '' }]
+  while (pending.length > 0) {
+    const visit = pending.pop()!
+    const v = visit.value
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      const path = visitPath(visit)
+      throw new HearthError('NUMBER_NOT_REPRESENTABLE', `${opts.subject} has a number JSON cannot carry at ${path}: ${String(v)}`, { path, literal: String(v) })
+    }
+    if (v === null || typeof v !== 'object') continue
+    if (visit.depth >= opts.maxDepth) {
+      const path = visitPath(visit)
+      throw new HearthError('JSON_TOO_DEEP', `${opts.subject} is nested deeper than ${opts.maxDepth} levels (at ${path})`, { maxDepth: opts.maxDepth, path })
+    }
+    const keys = Array.isArray(v) ? null : Object.keys(v)
+    values += 1 + (keys?.length ?? 0)
+    if (values > maxValues) {
+      const path = visitPath(visit)
+      throw new HearthError('JSON_TOO_MANY_VALUES', `${opts.subject} holds more than ${maxValues} JSON values (at ${path}; ingest.maxJsonValues)`, { maxValues, path })
+    }
+    const depth = visit.depth + 1
+    if (keys === null) {
+      const list = v as unknown[]
+      for (let i = list.length - 1; i >= 0; i--) pending.push({ value: list[i], depth, parent: visit, key: i })
+    } else {
+      for (let i = keys.length - 1; i >= 0; i--) pending.push({ value: (v as Record<string, unknown>)[keys[i]!], depth, parent: visit, key: keys[i]! })
+    }
+  }
+}
+
+interface Visit { value: unknown; depth: number; parent: Visit | null; key: string | number }
+
+function visitPath (visit: Visit): string {
+  const parts: string[] = []
+  for (let v: Visit | null = visit; v?.parent != null; v = v.parent) {
+    parts.push(typeof v.key === 'number' ? `[${v.key}]` : /^[A-Za-z_$][\w$]*$/.test(v.key) ? `.${v.key}` : `[${JSON.stringify(v.key.slice(0, 60))}]`)
+  }
+  const path = '$' + parts.reverse().join('')
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path
+}

@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict'
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { runImport, type ImportProgress } from '../../src/connectors/import.js'
-import { loadConnectors } from '../../src/connectors/loader.js'
 import { daemonSubmit } from '../../src/connectors/submit.js'
-import type { Connector, Submit } from '../../src/connectors/types.js'
+import type { Submit } from '../../src/connectors/types.js'
 import { isHearthError } from '../../src/errors.js'
 import { startDataServer } from '../support/connectors-daemon.js'
 import { tempDir } from '../support/tmp.js'
 import { ConversationBuilder, chatgptExportFiles, simpleConversation } from './fixtures/chatgpt.js'
 import { writeBothExports, writeZipExport } from './fixtures/exports.js'
-import { SCHEMAS_DIR, shippedConnector } from './fixtures/run.js'
+import { SCHEMAS_DIR, shippedConnector, testPlugin } from './fixtures/run.js'
 import { accountHistoryFiles, playlistFile, TRACKS, yourLibrary } from './fixtures/spotify.js'
 
 const T0 = 1704067200
@@ -113,17 +112,6 @@ test('import: a Spotify export fills every scope; a broken, an unknown and an em
   const again = await runImport({ connector, source: zip, submit })
   assert.deepEqual(again.total, { items: 5, stored: 0, duplicate: 5, rejected: 0, waiting: 0 })
 })
-
-async function testPlugin (root: string, id: string, scopes: string[], body: string): Promise<Connector> {
-  await mkdir(join(root, id), { recursive: true })
-  await writeFile(join(root, id, 'connector.json'), JSON.stringify({
-    connectorId: id, displayName: id, version: '1.0.0', scopes: scopes.map((scope) => ({ scope, label: scope, description: '' }))
-  }))
-  await writeFile(join(root, id, 'index.js'), body)
-  const { connectors, errors } = await loadConnectors(root)
-  assert.deepEqual(errors, [])
-  return connectors.find((c) => c.id === id)!
-}
 
 test('import: items that break the contract or the schema are rejected with reasons; the rest go through', async (t) => {
   const dir = await tempDir(t)

@@ -8,6 +8,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { toErrorBody, HearthError } from '../../src/errors.js'
+import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../../src/protocol/bounded-json.js'
 import { buildEnvelope, collectedAtProblem, collectedAtToFileName, serializeEnvelope } from '../../src/protocol/envelope.js'
 import { scopeProblem } from '../../src/protocol/scope.js'
 import { createSchemaCompiler, type CompiledSchema } from '../../src/registry/validators.js'
@@ -73,8 +74,8 @@ export async function startDataServer (t: Pick<TestContext, 'after'>, opts: {
     if (badTime !== null) throw new HearthError('INVALID_ARGUMENT', `collectedAt ${badTime}`)
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
-    let data: unknown
-    try { data = JSON.parse(Buffer.concat(chunks).toString('utf8')) } catch { throw new HearthError('INVALID_JSON', 'body is not JSON') }
+    // the daemon's own body rules (depth, exact numbers, value count)
+    const data = parseBoundedJsonBytes(Buffer.concat(chunks), { maxDepth: MAX_DATA_DEPTH, subject: 'request body' })
     if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new HearthError('INVALID_BODY', 'the body must be a JSON object')
     const schema = await schemaFor(scope)
     if (schema === null) {
