@@ -7,7 +7,7 @@
 // registry on the owner's own network (`schemas.allowPrivateDefinitionUrls`, `allowHttpDefinitionUrls`).
 import { isIP } from 'node:net'
 import { CID } from 'multiformats/cid'
-import { Agent, fetch as undiciFetch } from 'undici'
+import type { Agent } from 'undici'
 import { HearthError, isHearthError } from '../errors.js'
 import type { StorageBackend } from '../storage/types.js'
 import { untilAborted } from './abort.js'
@@ -42,10 +42,14 @@ export function createDefinitionFetcher (opts: DefinitionFetcherOptions): Defini
   const allowPrivate = opts.allowPrivateAddresses ?? false
   const doFetch: typeof globalThis.fetch = opts.fetch ?? (allowPrivate
     ? globalThis.fetch
-    : (async (url: string | URL | Request, init?: RequestInit) => await undiciFetch(url as string, {
-        ...(init as object),
-        dispatcher: (publicAgent ??= new Agent({ connect: { lookup: publicOnlyLookup } }))
-      }) as unknown as Response) as typeof globalThis.fetch)
+    : (async (url: string | URL | Request, init?: RequestInit) => {
+        // undici loads with the first definition fetch, not with the daemon
+        const undici = await import('undici')
+        return await undici.fetch(url as string, {
+          ...(init as object),
+          dispatcher: (publicAgent ??= new undici.Agent({ connect: { lookup: publicOnlyLookup } }))
+        }) as unknown as Response
+      }) as typeof globalThis.fetch)
 
   /** Why `url` may not be fetched, or null. Checked for the URL given and every redirect. */
   function refusal (url: URL): string | null {
