@@ -73,3 +73,13 @@ test('an envelope around canonical data bytes is exactly serializeEnvelope\'s', 
     assert.deepEqual(new Uint8Array(shared), serializeEnvelope(env))
   }
 })
+
+test('a body of very many values is answered false after a bounded look (a million keys once took 100 s: the backslash search rescanned the rest of the body at every string)', () => {
+  const many = Buffer.from(`{${Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',')}}`)
+  assert.equal(isCanonicalJson(many), false)
+  // many strings and no backslash anywhere, under the token bound: still answered, and true
+  const strings = Buffer.from(JSON.stringify({ list: Array.from({ length: 10_000 }, (_, i) => `s${i}`) }))
+  assert.equal(isCanonicalJson(strings), true)
+  const escaped = Buffer.from(JSON.stringify({ list: Array.from({ length: 10_000 }, (_, i) => i % 1000 === 0 ? `a"b\\c${i}` : `s${i}`) }))
+  assert.equal(isCanonicalJson(escaped), true)
+})
