@@ -12,7 +12,6 @@
 //
 // The owner names the gateway, so loopback and private addresses are allowed here (unlike the
 // schema-definition fetches, whose URLs come from the chain).
-import { exporter } from 'ipfs-unixfs-exporter'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
@@ -56,6 +55,8 @@ export function createGatewaySource (opts: GatewaySourceOptions): BlockSource {
         }
       }
       try {
+        // loaded on the first fetch, not with the daemon (idle memory)
+        const { exporter } = await import('ipfs-unixfs-exporter')
         const entry = await exporter(root, blockstore, { signal })
         if (entry.type !== 'file' && entry.type !== 'raw') {
           throw new HearthError('INVALID_ARGUMENT', `${root} is a UnixFS ${entry.type}, not a file`)

@@ -51,8 +51,8 @@ test('hearth daemon loads nothing heavy before its listeners answer /health; the
   assert.equal(files.has(join(SRC, 'daemon/parts.ts')), false, 'the parts are imported dynamically')
 })
 
-test('the parts load libp2p, Helia and the Kubo client only when the configuration needs them', () => {
+test('the parts load libp2p, Helia, the Kubo client and the gateway DAG walker only when the configuration or a fetch needs them', () => {
   const { packages } = staticGraph(join(SRC, 'daemon/parts.ts'))
-  const configured = [...packages].filter((p) => p === 'helia' || p === 'libp2p' || p.startsWith('@libp2p/') || p === '@chainsafe/libp2p-noise' || p === 'kubo-rpc-client' || p === '@helia/unixfs')
+  const configured = [...packages].filter((p) => p === 'helia' || p === 'libp2p' || p.startsWith('@libp2p/') || p === '@chainsafe/libp2p-noise' || p === 'kubo-rpc-client' || p === '@helia/unixfs' || p === 'ipfs-unixfs-exporter')
   assert.deepEqual(configured, [])
 })
