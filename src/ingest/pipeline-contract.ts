@@ -111,4 +111,10 @@ export interface ReceivedFile {
   schemaId: string
   fileId?: string | null
   origin: Exclude<FileOrigin, 'local'>
+  /**
+   * The ciphertext's files that storage wrote without a sync (`storage.addUnsynced`): with the
+   * journal, a receive that writes the file journals the ciphertext with the index record; the
+   * caller syncs them itself otherwise (see `IngestPipeline.journaled`).
+   */
+  unsyncedFiles?: string[]
 }

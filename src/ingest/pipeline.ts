@@ -84,6 +84,8 @@ export interface IngestPipeline {
   admit<T> (bytes: number | null, fn: () => Promise<T>): Promise<T>
   receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
   readonly inFlight: number
+  /** Whether `receive` journals a ciphertext stored without a sync when it writes its file. */
+  readonly journaled: boolean
 }
 
 export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
@@ -421,7 +423,10 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       const done = await locks.run(rel, async () => {
         if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
         const abs = absoluteDataPath(deps.dataDir, rel)
-        const written = (await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)).written
+        // a ciphertext stored unsynced (one block, so the file is under the journal's limit too):
+        // the file is written unsynced as well and both go into the index batch's journal entry
+        const journaled = journal !== undefined && meta.unsyncedFiles !== undefined && plaintext.byteLength <= JOURNAL_MAX_BYTES
+        const written = (await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext, { synced: !journaled })).written
         const current = written ? null : await readDataFileOrNull(deps.dataDir, rel, plaintext.byteLength)
         if (!written && (current === null || sha256Hex(current) !== sha256Hex(plaintext))) return 'taken' as const
         // the same envelope is already stored here under its own ciphertext: keep that one, so
@@ -442,7 +447,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
           state: meta.fileId != null ? 'registered' : 'stored',
           fileId: meta.fileId ?? null,
           origin: meta.origin
-        })
+        }, journaled ? { path: rel, data: plaintext, ciphertext, cid: meta.cid, files: [abs, ...meta.unsyncedFiles!] } : undefined)
         deps.onIndexed?.(r)
         return 'written' as const
       })
@@ -464,6 +469,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     prepare,
     admit,
     receive,
-    get inFlight () { return locks.inFlight }
+    get inFlight () { return locks.inFlight },
+    journaled: journal !== undefined
   }
 }

@@ -37,6 +37,12 @@ export interface SyncEngineOptions {
    * goes alone). Default 64 files, 16 MiB.
    */
   batch?: { files?: number; bytes?: number }
+  /**
+   * Store fetched single-block ciphertexts without a sync of their own and hand their files to
+   * `receive`, which makes them durable (peer-receive.ts: journaled with the index record, or
+   * synced). Only for a hook that does; default false.
+   */
+  storeUnsynced?: boolean
   /** Longest wait for an answer or the next frame on a sync stream. Default 60 s. */
   readTimeoutMs?: number
   /** Longest wait for a peer's next request on a session it opened. Default 5 min. */

@@ -5,6 +5,7 @@
 import { isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { ReceivedFile } from '../ingest/pipeline.js'
+import type { SyncFiles } from '../storage/deferred-sync.js'
 import type { LiveEntry } from './protocol.js'
 import type { ReceiveHook, ReceiveOutcome } from './pull.js'
 
@@ -23,22 +24,39 @@ export function outcomeOfFailure (err: unknown): Extract<ReceiveOutcome, 'reject
 /**
  * The sync engine's receive hook over the pipeline's receive: files keep origin 'peer' (never
  * re-registered here), and each handled file is reported to `onReceived`.
+ *
+ * A ciphertext the engine stored without a sync is made durable here: a journaling pipeline
+ * that writes the file commits it in the index record's batch (one group-committed sync for the
+ * whole batch of received files); when the file is not written (already present, parked for its
+ * schema, a transient failure) its block files are synced before the answer. A rejected file's
+ * ciphertext is dropped, so it needs no sync.
  */
 export function peerReceiveHook (deps: {
   receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
+  /** Whether `receive` journals an unsynced ciphertext when it writes its file (`IngestPipeline.journaled`). */
+  journaled?: boolean
+  /** Makes files written without a sync durable (storage/deferred-sync.ts). */
+  syncFiles: SyncFiles
   logger: Logger
   onReceived?: (file: { cid: string; peerId: string; outcome: ReceiveOutcome }) => void
 }): ReceiveHook {
-  return async (entry: LiveEntry, ciphertext, from) => {
+  return async (entry: LiveEntry, ciphertext, from, stored) => {
+    const unsynced = stored?.unsyncedFiles
+    const journaling = unsynced !== undefined && deps.journaled === true
+    if (unsynced !== undefined && !journaling) await deps.syncFiles(unsynced)
     let outcome: ReceiveOutcome
     try {
-      outcome = await deps.receive(ciphertext, { cid: entry.cid, schemaId: entry.schemaId, fileId: entry.fileId, origin: 'peer' })
+      outcome = await deps.receive(ciphertext, { cid: entry.cid, schemaId: entry.schemaId, fileId: entry.fileId, origin: 'peer', ...(journaling ? { unsyncedFiles: unsynced } : {}) })
     } catch (err) {
       const final = outcomeOfFailure(err)
-      if (final === null) throw err
+      if (final === null) {
+        if (journaling) await deps.syncFiles(unsynced).catch(() => {})
+        throw err
+      }
       if (final === 'rejected') deps.logger.warn({ cid: entry.cid, errorCode: (err as { code?: string }).code, err: (err as Error).message }, 'file from a peer rejected')
       outcome = final
     }
+    if (journaling && outcome !== 'written' && outcome !== 'rejected') await deps.syncFiles(unsynced)
     deps.onReceived?.({ cid: entry.cid, peerId: from.peerId, outcome })
     return outcome
   }

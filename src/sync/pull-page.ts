@@ -210,7 +210,8 @@ async function handleTombstone (entry: TombstoneEntry, from: PeerContext, ctx: P
 
 /** Store, verify and hand over one fetched ciphertext. */
 async function accept (entry: LiveEntry, bytes: Uint8Array, from: PeerContext, ctx: PullContext, totals: PullTotals): Promise<void> {
-  const cid = await ctx.storage.add(bytes)
+  const unsynced = ctx.storeUnsynced && ctx.storage.addUnsynced !== undefined ? await ctx.storage.addUnsynced(bytes) : null
+  const cid = unsynced?.cid ?? await ctx.storage.add(bytes)
   if (cid !== entry.cid) {
     // Not settled: another peer may serve the right bytes for this CID. The bytes just stored are
     // unpinned unless something here already holds them.
@@ -219,7 +220,7 @@ async function accept (entry: LiveEntry, bytes: Uint8Array, from: PeerContext, c
     totals.rejected++
     return
   }
-  const outcome = await ctx.receive(entry, bytes, from)
+  const outcome = await ctx.receive(entry, bytes, from, unsynced === null ? undefined : { unsyncedFiles: unsynced.files })
   await settleOutcome(entry, outcome, from, ctx)
   totals[outcome === 'waiting-schema' ? 'waiting' : outcome]++
 }

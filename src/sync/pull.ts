@@ -31,7 +31,12 @@ export type ReceiveOutcome = 'written' | 'exists' | 'rejected' | 'waiting-schema
 
 export interface PeerContext { peerId: string }
 
-export type ReceiveHook = (entry: LiveEntry, ciphertext: Uint8Array, from: PeerContext) => Promise<ReceiveOutcome>
+/**
+ * `stored.unsyncedFiles`: the ciphertext is in storage but was written without a sync (only when
+ * the engine runs with `storeUnsynced`); the hook makes it durable before it answers anything but
+ * 'rejected' (peer-receive.ts journals it with the index record or syncs it).
+ */
+export type ReceiveHook = (entry: LiveEntry, ciphertext: Uint8Array, from: PeerContext, stored?: { unsyncedFiles: string[] }) => Promise<ReceiveOutcome>
 /** Delete the local files and index records holding this CID (`records` are its live records). */
 export type TombstoneHook = (entry: TombstoneEntry, records: FileRecord[], from: PeerContext) => Promise<void>
 /** Record a fileId learned from a peer for a file held here without one. */
@@ -68,6 +73,8 @@ export interface PullContext {
   window: { requests: number; bytes: number }
   /** Fetched files received together (stored, decrypted, written, indexed): count and bytes. */
   batch: BatchLimits
+  /** Store single-block ciphertexts without a sync and let the receive hook make them durable. */
+  storeUnsynced: boolean
   receive: ReceiveHook
   applyTombstone: TombstoneHook
   learnFileId?: FileIdHook

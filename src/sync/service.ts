@@ -14,6 +14,7 @@ import { removeRecords } from '../ingest/remove-scope.js'
 import type { SyncNode } from './node.js'
 import type { SyncEngine } from './engine.js'
 import { peerReceiveHook } from './peer-receive.js'
+import { createFileSyncer } from '../storage/deferred-sync.js'
 import { createChainRestorer } from './restore.js'
 import { restoreFetcher, type RestoreSettings } from './restore-sources.js'
 import type { DeviceSources } from './device-source.js'
@@ -44,7 +45,7 @@ export interface SyncServiceDeps {
   storage: StorageBackend
   /** The engine's key-value namespace and restore's. */
   state: { sync: Kv<unknown>; restore: Kv<unknown> }
-  pipeline: Pick<IngestPipeline, 'receive'>
+  pipeline: Pick<IngestPipeline, 'receive' | 'journaled'>
   /** Null when no chain is configured (restore then answers CONFIG_INVALID). */
   chain: RestoreChain | null
   events: HearthEventHub
@@ -108,7 +109,16 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
       state: deps.state.sync,
       logger,
       intervalMs: settings.intervalMs,
-      receive: peerReceiveHook({ receive: deps.pipeline.receive, logger, onReceived: (file) => deps.events.emit('peer.file.received', file) }),
+      // fetched small files are stored unsynced and journaled with their index records: one
+      // group-committed sync per batch of received files (peer-receive.ts)
+      storeUnsynced: true,
+      receive: peerReceiveHook({
+        receive: deps.pipeline.receive,
+        journaled: deps.pipeline.journaled,
+        syncFiles: createFileSyncer(),
+        logger,
+        onReceived: (file) => deps.events.emit('peer.file.received', file)
+      }),
       applyTombstone: async (_entry, records) => { await removeRecords({ dataDir: deps.dataDir, index, storage: deps.storage, logger }, records) },
       learnFileId: async (records, fileId) => { await learnFileId(index, records, fileId) },
       onProgress: (p) => {

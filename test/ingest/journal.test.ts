@@ -20,7 +20,9 @@ import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipe
 import { createSchemaValidators } from '../../src/registry/validators.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 import { silentLogger } from '../../src/log.js'
-import { SCOPE, schemaLookup } from '../support/ingest-fixtures.js'
+import { SCHEMA, SCOPE, schemaLookup } from '../support/ingest-fixtures.js'
+import { buildEnvelope, serializeEnvelope } from '../../src/protocol/envelope.js'
+import { encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { tempDir } from '../support/tmp.js'
 
 const MASTER = new Uint8Array(65).fill(7)
@@ -158,4 +160,28 @@ test('a torn tail of the journal (the log LevelDB was appending to) is ignored: 
     await decrypts(second.storage, ack.cid, onDisk)
   }
   assert.ok(await second.index.count() >= early.length)
+})
+
+test('a file received from a peer with its ciphertext stored unsynced is journaled with its record and replayed after a power cut', async (t) => {
+  const root = await tempDir(t, 'hearth-journal-')
+  const first = await rig(t, root)
+  const env = buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt: '2026-01-02T03:04:05.000Z', data: { username: 'from-a-peer' } })
+  const plaintext = serializeEnvelope(env)
+  const ciphertext = await encryptEnvelopeBytes(plaintext, scopeKeyHex(MASTER, SCOPE))
+  const stored = await first.storage.addUnsynced!(ciphertext)
+  assert.ok(stored !== null)
+  assert.equal(await first.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer', unsyncedFiles: stored.files }), 'written')
+  assert.equal(first.pipeline.journaled, true)
+  assert.equal((await journalKeys(first.db)).length, 1, 'journaled with the index record')
+  assert.deepEqual(first.synced, [], 'neither the block nor the data file synced on its own')
+  const path = (await first.index.byCid(stored.cid))[0]!.path
+  await first.close()
+  await rm(join(root, 'data', path))
+  await truncate(stored.files[0]!, 0)
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 1)
+  assert.deepEqual(await readFile(join(second.dataDir, path)), Buffer.from(plaintext))
+  assert.equal((await second.index.get(path))?.origin, 'peer')
+  await decrypts(second.storage, stored.cid, Buffer.from(plaintext))
 })

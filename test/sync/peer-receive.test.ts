@@ -22,6 +22,7 @@ test('the receive hook hands files to the pipeline as origin peer and reports ea
   let fail: Error | null = null
   const hook = peerReceiveHook({
     receive: async (_bytes, meta) => { received.push(meta); if (fail !== null) throw fail; return 'written' },
+    syncFiles: async () => { throw new Error('nothing was stored unsynced') },
     logger: silentLogger(),
     onReceived: (file) => reported.push(file)
   })
@@ -38,4 +39,35 @@ test('the receive hook hands files to the pipeline as origin peer and reports ea
     { cid: entry.cid, peerId: 'peer-a', outcome: 'rejected' },
     { cid: entry.cid, peerId: 'peer-b', outcome: 'waiting-schema' }
   ])
+})
+
+test('a ciphertext stored unsynced is journaled by a written file and synced for any other answer but a rejection', async () => {
+  const synced: string[][] = []
+  const metas: unknown[] = []
+  let answer: 'written' | 'exists' | Error = 'written'
+  const hook = (journaled: boolean): ReturnType<typeof peerReceiveHook> => peerReceiveHook({
+    receive: async (_bytes, meta) => { metas.push(meta); if (answer instanceof Error) throw answer; return answer },
+    journaled,
+    syncFiles: async (files) => { synced.push([...files]) },
+    logger: silentLogger()
+  })
+  const stored = { unsyncedFiles: ['/blocks/XY/BLOCK.data'] }
+  const from = { peerId: 'peer-a' }
+  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'written')
+  assert.deepEqual(metas.at(-1), { cid: entry.cid, schemaId: '7', fileId: null, origin: 'peer', unsyncedFiles: stored.unsyncedFiles }, 'the pipeline journals it')
+  assert.deepEqual(synced, [], 'nothing synced on its own')
+  answer = 'exists'
+  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'exists')
+  answer = new HearthError('SCHEMA_NOT_FOUND', 'later')
+  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'waiting-schema')
+  answer = new HearthError('STORAGE_UNAVAILABLE', 'down')
+  await assert.rejects(hook(true)(entry, new Uint8Array(1), from, stored), /down/)
+  assert.equal(synced.length, 3, 'present elsewhere, parked and failed: synced')
+  answer = new HearthError('DECRYPTION_FAILED', 'wrong key')
+  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'rejected')
+  assert.equal(synced.length, 3, 'a rejected ciphertext is dropped, not synced')
+  answer = 'written'
+  assert.equal(await hook(false)(entry, new Uint8Array(1), from, stored), 'written')
+  assert.equal(synced.length, 4, 'a pipeline without the journal gets it synced first')
+  assert.equal((metas.at(-1) as { unsyncedFiles?: string[] }).unsyncedFiles, undefined)
 })
