@@ -19,8 +19,13 @@ const syncDir = createDirSync()
  * holds durably until it syncs the file in the background; `blocking` (unsynced only) writes it
  * with blocking calls, for a local filesystem (storage/local-fs.ts).
  */
-export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; blocking?: boolean } = {}): Promise<DurableWrite> {
-  return await writeFileDurably(path, bytes, { existing: 'keep', syncDir: opts.synced === false ? null : syncDir, blocking: opts.blocking === true })
+export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; blocking?: boolean; beforePublish?: (mtimeMs: number) => Promise<void> } = {}): Promise<DurableWrite> {
+  return await writeFileDurably(path, bytes, {
+    existing: 'keep',
+    syncDir: opts.synced === false ? null : syncDir,
+    blocking: opts.blocking === true,
+    ...(opts.beforePublish !== undefined ? { beforePublish: opts.beforePublish } : {})
+  })
 }
 
 /**

@@ -11,8 +11,16 @@
 // every entry still there again: the block always (content-addressed, a rename over whatever is
 // left), the data file when it is missing or torn; then syncs and drops them. Replay is
 // idempotent: a crash during it replays the same entries again.
+//
+// A file received from a peer too large for an entry is announced by an intent (`intend`: its
+// index record but the mtime, synced) before its data file is written; the record's batch drops
+// it. Replay indexes a whole file an intent names as received (origin and CID of the peer's),
+// so the start-up scan never takes it for a local file; a file never written leaves nothing, and
+// the peer's file is fetched again.
 import { createHash, randomBytes } from 'node:crypto'
+import { lstat } from 'node:fs/promises'
 import type { BatchOp, HearthDatabase, Sublevel } from '../db/database.js'
+import type { FileRecord } from '../db/types.js'
 import type { FileIndex } from '../db/file-index.js'
 import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
@@ -49,14 +57,27 @@ export function journalEntryOf (rel: string, stored: StoredCiphertext, data: { b
   }
 }
 
-interface StoredEntry { path: string; data?: string; ciphertext?: string; cid?: string }
+/** A received file's index record before its data file exists (its mtime comes from the file). */
+export type ReceivedRecord = Omit<FileRecord, 'updatedAt' | 'mtimeMs'>
+
+interface StoredEntry { path: string; data?: string; ciphertext?: string; cid?: string; received?: ReceivedRecord }
+
+/** A committed intent: `done` goes into the file's index batch; `drop` when no file was written. */
+export interface ReceiveIntent { done: BatchOp[]; drop: () => Promise<void> }
 
 /** An entry ready to be committed: its ops go into the index batch, then `committed()`. */
-export interface PendingEntry { ops: BatchOp[]; committed: () => void }
+export interface PendingEntry {
+  ops: BatchOp[]
+  committed: () => void
+  /** Removes a committed entry whose files were not written after all. */
+  discard: () => Promise<void>
+}
 
 export interface IngestJournal {
   /** The writes that journal `entry`; commit them in the index record's batch, then call `committed`. */
   entry (entry: JournalEntry): PendingEntry
+  /** Commits (synced) the intent to write the data file of `record`, received from a peer. */
+  intend (record: ReceivedRecord): Promise<ReceiveIntent>
   /** Restores every entry left by a crash or power cut, syncs, and drops them. Returns how many. */
   replay (): Promise<number>
   /** Makes every committed entry's files durable now and drops the entries. */
@@ -71,7 +92,7 @@ export interface IngestJournalDeps {
   db: HearthDatabase
   dataDir: string
   storage: Pick<StorageBackend, 'add' | 'addUnsynced'>
-  index: Pick<FileIndex, 'get'>
+  index: Pick<FileIndex, 'get' | 'put'>
   syncFiles: SyncFiles
   logger: Logger
   /** A checkpoint starts this long after the first entry waiting for one (default 200 ms)... */
@@ -139,9 +160,22 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
     }
   }
 
+  /** Indexes the received file an intent names when it was written whole but not indexed. */
+  async function restoreReceived (received: ReceivedRecord): Promise<void> {
+    const indexed = await deps.index.get(received.path)
+    if (indexed !== null && indexed.sha256 === received.sha256) return
+    const current = await readDataFileOrNull(deps.dataDir, received.path, received.size)
+    // never written (or the name is another file's): the peer's file is fetched again
+    if (current === null || sha256Hex(current) !== received.sha256) return
+    const st = await lstat(absoluteDataPath(deps.dataDir, received.path))
+    await deps.index.put({ ...received, mtimeMs: st.mtimeMs, updatedAt: Date.now() })
+    deps.logger.info({ path: received.path, cid: received.cid }, 'received file indexed from its intent')
+  }
+
   /** Writes the entry's files again where they are missing or torn; returns the files to sync. */
   async function restore (stored: StoredEntry): Promise<string[]> {
     const files: string[] = []
+    if (stored.received !== undefined) await restoreReceived(stored.received)
     if (stored.ciphertext !== undefined) {
       const ciphertext = Buffer.from(stored.ciphertext, 'base64')
       const unsynced = await deps.storage.addUnsynced?.(ciphertext) ?? null
@@ -177,8 +211,17 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
       if (entry.cid !== undefined) value.cid = entry.cid
       return {
         ops: [{ type: 'put', sublevel: entries, key, value }],
-        committed: () => { waiting.push({ key, files: entry.files }); schedule() }
+        committed: () => { waiting.push({ key, files: entry.files }); schedule() },
+        discard: async () => { await deps.db.batch([{ type: 'del', sublevel: entries, key }]) }
       }
+    },
+
+    async intend (record) {
+      if (closed) throw new Error('the ingest journal is closed')
+      const key = prefix + (counter++).toString(36).padStart(8, '0')
+      await deps.db.batch([{ type: 'put', sublevel: entries, key, value: { path: record.path, received: record } }], { sync: true })
+      const done: BatchOp[] = [{ type: 'del', sublevel: entries, key }]
+      return { done, drop: async () => { await deps.db.batch(done) } }
     },
 
     async replay () {

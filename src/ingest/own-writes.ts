@@ -46,7 +46,7 @@ export function createOwnWrites (opts: { ttlMs?: number; maxEntries?: number; no
 }
 
 /** writeNewFile, with the watcher told to skip the event of the name it creates. */
-export async function writeOwnDataFile (own: Pick<OwnWrites, 'expect' | 'cancel'> | undefined, rel: string, abs: string, bytes: Uint8Array, opts: { synced?: boolean; blocking?: boolean } = {}): Promise<DurableWrite> {
+export async function writeOwnDataFile (own: Pick<OwnWrites, 'expect' | 'cancel'> | undefined, rel: string, abs: string, bytes: Uint8Array, opts: Parameters<typeof writeNewFile>[2] = {}): Promise<DurableWrite> {
   own?.expect(rel)
   try {
     const write = await writeNewFile(abs, bytes, opts)

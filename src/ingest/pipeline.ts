@@ -23,7 +23,7 @@ import { CHUNK_SIZE } from '../storage/cid.js'
 import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull } from './data-file.js'
 import { PathLocks } from './path-locks.js'
-import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
+import { journalEntryOf, type JournalEntry, type PendingEntry, type ReceivedRecord, type StoredCiphertext } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
 import { isLocalFilesystem } from '../storage/local-fs.js'
 import type { DurableWrite } from '../storage/durable-file.js'
@@ -406,6 +406,77 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     throw new HearthError('CONFLICT', `could not find a free file name for ${scope} near ${opts.collectedAt ?? 'now'}`)
   }
 
+  /**
+   * A received file's name already holds the same bytes (the same envelope): indexed as received
+   * unless it is stored here under its own ciphertext (kept, so two devices never trade CIDs).
+   */
+  async function indexPresent (received: ReceivedRecord & { cid: string }, abs: string, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken' | 'exists'> {
+    const current = await readDataFileOrNull(deps.dataDir, received.path, received.size)
+    if (current === null || sha256Hex(current) !== received.sha256) return 'taken'
+    const indexed = await deps.index.get(received.path)
+    if (indexed != null && FINAL_STATES.has(indexed.state)) return 'exists'
+    // a ciphertext stored unsynced is journaled with the record (the receive hook syncs it otherwise)
+    const block = unsyncedFiles === undefined ? undefined : { path: received.path, ciphertext, cid: received.cid, files: unsyncedFiles }
+    return await record({ ...received, mtimeMs: (await lstat(abs)).mtimeMs }, block)
+  }
+
+  /**
+   * Writes a received file whose name is free, never leaving it on disk without its record (the
+   * start-up scan would take it for a local file and register it again):
+   * - small: the record and its journal entry (the data file, and the ciphertext when it was
+   *   stored unsynced) are committed once the bytes are in the temp file, before its name appears;
+   *   the file is written unsynced and a crash before or while it is written is repaired by the
+   *   replay (journal.ts), with the peer's origin and CID;
+   * - otherwise: an intent holding the record is committed first, the file written synced, and
+   *   the record's batch drops the intent; replay indexes a file the intent names as received.
+   */
+  async function writeReceived (received: ReceivedRecord & { cid: string }, abs: string, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken'> {
+    const rel = received.path
+    if (journal === undefined) {
+      const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)
+      return write.written ? await record({ ...received, mtimeMs: write.mtimeMs }) : 'taken'
+    }
+    if (plaintext.byteLength <= JOURNAL_MAX_BYTES) {
+      const cid = received.cid
+      const block = unsyncedFiles === undefined ? {} : { ciphertext, cid }
+      const pending = { indexed: null as FileRecord | null, entry: null as PendingEntry | null }
+      const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext, {
+        synced: false,
+        beforePublish: async (mtimeMs) => {
+          const entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unsyncedFiles ?? [])] })
+          const r: FileRecord = { ...received, mtimeMs, updatedAt: Date.now() }
+          await deps.index.put(r, { also: entry.ops })
+          pending.indexed = r
+          pending.entry = entry
+        }
+      })
+      const { indexed, entry } = pending
+      if (indexed === null || entry === null) throw new HearthError('INTERNAL', `received file ${cid} was written without its record`)
+      if (write.written) {
+        // the entry waits for the checkpoint only once its file exists
+        entry.committed()
+      } else {
+        // another writer made the name between the check and the link: the replay must not put
+        // the peer's bytes over that file, which the watcher indexes as a new version of the name
+        await entry.discard()
+        log.warn({ path: rel, cid }, 'the name of a received file was taken while it was written')
+      }
+      return indexed
+    }
+    const intent = await journal.intend(received)
+    let write: DurableWrite
+    try {
+      write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)
+    } catch (err) {
+      await intent.drop().catch(() => {})
+      throw err
+    }
+    if (!write.written) { await intent.drop(); return 'taken' }
+    const r: FileRecord = { ...received, mtimeMs: write.mtimeMs, updatedAt: Date.now() }
+    await deps.index.put(r, { also: intent.done })
+    return r
+  }
+
   async function receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'> {
     if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists'
     const schema = await deps.schemas.byId(meta.schemaId)
@@ -422,19 +493,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       const rel = `${env.scope}/${name}`
       const done = await locks.run(rel, async () => {
         if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
-        const abs = absoluteDataPath(deps.dataDir, rel)
-        // a ciphertext stored unsynced (one block, so the file is under the journal's limit too):
-        // the file is written unsynced as well and both go into the index batch's journal entry
-        const journaled = journal !== undefined && meta.unsyncedFiles !== undefined && plaintext.byteLength <= JOURNAL_MAX_BYTES
-        const written = (await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext, { synced: !journaled })).written
-        const current = written ? null : await readDataFileOrNull(deps.dataDir, rel, plaintext.byteLength)
-        if (!written && (current === null || sha256Hex(current) !== sha256Hex(plaintext))) return 'taken' as const
-        // the same envelope is already stored here under its own ciphertext: keep that one, so
-        // two devices never trade CIDs for one file
-        const indexed = written ? null : await deps.index.get(rel)
-        if (indexed != null && FINAL_STATES.has(indexed.state)) return 'exists' as const
-        const st = await lstat(abs)
-        const r = await record({
+        const received: ReceivedRecord & { cid: string } = {
           path: rel,
           scope: env.scope,
           collectedAt: env.collectedAt,
@@ -443,11 +502,13 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
           size: plaintext.byteLength,
           encryptedSize: ciphertext.byteLength,
           sha256: sha256Hex(plaintext),
-          mtimeMs: st.mtimeMs,
           state: meta.fileId != null ? 'registered' : 'stored',
           fileId: meta.fileId ?? null,
           origin: meta.origin
-        }, journaled ? { path: rel, data: plaintext, ciphertext, cid: meta.cid, files: [abs, ...meta.unsyncedFiles!] } : undefined)
+        }
+        const abs = absoluteDataPath(deps.dataDir, rel)
+        const r = await lstat(abs).then(() => true, () => false) ? await indexPresent(received, abs, ciphertext, meta.unsyncedFiles) : await writeReceived(received, abs, plaintext, ciphertext, meta.unsyncedFiles)
+        if (r === 'taken' || r === 'exists') return r
         deps.onIndexed?.(r)
         return 'written' as const
       })

@@ -31,7 +31,7 @@ export interface IngestSettings {
 
 export interface IngestServiceDeps {
   pipeline: Omit<IngestDeps, 'onStored' | 'onIndexed' | 'onDeferred' | 'logger' | 'journal'>
-  index: Pick<FileIndex, 'byState' | 'get'>
+  index: Pick<FileIndex, 'byState' | 'get' | 'put'>
   /**
    * The database of `pipeline.index`: with it, small files are acknowledged after one synced
    * batch that journals them (journal.ts), replayed at start.

@@ -68,6 +68,13 @@ export interface DurableWriteOptions {
    * six of them to the threadpool costs the main thread more (each one wakes a worker thread).
    */
   blocking?: boolean
+  /**
+   * Runs once the bytes are in the temp file (synced when the write is), with its mtime, before
+   * the name appears ('keep' only): a caller commits the file's index record here, so a crash
+   * can never leave the named file without it (the link keeps the temp's mtime). Its failure
+   * fails the write and removes the temp.
+   */
+  beforePublish?: (mtimeMs: number) => Promise<void>
 }
 
 /** The result of a durable write: whether the name was written, and its mtime when it was. */
@@ -75,7 +82,7 @@ export interface DurableWrite { written: boolean; mtimeMs: number }
 
 /** Writes `bytes` at `path` whole (and durably unless `syncDir` is null); creates the folder when missing. */
 export async function writeFileDurably (path: string, bytes: Uint8Array, opts: DurableWriteOptions): Promise<DurableWrite> {
-  if (opts.syncDir === null && opts.blocking === true) return writeFileNow(path, bytes, opts)
+  if (opts.syncDir === null && opts.blocking === true && opts.beforePublish === undefined) return writeFileNow(path, bytes, opts)
   const dir = dirname(path)
   const temp = join(dir, `.${basename(path)}.${tempSuffix()}.tmp`)
   let fh
@@ -92,10 +99,11 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
     try {
       await fh.writeFile(bytes)
       if (opts.syncDir !== null) await fh.datasync()
-      mtimeMs = opts.mtime === false ? 0 : (await fh.stat()).mtimeMs
+      mtimeMs = opts.mtime === false && opts.beforePublish === undefined ? 0 : (await fh.stat()).mtimeMs
     } finally {
       await fh.close()
     }
+    await opts.beforePublish?.(mtimeMs)
     if (opts.existing === 'replace') await rename(temp, path)
     else {
       // link() fails when the name exists: the arbiter between two writers of one name

@@ -16,12 +16,12 @@ import { blockFilePath } from '../../src/storage/raw-blocks.js'
 import { parseCid } from '../../src/storage/cid.js'
 import type { StorageBackend } from '../../src/storage/types.js'
 import { createIngestJournal, type IngestJournal } from '../../src/ingest/journal.js'
-import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
+import { createIngestPipeline, type IngestIndex, type IngestPipeline } from '../../src/ingest/pipeline.js'
 import { createSchemaValidators } from '../../src/registry/validators.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 import { silentLogger } from '../../src/log.js'
 import { SCHEMA, SCOPE, schemaLookup } from '../support/ingest-fixtures.js'
-import { buildEnvelope, serializeEnvelope } from '../../src/protocol/envelope.js'
+import { buildEnvelope, collectedAtToFileName, serializeEnvelope } from '../../src/protocol/envelope.js'
 import { encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -40,7 +40,7 @@ interface Rig {
 }
 
 /** Everything a daemon builds for ingest, on `root`; `delayMs` large keeps entries in the journal. */
-async function rig (t: TestContext, root: string, delayMs = 60_000): Promise<Rig> {
+async function rig (t: TestContext, root: string, delayMs = 60_000, wrapIndex?: (index: FileIndex) => IngestIndex): Promise<Rig> {
   const dataDir = join(root, 'data')
   await mkdir(dataDir, { recursive: true })
   const db = await openDatabase(join(root, 'index'))
@@ -54,7 +54,7 @@ async function rig (t: TestContext, root: string, delayMs = 60_000): Promise<Rig
   })
   const validators = createSchemaValidators()
   const pipeline = createIngestPipeline({
-    dataDir, index, storage, schemas: schemaLookup, masterKey: MASTER, logger: silentLogger(), journal,
+    dataDir, index: wrapIndex?.(index) ?? index, storage, schemas: schemaLookup, masterKey: MASTER, logger: silentLogger(), journal,
     validate: (schema, data) => validators.validateData(schema, data)
   })
   let closed = false
@@ -184,4 +184,92 @@ test('a file received from a peer with its ciphertext stored unsynced is journal
   assert.deepEqual(await readFile(join(second.dataDir, path)), Buffer.from(plaintext))
   assert.equal((await second.index.get(path))?.origin, 'peer')
   await decrypts(second.storage, stored.cid, Buffer.from(plaintext))
+})
+
+/** A received file's envelope and ciphertext; `username` sets its size. */
+async function fromAPeer (username: string): Promise<{ plaintext: Uint8Array; ciphertext: Uint8Array; path: string }> {
+  const collectedAt = '2026-01-02T03:04:05.000Z'
+  const plaintext = serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt, data: { username } }))
+  const ciphertext = await encryptEnvelopeBytes(plaintext, scopeKeyHex(MASTER, SCOPE))
+  return { plaintext, ciphertext, path: `${SCOPE}/${collectedAtToFileName(collectedAt)}` }
+}
+
+/** The index as the pipeline sees it, with the receiver killed right after (or before) a received file's record is put. */
+function killedAtPeerRecord (when: 'after' | 'before') {
+  return (index: FileIndex): IngestIndex => ({
+    get: async (path) => await index.get(path),
+    byCid: async (cid) => await index.byCid(cid),
+    put: async (record, opts) => {
+      if (record.origin === 'peer' && when === 'before') throw new Error('killed')
+      await index.put(record, opts)
+      if (record.origin === 'peer') throw new Error('killed')
+    }
+  })
+}
+
+const dataFiles = async (dataDir: string): Promise<string[]> => (await readdir(join(dataDir, SCOPE))).filter((n) => !n.startsWith('.'))
+
+test('a receiver killed once a received file is indexed and journaled but before its data file exists: replay writes it as the peer\'s, and the scan keeps it', async (t) => {
+  const root = await tempDir(t, 'hearth-journal-')
+  const first = await rig(t, root, 60_000, killedAtPeerRecord('after'))
+  const { plaintext, ciphertext, path } = await fromAPeer('from-a-peer')
+  const stored = await first.storage.addUnsynced!(ciphertext)
+  assert.ok(stored !== null)
+  await assert.rejects(first.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer', unsyncedFiles: stored.files }), /killed/)
+  assert.deepEqual(await dataFiles(first.dataDir), [], 'the data file is written only after its record is committed')
+  assert.equal((await first.index.get(path))?.origin, 'peer')
+  assert.equal((await journalKeys(first.db)).length, 1)
+  await first.close()
+  await truncate(stored.files[0]!, 0) // and the power went out: the unsynced block is torn
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 1)
+  assert.deepEqual(await readFile(join(second.dataDir, path)), Buffer.from(plaintext))
+  // what the start-up scan does with the file: the peer's record is kept, nothing stored again
+  const scanned = await second.pipeline.ingestPath(path)
+  assert.equal(scanned.outcome, 'unchanged')
+  assert.equal(scanned.record?.origin, 'peer')
+  assert.equal(scanned.record?.cid, stored.cid)
+  assert.equal(await second.index.count(), 1)
+  assert.deepEqual(await dataFiles(second.dataDir), [path.split('/')[1]])
+  await decrypts(second.storage, stored.cid, Buffer.from(plaintext))
+  // the next pull offers the file again: already here
+  assert.equal(await second.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer' }), 'exists')
+})
+
+test('a large received file (no journal entry) killed between its data file and its record is indexed from its intent as the peer\'s; killed before, it is received again', async (t) => {
+  const root = await tempDir(t, 'hearth-journal-')
+  const first = await rig(t, root, 60_000, killedAtPeerRecord('before'))
+  const { plaintext, ciphertext, path } = await fromAPeer('x'.repeat(300 * 1024))
+  const cid = await first.storage.add(ciphertext)
+  await assert.rejects(first.pipeline.receive(ciphertext, { cid, schemaId: SCHEMA.id, origin: 'peer' }), /killed/)
+  assert.deepEqual(await dataFiles(first.dataDir), [path.split('/')[1]], 'written (synced), not indexed')
+  assert.equal(await first.index.count(), 0)
+  assert.equal((await journalKeys(first.db)).length, 1, 'its intent')
+  await first.close()
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 1)
+  assert.equal((await second.index.get(path))?.origin, 'peer')
+  const scanned = await second.pipeline.ingestPath(path)
+  assert.equal(scanned.outcome, 'unchanged')
+  assert.equal(scanned.record?.cid, cid)
+  assert.equal(await second.index.count(), 1)
+  assert.equal(await second.pipeline.receive(ciphertext, { cid, schemaId: SCHEMA.id, origin: 'peer' }), 'exists')
+  await second.close()
+
+  // killed after the intent, before the data file: replay leaves nothing, the next pull receives it
+  const other = await tempDir(t, 'hearth-journal-')
+  const third = await rig(t, other)
+  const { updatedAt: _u, mtimeMs: _m, ...received } = scanned.record!
+  await third.journal.intend(received)
+  await third.close()
+  const fourth = await rig(t, other)
+  assert.equal(await fourth.journal.replay(), 1)
+  assert.equal(await fourth.index.count(), 0)
+  await fourth.storage.add(ciphertext)
+  assert.equal(await fourth.pipeline.receive(ciphertext, { cid, schemaId: SCHEMA.id, origin: 'peer' }), 'written')
+  assert.equal((await fourth.index.get(path))?.origin, 'peer')
+  assert.deepEqual(await readFile(join(fourth.dataDir, path)), Buffer.from(plaintext))
+  assert.equal((await journalKeys(fourth.db)).length, 0, 'the record dropped its intent')
 })
