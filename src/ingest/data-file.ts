@@ -6,6 +6,7 @@
 //     descriptor, so a swap between check and read cannot slip one in);
 //   - it must not be larger than the limit, checked before reading and again while reading (a
 //     sparse 1 GB file costs one fstat, and a file that grows is cut off at the limit).
+import { createHash } from 'node:crypto'
 import { open, constants } from 'node:fs/promises'
 import { HearthError } from '../errors.js'
 import { resolveInsideData } from './layout.js'
@@ -68,4 +69,9 @@ export async function readDataFileOrNull (dataDir: string, rel: string, maxBytes
 function tooLarge (rel: string, size: number, maxBytes: number): HearthError {
   return new HearthError('FILE_TOO_LARGE', `${rel} is larger than the ${maxBytes}-byte limit for data files (ingest.maxFileBytes)`,
     { path: rel, size, maxBytes, reasons: [`${size} bytes or more; the limit is ${maxBytes} (ingest.maxFileBytes)`] })
+}
+
+/** The SHA-256 a data file's record holds (hex). */
+export function sha256Hex (bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex')
 }

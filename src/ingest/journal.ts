@@ -17,7 +17,7 @@
 // it. Replay indexes a whole file an intent names as received (origin and CID of the peer's),
 // so the start-up scan never takes it for a local file; a file never written leaves nothing, and
 // the peer's file is fetched again.
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { lstat } from 'node:fs/promises'
 import type { BatchOp, HearthDatabase, Sublevel } from '../db/database.js'
 import type { FileRecord } from '../db/types.js'
@@ -27,7 +27,7 @@ import type { StorageBackend } from '../storage/types.js'
 import type { SyncFiles } from '../storage/deferred-sync.js'
 import { writeFileDurably } from '../storage/durable-file.js'
 import { absoluteDataPath } from './layout.js'
-import { readDataFileOrNull } from './data-file.js'
+import { readDataFileOrNull, sha256Hex } from './data-file.js'
 import { writeNewFile } from './atomic-write.js'
 
 /** What a journal entry restores after a power cut. */
@@ -102,10 +102,6 @@ export interface IngestJournalDeps {
 }
 
 const REPLAY_PAGE = 256
-
-function sha256Hex (bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex')
-}
 
 export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
   const entries: Sublevel<StoredEntry> = deps.db.sublevel<StoredEntry>('ingest-journal')

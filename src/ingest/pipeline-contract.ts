@@ -14,6 +14,11 @@ import type { OwnWrites } from './own-writes.js'
 import type { ByteBudget } from '../lifecycle/byte-budget.js'
 
 /** The slice of the file index the pipeline needs. */
+/** States of a file whose ciphertext is stored (and maybe registered). */
+export const FINAL_STATES = new Set(['stored', 'registered'])
+/** Data files up to this size are journaled; larger ones are fsynced before the answer. */
+export const JOURNAL_MAX_BYTES = 256 * 1024
+
 export interface IngestIndex {
   get (path: string): Promise<FileRecord | null | undefined>
   /** `also`: writes committed in the same atomic batch (the ingest journal's entry). */

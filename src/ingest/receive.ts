@@ -1,0 +1,140 @@
+// A file received from a peer or restored from the chain (docs/protocol.md §4): decrypted with its
+// scope's key, checked against its schema, and written under its collectedAt name with the peer's
+// CID and origin. It is never on disk without its index record: the start-up scan would take such
+// a file for a local one and register it again (see writeReceived for the crash windows).
+import { lstat } from 'node:fs/promises'
+import { HearthError } from '../errors.js'
+import type { FileRecord } from '../db/types.js'
+import { parseEnvelopeBytes, collectedAtToFileName } from '../protocol/envelope.js'
+import { decryptEnvelopeBytes } from '../protocol/encryption.js'
+import { absoluteDataPath } from './layout.js'
+import { readDataFileOrNull, sha256Hex } from './data-file.js'
+import type { PathLocks } from './path-locks.js'
+import type { JournalEntry, PendingEntry, ReceivedRecord } from './journal.js'
+import { writeOwnDataFile } from './own-writes.js'
+import type { DurableWrite } from '../storage/durable-file.js'
+import { FINAL_STATES, JOURNAL_MAX_BYTES, type IngestDeps, type ReceivedFile } from './pipeline-contract.js'
+
+export interface ReceiverDeps extends Pick<IngestDeps, 'index' | 'schemas' | 'validate' | 'dataDir' | 'ownWrites' | 'maxJsonValues' | 'onIndexed' | 'logger' | 'journal'> {
+  /** The pipeline's per-path locks: a receive and a local write of one name never interleave. */
+  locks: PathLocks
+  /** Indexes a record, with a journal entry in the same synced batch when given. */
+  record: (base: Omit<FileRecord, 'updatedAt'>, journaled?: JournalEntry) => Promise<FileRecord>
+  scopeKey: (scope: string) => string
+}
+
+export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, meta: ReceivedFile) => Promise<'written' | 'exists'> {
+  const { journal, locks, record, scopeKey } = deps
+  const log = deps.logger
+
+  /**
+   * A received file's name already holds the same bytes (the same envelope): indexed as received
+   * unless it is stored here under its own ciphertext (kept, so two devices never trade CIDs).
+   */
+  async function indexPresent (received: ReceivedRecord & { cid: string }, abs: string, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken' | 'exists'> {
+    const current = await readDataFileOrNull(deps.dataDir, received.path, received.size)
+    if (current === null || sha256Hex(current) !== received.sha256) return 'taken'
+    const indexed = await deps.index.get(received.path)
+    if (indexed != null && FINAL_STATES.has(indexed.state)) return 'exists'
+    // a ciphertext stored unsynced is journaled with the record (the receive hook syncs it otherwise)
+    const block = unsyncedFiles === undefined ? undefined : { path: received.path, ciphertext, cid: received.cid, files: unsyncedFiles }
+    return await record({ ...received, mtimeMs: (await lstat(abs)).mtimeMs }, block)
+  }
+
+  /**
+   * Writes a received file whose name is free, never leaving it on disk without its record (the
+   * start-up scan would take it for a local file and register it again):
+   * - small: the record and its journal entry (the data file, and the ciphertext when it was
+   *   stored unsynced) are committed once the bytes are in the temp file, before its name appears;
+   *   the file is written unsynced and a crash before or while it is written is repaired by the
+   *   replay (journal.ts), with the peer's origin and CID;
+   * - otherwise: an intent holding the record is committed first, the file written synced, and
+   *   the record's batch drops the intent; replay indexes a file the intent names as received.
+   */
+  async function writeReceived (received: ReceivedRecord & { cid: string }, abs: string, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken'> {
+    const rel = received.path
+    if (journal === undefined) {
+      const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)
+      return write.written ? await record({ ...received, mtimeMs: write.mtimeMs }) : 'taken'
+    }
+    if (plaintext.byteLength <= JOURNAL_MAX_BYTES) {
+      const cid = received.cid
+      const block = unsyncedFiles === undefined ? {} : { ciphertext, cid }
+      const pending = { indexed: null as FileRecord | null, entry: null as PendingEntry | null }
+      const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext, {
+        synced: false,
+        beforePublish: async (mtimeMs) => {
+          const entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unsyncedFiles ?? [])] })
+          const r: FileRecord = { ...received, mtimeMs, updatedAt: Date.now() }
+          await deps.index.put(r, { also: entry.ops })
+          pending.indexed = r
+          pending.entry = entry
+        }
+      })
+      const { indexed, entry } = pending
+      if (indexed === null || entry === null) throw new HearthError('INTERNAL', `received file ${cid} was written without its record`)
+      if (write.written) {
+        // the entry waits for the checkpoint only once its file exists
+        entry.committed()
+      } else {
+        // another writer made the name between the check and the link: the replay must not put
+        // the peer's bytes over that file, which the watcher indexes as a new version of the name
+        await entry.discard()
+        log.warn({ path: rel, cid }, 'the name of a received file was taken while it was written')
+      }
+      return indexed
+    }
+    const intent = await journal.intend(received)
+    let write: DurableWrite
+    try {
+      write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)
+    } catch (err) {
+      await intent.drop().catch(() => {})
+      throw err
+    }
+    if (!write.written) { await intent.drop(); return 'taken' }
+    const r: FileRecord = { ...received, mtimeMs: write.mtimeMs, updatedAt: Date.now() }
+    await deps.index.put(r, { also: intent.done })
+    return r
+  }
+
+  return async function receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'> {
+    if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists'
+    const schema = await deps.schemas.byId(meta.schemaId)
+    if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${meta.schemaId} of ${meta.cid} is not known yet`, { schemaId: meta.schemaId })
+    const plaintext = await decryptEnvelopeBytes(ciphertext, scopeKey(schema.scope))
+    const env = parseEnvelopeBytes(plaintext, { maxValues: deps.maxJsonValues })
+    if (env.scope !== schema.scope) {
+      throw new HearthError('SCOPE_MISMATCH', `file ${meta.cid} says scope ${env.scope} but schema ${schema.id} is for ${schema.scope}`)
+    }
+    const verdict = deps.validate(schema, env.data)
+    if (!verdict.ok) throw new HearthError('SCHEMA_VALIDATION_FAILED', `received file ${meta.cid} does not match its schema`, { reasons: verdict.reasons })
+    const names = [collectedAtToFileName(env.collectedAt), collectedAtToFileName(env.collectedAt).replace(/\.json$/, `.${meta.cid.slice(-12)}.json`)]
+    for (const name of names) {
+      const rel = `${env.scope}/${name}`
+      const done = await locks.run(rel, async () => {
+        if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
+        const received: ReceivedRecord & { cid: string } = {
+          path: rel,
+          scope: env.scope,
+          collectedAt: env.collectedAt,
+          schemaId: schema.id,
+          cid: meta.cid,
+          size: plaintext.byteLength,
+          encryptedSize: ciphertext.byteLength,
+          sha256: sha256Hex(plaintext),
+          state: meta.fileId != null ? 'registered' : 'stored',
+          fileId: meta.fileId ?? null,
+          origin: meta.origin
+        }
+        const abs = absoluteDataPath(deps.dataDir, rel)
+        const r = await lstat(abs).then(() => true, () => false) ? await indexPresent(received, abs, ciphertext, meta.unsyncedFiles) : await writeReceived(received, abs, plaintext, ciphertext, meta.unsyncedFiles)
+        if (r === 'taken' || r === 'exists') return r
+        deps.onIndexed?.(r)
+        return 'written' as const
+      })
+      if (done !== 'taken') return done
+    }
+    throw new HearthError('CONFLICT', `no free file name for received file ${meta.cid}`)
+  }
+}
