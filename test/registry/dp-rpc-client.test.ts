@@ -19,7 +19,7 @@ async function setup (t: Parameters<typeof startStorage>[0], timeoutMs = 1000): 
   const resolver = createDpRpcResolver({
     baseUrl: service.baseUrl,
     timeoutMs,
-    fetchDefinition: createDefinitionFetcher({ storage, timeoutMs: 1000, allowHttp: true, allowPrivateAddresses: true })
+    fetchDefinition: createDefinitionFetcher({ storage, timeoutMs: 10_000, allowHttp: true, allowPrivateAddresses: true }) // local storage: generous for a loaded machine
   })
   return { storage, service, resolver }
 }

@@ -30,7 +30,7 @@ async function world (t: TestContext, opts: { cacheDir?: string } = {}): Promise
   const opened = await openCache(t, opts.cacheDir)
   const clock = { now: Date.parse('2026-01-21T10:00:00Z') }
   const events: ResolvedEvent[] = []
-  const source = createDpRpcResolver({ baseUrl: service.baseUrl, timeoutMs: 500, fetchDefinition: createDefinitionFetcher({ storage, timeoutMs: 500 }) })
+  const source = createDpRpcResolver({ baseUrl: service.baseUrl, timeoutMs: 500, fetchDefinition: createDefinitionFetcher({ storage, timeoutMs: 10_000 }) })
   const registry = createSchemaRegistry({
     cache: opened.cache, sources: [source], refreshMs: REFRESH_MS, retryMs: RETRY_MS, now: () => clock.now, onResolved: (e) => events.push(e)
   })
