@@ -16,14 +16,12 @@ const syncDir = createDirSync()
 /**
  * Writes `bytes` at `path` unless it exists (`written: false`, nothing written); creates the folder.
  * `synced: false` skips the file's and folder's fsyncs: for a write whose bytes the ingest journal
- * holds durably until it syncs the file in the background; `blocking` (unsynced only) writes it
- * with blocking calls, for a local filesystem (storage/local-fs.ts).
+ * holds durably until it syncs the file in the background.
  */
-export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; blocking?: boolean; beforePublish?: (mtimeMs: number) => Promise<void> } = {}): Promise<DurableWrite> {
+export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; beforePublish?: (mtimeMs: number) => Promise<void> } = {}): Promise<DurableWrite> {
   return await writeFileDurably(path, bytes, {
     existing: 'keep',
     syncDir: opts.synced === false ? null : syncDir,
-    blocking: opts.blocking === true,
     ...(opts.beforePublish !== undefined ? { beforePublish: opts.beforePublish } : {})
   })
 }

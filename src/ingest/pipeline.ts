@@ -22,7 +22,6 @@ import { PathLocks } from './path-locks.js'
 import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
 import { createReceiver } from './receive.js'
-import { isLocalFilesystem } from '../storage/local-fs.js'
 import type { DurableWrite } from '../storage/durable-file.js'
 
 import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, isWorkerFailure, type IngestDeps, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
@@ -83,9 +82,6 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   const maxFileBytes = deps.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES
 
   const journal = deps.journal
-  let localDataDir: Promise<boolean> | null = null
-  /** Unsynced small writes into a local data folder are made with blocking calls (local-fs.ts). */
-  const dataDirIsLocal = async (): Promise<boolean> => await (localDataDir ??= isLocalFilesystem(deps.dataDir))
 
   /** Indexes `base`; with `journaled`, its journal entry is committed in the same synced batch. */
   async function record (base: Omit<FileRecord, 'updatedAt'>, journaled?: JournalEntry): Promise<FileRecord> {
@@ -352,7 +348,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         const storing = settle(encryptAndStore(env, bytes, journaled, useEarly ? early.pieces : undefined))
         let write: DurableWrite
         try {
-          write = await writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled ? { synced: false, blocking: await dataDirIsLocal() } : {})
+          write = await writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled ? { synced: false } : {})
         } catch (err) {
           await dropStored(await storing)
           throw err

@@ -4,7 +4,6 @@
 // Folder fsyncs are group-committed: every write that asks while one is in flight shares the next
 // one, so N concurrent writes into one folder cost N file fsyncs plus about two folder fsyncs.
 import { open, link, rename, unlink, mkdir } from 'node:fs/promises'
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -63,12 +62,6 @@ export interface DurableWriteOptions {
   /** Read the written file's mtime (default true); without it `mtimeMs` is 0. */
   mtime?: boolean
   /**
-   * With `syncDir` null: write with blocking calls on the calling thread. For small unsynced
-   * writes on a local filesystem (local-fs.ts), where each call takes microseconds and handing
-   * six of them to the threadpool costs the main thread more (each one wakes a worker thread).
-   */
-  blocking?: boolean
-  /**
    * Runs once the bytes are in the temp file (synced when the write is), with its mtime, before
    * the name appears ('keep' only): a caller commits the file's index record here, so a crash
    * can never leave the named file without it (the link keeps the temp's mtime). Its failure
@@ -82,7 +75,6 @@ export interface DurableWrite { written: boolean; mtimeMs: number }
 
 /** Writes `bytes` at `path` whole (and durably unless `syncDir` is null); creates the folder when missing. */
 export async function writeFileDurably (path: string, bytes: Uint8Array, opts: DurableWriteOptions): Promise<DurableWrite> {
-  if (opts.syncDir === null && opts.blocking === true && opts.beforePublish === undefined) return writeFileNow(path, bytes, opts)
   const dir = dirname(path)
   const temp = join(dir, `.${basename(path)}.${tempSuffix()}.tmp`)
   let fh
@@ -119,43 +111,5 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
     throw err
   }
   if (written && opts.syncDir !== null) await opts.syncDir(dir)
-  return { written, mtimeMs }
-}
-
-/** The same write, unsynced, with blocking calls (see `blocking`). */
-function writeFileNow (path: string, bytes: Uint8Array, opts: DurableWriteOptions): DurableWrite {
-  const dir = dirname(path)
-  const temp = join(dir, `.${basename(path)}.${tempSuffix()}.tmp`)
-  let fd: number
-  try {
-    fd = openSync(temp, 'wx', opts.mode ?? 0o600)
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-    mkdirSync(dir, { recursive: true })
-    fd = openSync(temp, 'wx', opts.mode ?? 0o600)
-  }
-  let mtimeMs = 0
-  let written = true
-  try {
-    try {
-      for (let at = 0; at < bytes.byteLength;) at += writeSync(fd, bytes, at, bytes.byteLength - at)
-      if (opts.mtime !== false) mtimeMs = fstatSync(fd).mtimeMs
-    } finally {
-      closeSync(fd)
-    }
-    if (opts.existing === 'replace') renameSync(temp, path)
-    else {
-      try {
-        linkSync(temp, path)
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-        written = false
-      }
-      unlinkSync(temp)
-    }
-  } catch (err) {
-    try { unlinkSync(temp) } catch {}
-    throw err
-  }
   return { written, mtimeMs }
 }

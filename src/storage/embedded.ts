@@ -36,7 +36,6 @@ import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
-import { isLocalFilesystem } from './local-fs.js'
 import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
@@ -93,8 +92,6 @@ class EmbeddedStorage implements StorageBackend {
   // own; see PinLock for which pin changes may run side by side.
   readonly #pins = new PinLock()
   readonly #syncDir: DirSync = createDirSync()
-  /** Whether unsynced block writes may block (a local disk, local-fs.ts); asked once. */
-  #localBlocks: Promise<boolean> | null = null
 
   constructor (
     private readonly blockstore: FsBlockstore,
@@ -188,8 +185,7 @@ class EmbeddedStorage implements StorageBackend {
     if (!(bytes instanceof Uint8Array) || !isSingleBlock(bytes)) return null
     const cid = rawBlockCid(bytes)
     try {
-      this.#localBlocks ??= isLocalFilesystem(this.opts.blocksDir)
-      const file = await writeBlockDurably(this.opts.blocksDir, cid, bytes, null, await this.#localBlocks)
+      const file = await writeBlockDurably(this.opts.blocksDir, cid, bytes, null)
       await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
       return { cid: canonicalCid(cid), files: [file] }
     } catch (err) {

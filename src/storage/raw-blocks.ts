@@ -41,11 +41,11 @@ export async function hasBlockFile (blocksDir: string, cid: CID, size: number): 
   return await stat(blockFilePath(blocksDir, cid)).then((st) => st.isFile() && st.size === size, () => false)
 }
 
-/** Writes the block file whole; durably unless `syncDir` is null (then `blocking` as in writeFileDurably). Returns its path. */
-export async function writeBlockDurably (blocksDir: string, cid: CID, bytes: Uint8Array, syncDir: DirSync | null, blocking = false): Promise<string> {
+/** Writes the block file whole; durably unless `syncDir` is null. Returns its path. */
+export async function writeBlockDurably (blocksDir: string, cid: CID, bytes: Uint8Array, syncDir: DirSync | null): Promise<string> {
   // content-addressed: an existing block of the same name holds the same bytes, replacing is harmless
   const path = blockFilePath(blocksDir, cid)
-  await writeFileDurably(path, bytes, { existing: 'replace', syncDir, mode: 0o644, mtime: false, blocking })
+  await writeFileDurably(path, bytes, { existing: 'replace', syncDir, mode: 0o644, mtime: false })
   return path
 }
 
