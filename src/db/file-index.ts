@@ -93,12 +93,14 @@ export class FileIndex {
   /**
    * Insert or replace the record of `record.path`; returns it as stored (with its seq). An
    * identical record is a no-op that keeps its seq. `also`: writes to other namespaces of the
-   * same database that must be committed in the same atomic (and, when durable, synced) batch.
+   * same database that must be committed in the same atomic (and, when durable, synced) batch;
+   * `alongside`: other records written in that batch too (an edited file's archived version).
    */
-  async put (record: FileRecord, opts: { also?: BatchOp[] } = {}): Promise<FileRecord> {
+  async put (record: FileRecord, opts: { also?: BatchOp[]; alongside?: readonly FileRecord[] } = {}): Promise<FileRecord> {
     const clean = checkRecord(record)
-    const [result] = await this.#submit([{ path: clean.path, record: clean }], opts.also)
-    return result.record ?? clean
+    const others = (opts.alongside ?? []).map((r) => { const c = checkRecord(r); return { path: c.path, record: c } })
+    const results = await this.#submit([...others, { path: clean.path, record: clean }], opts.also)
+    return results[results.length - 1]!.record ?? clean
   }
 
   /** Upsert many records in one atomic batch (later entries for the same path win). */

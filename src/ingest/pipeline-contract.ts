@@ -21,8 +21,11 @@ export const JOURNAL_MAX_BYTES = 256 * 1024
 
 export interface IngestIndex {
   get (path: string): Promise<FileRecord | null | undefined>
-  /** `also`: writes committed in the same atomic batch (the ingest journal's entry). */
-  put (record: FileRecord, opts?: { also?: BatchOp[] }): Promise<unknown>
+  /**
+   * `also`: writes committed in the same atomic batch (the ingest journal's entry); `alongside`:
+   * records committed in it too (the archived version of an edited file).
+   */
+  put (record: FileRecord, opts?: { also?: BatchOp[]; alongside?: readonly FileRecord[] }): Promise<unknown>
   byCid (cid: string): Promise<FileRecord[]>
 }
 

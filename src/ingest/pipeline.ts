@@ -83,11 +83,18 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
 
   const journal = deps.journal
 
-  /** Indexes `base`; with `journaled`, its journal entry is committed in the same synced batch. */
-  async function record (base: Omit<FileRecord, 'updatedAt'>, journaled?: JournalEntry): Promise<FileRecord> {
+  /**
+   * Indexes `base`; with `journaled`, its journal entry is committed in the same synced batch, and
+   * with `archived`, the earlier version of the same name under its archive path: readers never
+   * see that version both archived and still current.
+   */
+  async function record (base: Omit<FileRecord, 'updatedAt'>, journaled?: JournalEntry, archived?: FileRecord): Promise<FileRecord> {
     const r: FileRecord = { ...base, updatedAt: Date.now() }
     const entry = journaled === undefined || journal === undefined ? null : journal.entry(journaled)
-    await deps.index.put(r, entry === null ? undefined : { also: entry.ops })
+    await deps.index.put(r, {
+      ...(entry === null ? {} : { also: entry.ops }),
+      ...(archived === undefined ? {} : { alongside: [archived] })
+    })
     entry?.committed()
     return r
   }
@@ -100,8 +107,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     return key
   }
 
-  async function reject (base: Omit<FileRecord, 'updatedAt' | 'state'>, code: ErrorCode, reasons: string[]): Promise<IngestResult> {
-    const r = await record({ ...base, state: 'rejected', errorCode: code, reasons, cid: null, encryptedSize: null })
+  async function reject (base: Omit<FileRecord, 'updatedAt' | 'state'>, code: ErrorCode, reasons: string[], archived?: FileRecord): Promise<IngestResult> {
+    const r = await record({ ...base, state: 'rejected', errorCode: code, reasons, cid: null, encryptedSize: null }, undefined, archived)
     log.warn({ path: r.path, errorCode: code, reasons }, 'file rejected')
     return { outcome: 'rejected', path: r.path, record: r, reason: reasons.join('; ') }
   }
@@ -177,32 +184,33 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       if (existing.mtimeMs !== st.mtimeMs) await record({ ...existing, mtimeMs: st.mtimeMs })
       return { outcome: 'unchanged', path: rel, record: existing }
     }
-    if (existing !== null && FINAL_STATES.has(existing.state) && existing.sha256 !== sha256) {
-      // Stored contents are immutable (docs/protocol.md §2.3): an edited file is a new version. The old
-      // version keeps its ciphertext and registration under a path that names its CID.
-      await record({ ...existing, path: `${rel}#${existing.cid ?? 'old'}` })
-    }
+    // Stored contents are immutable (docs/protocol.md §2.3): an edited file is a new version. The old
+    // version keeps its ciphertext and registration under a path that names its CID, written in
+    // the batch of the name's next record, whatever that record says.
+    const archived = existing !== null && FINAL_STATES.has(existing.state) && existing.sha256 !== sha256
+      ? { ...existing, path: `${rel}#${existing.cid ?? 'old'}`, updatedAt: Date.now() }
+      : undefined
 
     let env: Envelope
     try {
       env = parseEnvelopeBytes(bytes, { maxValues: deps.maxJsonValues })
     } catch (err) {
-      if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message])
+      if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message], archived)
       throw err
     }
     const withEnvelope = { ...base, collectedAt: env.collectedAt }
     if (env.scope !== scopeFolder) {
-      return await reject(withEnvelope, 'SCOPE_MISMATCH', [`envelope scope ${JSON.stringify(env.scope)} does not match its folder ${JSON.stringify(scopeFolder)}`])
+      return await reject(withEnvelope, 'SCOPE_MISMATCH', [`envelope scope ${JSON.stringify(env.scope)} does not match its folder ${JSON.stringify(scopeFolder)}`], archived)
     }
     // a file names the schema version it was written for; validate against that one when known
     const named = await deps.schemas.byDefinitionUrl?.(env.$schema).catch(() => null) ?? null
     const schema = named !== null && named.scope === env.scope ? named : await resolveSchema(env.scope)
     if (schema === null) {
-      const r = await record({ ...withEnvelope, state: 'waiting-schema', reasons: [`no schema known yet for scope ${env.scope}`] })
+      const r = await record({ ...withEnvelope, state: 'waiting-schema', reasons: [`no schema known yet for scope ${env.scope}`] }, undefined, archived)
       return { outcome: 'waiting-schema', path: rel, record: r }
     }
     const verdict = deps.validate(schema, env.data)
-    if (!verdict.ok) return await reject({ ...withEnvelope, schemaId: schema.id }, 'SCHEMA_VALIDATION_FAILED', verdict.reasons)
+    if (!verdict.ok) return await reject({ ...withEnvelope, schemaId: schema.id }, 'SCHEMA_VALIDATION_FAILED', verdict.reasons, archived)
 
     let stored: StoredCiphertext
     try {
@@ -210,13 +218,13 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     } catch (err) {
       // storage down: the file is safe on disk and retried; the index says so, so `versions`
       // and `status` show it instead of nothing
-      if (isTransientFailure(err)) await record({ ...withEnvelope, schemaId: schema.id, state: 'waiting-storage', reasons: [`storage unavailable: ${(err as Error).message}`] })
+      if (isTransientFailure(err)) await record({ ...withEnvelope, schemaId: schema.id, state: 'waiting-storage', reasons: [`storage unavailable: ${(err as Error).message}`] }, undefined, archived)
       throw err
     }
     const { cid, encryptedSize } = stored
     // a dropped file's bytes are its writer's; the journal holds its ciphertext, and the
     // checkpoint syncs the file with the block
-    const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntryOf(rel, stored, null, [abs]))
+    const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntryOf(rel, stored, null, [abs]), archived)
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
     deps.onIndexed?.(r)
@@ -262,6 +270,12 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   async function recordSubmitted (rel: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: Settled<StoredCiphertext>, unsyncedFile: string | null): Promise<SubmitResult> {
     const data = unsyncedFile === null ? null : { bytes, abs: unsyncedFile }
     const submitted = { path: rel, scope: env.scope, collectedAt: env.collectedAt }
+    // a deleted file's name written again: the old version keeps its record under its archive
+    // path, in the batch of the name's new record (see ingestLocked)
+    const existing = await deps.index.get(rel) ?? null
+    const archived = existing !== null && FINAL_STATES.has(existing.state)
+      ? { ...existing, path: `${rel}#${existing.cid ?? 'old'}`, updatedAt: Date.now() }
+      : undefined
     if (!stored.ok) {
       const error = asStorageFull(stored.error, `storing ${rel}`)
       if (!isTransientFailure(error)) throw error
@@ -269,14 +283,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       await record({
         ...submitted, schemaId: schema.id, cid: null, size: bytes.byteLength, encryptedSize: null, sha256: sha256Hex(bytes), mtimeMs,
         state: 'waiting-storage', reasons: [`storage unavailable: ${(error as Error).message}`], origin: 'local'
-      }, data === null ? undefined : { path: rel, data: data.bytes, files: [data.abs] })
+      }, data === null ? undefined : { path: rel, data: data.bytes, files: [data.abs] }, archived)
       deps.onDeferred?.(rel)
       return { status: 'queued', ...submitted, reason: (error as Error).message }
-    }
-    const existing = await deps.index.get(rel) ?? null
-    if (existing !== null && FINAL_STATES.has(existing.state)) {
-      // a deleted file's name written again: the old version keeps its record (see ingestLocked)
-      await record({ ...existing, path: `${rel}#${existing.cid ?? 'old'}` })
     }
     const { cid, encryptedSize } = stored.value
     const r = await record({
@@ -289,7 +298,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       mtimeMs,
       state: 'stored',
       origin: existing?.origin ?? 'local'
-    }, journalEntryOf(rel, stored.value, data))
+    }, journalEntryOf(rel, stored.value, data), archived)
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
     deps.onIndexed?.(r)

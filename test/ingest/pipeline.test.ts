@@ -148,3 +148,22 @@ test('a received ciphertext is written under its collectedAt name, a clash gets 
   await assert.rejects(r.pipeline.receive(foreign, { cid: await r.storage.add(foreign), schemaId: '7', origin: 'peer' }), (e: Error & { code?: string }) => e.code === 'DECRYPTION_FAILED')
   assert.equal((await readdir(join(r.dataDir, SCOPE))).length, 2)
 })
+
+test('while an edit is encrypted and stored, the old version is listed once: its archive record comes in the batch of the new one', async (t) => {
+  const r = await rig(t)
+  const rel = `${SCOPE}/2026-01-21T10-00-00Z.json`
+  await mkdir(join(r.dataDir, SCOPE))
+  await writeFile(join(r.dataDir, rel), envelope('alice', '2026-01-21T10:00:00Z'))
+  const v1 = await r.pipeline.ingestPath(rel)
+  await writeFile(join(r.dataDir, rel), envelope('alice2', '2026-01-21T10:00:00Z'))
+  const seenWhileStoring: string[][] = []
+  const add = r.storage.add.bind(r.storage)
+  r.storage.add = async (...args: Parameters<typeof add>) => {
+    seenWhileStoring.push((await r.index.versions(SCOPE)).map((v) => v.path))
+    return await add(...args)
+  }
+  const v2 = await r.pipeline.ingestPath(rel)
+  assert.equal(v2.outcome, 'ingested')
+  assert.deepEqual(seenWhileStoring, [[rel]], 'the edit was stored while only the current version was listed')
+  assert.deepEqual((await r.index.versions(SCOPE)).map((v) => v.path).sort(), [rel, `${rel}#${v1.record!.cid!}`].sort())
+})
