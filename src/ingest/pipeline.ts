@@ -4,7 +4,7 @@
 // The file on disk is the source of truth and every step is idempotent: a crash at any point is
 // repaired by running the same step again on the next scan, and a file already indexed with the
 // same bytes is never processed twice.
-import { access, mkdir, stat, unlink } from 'node:fs/promises'
+import { stat, unlink } from 'node:fs/promises'
 import { asStorageFull, HearthError, isHearthError, type ErrorCode } from '../errors.js'
 import type { FileOrigin, FileRecord } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
@@ -16,11 +16,12 @@ import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
 import { envelopeSerializer } from './envelope-bytes.js'
 import { startEarlyEncryption, type EarlyEncryption } from './early-encryption.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
-import { classifyDataPath, absoluteDataPath, resolveInsideData } from './layout.js'
-import { DEFAULT_MAX_FILE_BYTES, readDataFile, readDataFileOrNull, sha256Hex } from './data-file.js'
+import { classifyDataPath, absoluteDataPath } from './layout.js'
+import { DEFAULT_MAX_FILE_BYTES, readDataFile, sha256Hex } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
+import { createSubmitNames, exists, nextMillisecond, sameBytesAt } from './submit-names.js'
 import { createReceiver } from './receive.js'
 import type { DurableWrite } from '../storage/durable-file.js'
 
@@ -32,15 +33,6 @@ const ADMIT_FREELY_BYTES = 1024 * 1024
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
 const WAITING_STATES = new Set(['waiting-schema', 'waiting-storage'])
 
-async function exists (path: string): Promise<boolean> {
-  return await access(path).then(() => true, () => false)
-}
-
-async function sameBytesAt (dataDir: string, rel: string, bytes: Uint8Array): Promise<'same' | 'taken'> {
-  const current = await readDataFileOrNull(dataDir, rel, bytes.byteLength)
-  return current !== null && sha256Hex(current) === sha256Hex(bytes) ? 'same' : 'taken'
-}
-
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
 
 async function settle<T> (p: Promise<T>): Promise<Settled<T>> {
@@ -51,9 +43,9 @@ function isPlainObject (v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-/** collectedAt + 1 ms, so a write that collides with an existing file name gets its own. */
-function nextMillisecond (iso: string): string {
-  return new Date(Date.parse(iso) + 1).toISOString()
+/** A stored version of a name under its archive path `path#cid`; none for a version not stored. */
+function archivedVersion (existing: FileRecord): FileRecord | undefined {
+  return FINAL_STATES.has(existing.state) ? { ...existing, path: `${existing.path}#${existing.cid ?? 'old'}`, updatedAt: Date.now() } : undefined
 }
 
 export interface IngestPipeline {
@@ -187,9 +179,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     // Stored contents are immutable (docs/protocol.md §2.3): an edited file is a new version. The old
     // version keeps its ciphertext and registration under a path that names its CID, written in
     // the batch of the name's next record, whatever that record says.
-    const archived = existing !== null && FINAL_STATES.has(existing.state) && existing.sha256 !== sha256
-      ? { ...existing, path: `${rel}#${existing.cid ?? 'old'}`, updatedAt: Date.now() }
-      : undefined
+    const archived = existing !== null && existing.sha256 !== sha256 ? archivedVersion(existing) : undefined
 
     let env: Envelope
     try {
@@ -242,24 +232,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
   }
 
-  // The last "now" handed out per scope: concurrent requests get distinct milliseconds up front
-  // instead of colliding on one file name and retrying one by one. One entry per scope.
-  const lastStamp = new Map<string, number>()
-  function stampNow (scope: string): string {
-    const ms = Math.max(Date.now(), (lastStamp.get(scope) ?? 0) + 1)
-    lastStamp.set(scope, ms)
-    return new Date(ms).toISOString()
-  }
-
-  // Scope folders already made and found to be inside the data folder (a planted symlink must not
-  // make a POST write elsewhere). One entry per scope with a schema.
-  const checkedFolders = new Set<string>()
-  async function checkScopeFolder (scope: string): Promise<void> {
-    if (checkedFolders.has(scope)) return
-    await mkdir(absoluteDataPath(deps.dataDir, scope), { recursive: true })
-    await resolveInsideData(deps.dataDir, scope)
-    checkedFolders.add(scope)
-  }
+  const { stampNow, checkScopeFolder } = createSubmitNames(deps.dataDir)
 
   /** A ciphertext stored for a name that turned out taken: unpinned again (its CID is unique). */
   async function dropStored (stored: Settled<StoredCiphertext>): Promise<void> {
@@ -273,9 +246,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     // a deleted file's name written again: the old version keeps its record under its archive
     // path, in the batch of the name's new record (see ingestLocked)
     const existing = await deps.index.get(rel) ?? null
-    const archived = existing !== null && FINAL_STATES.has(existing.state)
-      ? { ...existing, path: `${rel}#${existing.cid ?? 'old'}`, updatedAt: Date.now() }
-      : undefined
+    const archived = existing === null ? undefined : archivedVersion(existing)
     if (!stored.ok) {
       const error = asStorageFull(stored.error, `storing ${rel}`)
       if (!isTransientFailure(error)) throw error

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FileIndex } from '../../src/db/file-index.js'
-import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
+import { createIngestPipeline, type IngestPipeline, type IngestResult } from '../../src/ingest/pipeline.js'
 import { decryptEnvelopeBytes, encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 import { silentLogger } from '../../src/log.js'
@@ -57,13 +57,19 @@ test('a dropped file is validated, encrypted, stored and indexed once; a second 
   assert.deepEqual(r.stored, [first.path])
 })
 
-test('an edited stored file becomes a new version; the old one keeps its ciphertext under path#cid', async (t) => {
-  const r = await rig(t)
+/** A file stored as 'alice', then edited on disk to 'alice2' (not ingested yet). */
+async function storedThenEdited (r: Rig): Promise<{ rel: string, v1: IngestResult }> {
   const rel = `${SCOPE}/2026-01-21T10-00-00Z.json`
   await mkdir(join(r.dataDir, SCOPE))
   await writeFile(join(r.dataDir, rel), envelope('alice', '2026-01-21T10:00:00Z'))
   const v1 = await r.pipeline.ingestPath(rel)
   await writeFile(join(r.dataDir, rel), envelope('alice2', '2026-01-21T10:00:00Z'))
+  return { rel, v1 }
+}
+
+test('an edited stored file becomes a new version; the old one keeps its ciphertext under path#cid', async (t) => {
+  const r = await rig(t)
+  const { rel, v1 } = await storedThenEdited(r)
   const v2 = await r.pipeline.ingestPath(rel)
   assert.equal(v2.outcome, 'ingested')
   assert.notEqual(v2.record?.cid, v1.record?.cid)
@@ -151,11 +157,7 @@ test('a received ciphertext is written under its collectedAt name, a clash gets 
 
 test('while an edit is encrypted and stored, the old version is listed once: its archive record comes in the batch of the new one', async (t) => {
   const r = await rig(t)
-  const rel = `${SCOPE}/2026-01-21T10-00-00Z.json`
-  await mkdir(join(r.dataDir, SCOPE))
-  await writeFile(join(r.dataDir, rel), envelope('alice', '2026-01-21T10:00:00Z'))
-  const v1 = await r.pipeline.ingestPath(rel)
-  await writeFile(join(r.dataDir, rel), envelope('alice2', '2026-01-21T10:00:00Z'))
+  const { rel, v1 } = await storedThenEdited(r)
   const seenWhileStoring: string[][] = []
   const add = r.storage.add.bind(r.storage)
   r.storage.add = async (...args: Parameters<typeof add>) => {
