@@ -1,12 +1,17 @@
 // Crypto cost of one data file, side by side in one run:
 //  - per-file encrypt+decrypt of a 1 KB envelope with OpenPGP.js's default S2K vs Hearth's choice
+//  - the writer: OpenPGP.js's openpgp.encrypt with Hearth's settings vs Hearth's own writer
+//    (openpgp-writer.ts), 1 KB files/s and 10 MB MB/s (whole and streamed in 256 KiB pieces),
+//    next to the AES-256-CFB + SHA-256 floor of the same run
 //  - MB/s for a 10 MB envelope with Hearth's settings (encrypt and decrypt separately)
 //  - the ceiling: raw node:crypto AES-256-CFB / AES-256-CTR and SHA-256 (and SHA-1, the MDC hash)
 // Run: node --import tsx bench/crypto.ts [--quick]
 import '../src/polyfill.js'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
+import * as openpgp from 'openpgp'
 import { buildEnvelope, serializeEnvelope } from '../src/protocol/envelope.js'
 import { decryptEnvelopeBytes, encryptEnvelopeBytes, type S2kChoice } from '../src/protocol/encryption.js'
+import { writeMessage, writeMessagePieces } from '../src/protocol/openpgp-writer.js'
 import { scopeKeyHex, masterKeyFromSignature, signMasterKey } from '../src/protocol/keys.js'
 
 const quick = process.argv.includes('--quick')
@@ -45,7 +50,7 @@ const { masterKey } = await masterKeyFromSignature(await signMasterKey(`0x${rand
 const password = scopeKeyHex(masterKey, 'instagram.profile')
 
 console.log(`node ${process.version}, ${quick ? 'quick run' : 'full run'}\n`)
-console.log('1 KB envelope, encrypt + decrypt per file')
+console.log('1 KB envelope, encrypt (hearth writer or OpenPGP.js) + decrypt (OpenPGP.js) per file')
 const small = envelopeOfSize(1024)
 const rows: Array<[string, S2kChoice, number]> = [
   ['openpgp default S2K (iterated, count byte 224 = 16 MiB)', 'openpgp-default', quick ? 10 : 40],
@@ -62,11 +67,32 @@ console.log(`  speed-up: ${(results['openpgp-default']! / results.hearth!).toFix
 const size = 10 * MB
 const big = envelopeOfSize(size)
 const runs = quick ? 2 : 5
+
+// what openpgp.encrypt wrote for Hearth before its own writer
+const OPENPGP_HEARTH_CONFIG: openpgp.PartialConfig = { s2kType: openpgp.enums.s2k.iterated, s2kIterationCountByte: 0, aeadProtect: false, preferredSymmetricAlgorithm: openpgp.enums.symmetric.aes256, preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed }
+const openpgpEncrypt = async (plaintext: Uint8Array): Promise<Uint8Array> =>
+  await openpgp.encrypt({ message: await openpgp.createMessage({ binary: plaintext, format: 'binary' }), passwords: [password], format: 'binary', config: OPENPGP_HEARTH_CONFIG })
+const writers: Array<[string, (p: Uint8Array) => Promise<unknown> | unknown]> = [
+  ['openpgp.encrypt (OpenPGP.js, hearth settings)', openpgpEncrypt],
+  ['hearth writer, whole                         ', (p) => writeMessage(p, password)],
+  ['hearth writer, streamed in 256 KiB pieces    ', (p) => { for (const _ of writeMessagePieces(p, password, { pieceBytes: 262_144 })) { /* drain */ } }]
+]
+const smallFiles = quick ? 500 : 5000
+const floorMs = await best(runs, () => { const c = createCipheriv('aes-256-cfb', randomBytes(32), Buffer.alloc(16)); createHash('sha256').update(Buffer.concat([c.update(big), c.final()])).digest() })
+console.log(`encrypt only: 1 KB (${smallFiles} files) and 10 MB (best of ${runs}); floor AES-256-CFB + SHA-256 over 10 MB ${mbps(size, floorMs)} MB/s (${floorMs.toFixed(1)} ms)`)
+for (const [label, write] of writers) {
+  for (let i = 0; i < 50; i++) await write(small)
+  const smallMs = await best(1, async () => { for (let i = 0; i < smallFiles; i++) await write(small) })
+  const bigMs = await best(runs, async () => { await write(big) })
+  console.log(`  ${label}  ${(smallFiles / (smallMs / 1000)).toFixed(0).padStart(7)} files/s (1 KB)  ${mbps(size, bigMs)} MB/s (10 MB, ${bigMs.toFixed(1)} ms)`)
+}
+console.log('')
+
 let cipher: Uint8Array = new Uint8Array()
 const encMs = await best(runs, async () => { cipher = await encryptEnvelopeBytes(big, password) })
 const decMs = await best(runs, async () => { await decryptEnvelopeBytes(cipher, password) })
 console.log(`10 MB envelope, hearth settings (best of ${runs})`)
-console.log(`  openpgp encrypt        ${mbps(size, encMs)} MB/s  (${encMs.toFixed(0)} ms)`)
+console.log(`  hearth encrypt         ${mbps(size, encMs)} MB/s  (${encMs.toFixed(0)} ms)`)
 console.log(`  openpgp decrypt        ${mbps(size, decMs)} MB/s  (${decMs.toFixed(0)} ms)\n`)
 
 const raw = randomBytes(size)

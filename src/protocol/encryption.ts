@@ -11,20 +11,22 @@
 //                 openpgp's packet handling, not the KDF.
 // Every implementation reads count byte 0 (checked with GnuPG 2.2: "count 1024 (0)", decrypts).
 // Why not something else:
-//  - 'simple'/'salted' S2K would be cheaper still, but OpenPGP.js v6 refuses them for encryption.
+//  - 'simple'/'salted' S2K would save the 1 KiB SHA-256 (about a microsecond), but OpenPGP.js v6
+//    refuses to write them, so messages written by it and by us (and those already stored) would
+//    differ for no gain.
 //  - Argon2 (RFC 9580) is deliberately slow and memory-hard, and older implementations (GnuPG 2.2,
 //    OpenPGP.js v5) cannot read it.
 //  - AEAD / SEIPD v2 (aeadProtect) is not understood by GnuPG 2.2/2.4 (which only speak the
 //    LibrePGP OCB packet), and the reference server uses OpenPGP.js defaults (SEIPD v1); the MDC
 //    gives integrity and OpenPGP.js checks it before returning buffered plaintext.
-// Throughput, 10 MB: encrypt ~150 MB/s, decrypt ~320 MB/s against a node:crypto AES-256-CFB
-// ceiling of ~500 MB/s (CFB encryption is serial); the rest is openpgp copying packet buffers.
-// Inputs are whole Uint8Arrays: a web stream input measured no faster, and buffered input makes
-// openpgp verify the MDC before any plaintext is released. A large file is encrypted as a stream
-// (encryptEnvelopeChunks) not for speed but so its ciphertext can be chunked, hashed and stored
-// while the rest is still being encrypted (on a worker thread, ingest/encryptor.ts).
+// Writing: our own writer (openpgp-writer.ts) on node:crypto for Hearth's settings, whole or
+// streamed; OpenPGP.js only for the 'openpgp-default' comparison. Reading: OpenPGP.js, which also
+// checks every message we write in the tests (with GnuPG). bench/crypto.ts compares the writers.
+// A large file is encrypted as a stream (encryptEnvelopeChunks) so its ciphertext can be chunked,
+// hashed and stored while the rest is still being encrypted (on a worker thread, ingest/encryptor.ts).
 import * as openpgp from 'openpgp'
 import { HearthError } from '../errors.js'
+import { writeMessage, writeMessagePieces } from './openpgp-writer.js'
 
 export type S2kChoice = 'hearth' | 'openpgp-default'
 
@@ -35,17 +37,13 @@ export interface EncryptOptions {
 
 const PASSWORD_PATTERN = /^[0-9a-f]{64}$/
 
-// Settings are passed on every call rather than set on openpgp.config, so nothing else in the
-// process that touches the global config can change what Hearth writes.
-const COMMON_WRITE_CONFIG: openpgp.PartialConfig = {
+// The comparison setting (bench/crypto.ts, bench/ingest.ts): OpenPGP.js with its default S2K.
+// Passed on every call rather than set on openpgp.config, so nothing else in the process that
+// touches the global config can change what is written.
+const OPENPGP_DEFAULT_CONFIG: openpgp.PartialConfig = {
   aeadProtect: false,
   preferredSymmetricAlgorithm: openpgp.enums.symmetric.aes256,
   preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed
-}
-
-const WRITE_CONFIG: Record<S2kChoice, openpgp.PartialConfig> = {
-  hearth: { ...COMMON_WRITE_CONFIG, s2kType: openpgp.enums.s2k.iterated, s2kIterationCountByte: 0 },
-  'openpgp-default': { ...COMMON_WRITE_CONFIG }
 }
 
 // Reading: a peer-supplied message could name an Argon2 S2K with a huge memory parameter; cap it
@@ -56,57 +54,29 @@ const READ_CONFIG: openpgp.PartialConfig = {
 }
 
 export async function encryptEnvelopeBytes (plaintext: Uint8Array, passwordHex: string, opts: EncryptOptions = {}): Promise<Uint8Array> {
-  checkPassword(passwordHex)
-  if (!(plaintext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'plaintext must be a Uint8Array')
-  const config = WRITE_CONFIG[opts.s2k ?? 'hearth']
-  if (config === undefined) throw new HearthError('INVALID_ARGUMENT', `unknown s2k choice ${String(opts.s2k)}`)
+  checkInput(plaintext, passwordHex)
+  if (s2kOf(opts) === 'hearth') return writeMessage(plaintext, passwordHex)
   const message = await openpgp.createMessage({ binary: plaintext, format: 'binary' })
-  return await openpgp.encrypt({ message, passwords: [passwordHex], format: 'binary', config })
+  return await openpgp.encrypt({ message, passwords: [passwordHex], format: 'binary', config: OPENPGP_DEFAULT_CONFIG })
 }
 
 /**
- * The same kind of message as encryptEnvelopeBytes, written as a stream and handed out in pieces of
- * exactly `pieceBytes` (the last one shorter), each a fresh buffer: a large file's ciphertext is
- * chunked and stored while the rest is still being encrypted. Streamed input makes OpenPGP.js write
- * the literal data and SEIPD packets with partial body lengths (RFC 4880 §4.2.2.4), which plain
- * `openpgp.decrypt` and GnuPG read like any message.
+ * The same kind of message as encryptEnvelopeBytes, handed out in pieces of exactly `pieceBytes`
+ * (the last one shorter), each a fresh buffer, each as soon as it is written: a large file's
+ * ciphertext is chunked and stored while the rest is still being encrypted. The literal data and
+ * SEIPD packets use partial body lengths (RFC 4880 §4.2.2.4), which plain `openpgp.decrypt` and
+ * GnuPG read like any message.
  */
 export async function * encryptEnvelopeChunks (plaintext: Uint8Array, passwordHex: string, opts: EncryptOptions & { pieceBytes: number }): AsyncGenerator<Uint8Array> {
-  checkPassword(passwordHex)
-  if (!(plaintext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'plaintext must be a Uint8Array')
-  const config = WRITE_CONFIG[opts.s2k ?? 'hearth']
-  if (config === undefined) throw new HearthError('INVALID_ARGUMENT', `unknown s2k choice ${String(opts.s2k)}`)
-  const size = opts.pieceBytes
-  let offset = 0
-  const input = new ReadableStream<Uint8Array>({
-    pull (controller) {
-      if (offset >= plaintext.byteLength) { controller.close(); return }
-      controller.enqueue(plaintext.subarray(offset, offset + STREAM_INPUT_BYTES))
-      offset += STREAM_INPUT_BYTES
-    }
-  }, { highWaterMark: 0 })
-  const message = await openpgp.createMessage({ binary: input, format: 'binary' })
-  const output = await openpgp.encrypt({ message, passwords: [passwordHex], format: 'binary', config }) as unknown as ReadableStream<Uint8Array>
-  const reader = output.getReader()
-  let piece = new Uint8Array(size)
-  let filled = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    let at = 0
-    while (at < value.byteLength) {
-      const n = Math.min(size - filled, value.byteLength - at)
-      piece.set(value.subarray(at, at + n), filled)
-      filled += n
-      at += n
-      if (filled === size) { yield piece; piece = new Uint8Array(size); filled = 0 }
-    }
+  checkInput(plaintext, passwordHex)
+  if (s2kOf(opts) === 'hearth') {
+    yield * writeMessagePieces(plaintext, passwordHex, { pieceBytes: opts.pieceBytes })
+    return
   }
-  if (filled > 0) yield piece.slice(0, filled)
+  // the comparison setting: OpenPGP.js's whole message, cut into pieces
+  const whole = await encryptEnvelopeBytes(plaintext, passwordHex, opts)
+  for (let at = 0; at < whole.byteLength || at === 0; at += opts.pieceBytes) yield whole.slice(at, at + opts.pieceBytes)
 }
-
-/** How much plaintext OpenPGP.js is handed at a time when streaming. */
-const STREAM_INPUT_BYTES = 1024 * 1024
 
 /** The plaintext bytes, or DECRYPTION_FAILED for a wrong key, corrupt or non-OpenPGP input. */
 export async function decryptEnvelopeBytes (ciphertext: Uint8Array, passwordHex: string): Promise<Uint8Array> {
@@ -120,6 +90,17 @@ export async function decryptEnvelopeBytes (ciphertext: Uint8Array, passwordHex:
     const reason = err instanceof Error ? err.message : String(err)
     throw new HearthError('DECRYPTION_FAILED', 'could not decrypt: wrong key or corrupt ciphertext', { reason }, { cause: err })
   }
+}
+
+function s2kOf (opts: EncryptOptions): S2kChoice {
+  const s2k = opts.s2k ?? 'hearth'
+  if (s2k !== 'hearth' && s2k !== 'openpgp-default') throw new HearthError('INVALID_ARGUMENT', `unknown s2k choice ${String(opts.s2k)}`)
+  return s2k
+}
+
+function checkInput (plaintext: Uint8Array, passwordHex: string): void {
+  checkPassword(passwordHex)
+  if (!(plaintext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'plaintext must be a Uint8Array')
 }
 
 function checkPassword (passwordHex: string): void {
