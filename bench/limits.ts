@@ -119,15 +119,30 @@ function ensureBuilt (dir: string): void {
 
 interface Running { child: ChildProcess; home: string; socketPath: string; agent: Agent; startMs: number }
 
-async function startDaemon (dir: string, home: string, extraArgs: string[] = []): Promise<Running> {
+/** The network namespace a default-configuration daemon runs in: its mDNS and sync listener stay off the real interfaces. */
+const NETNS_SETUP = 'ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo'
+
+interface StartOptions {
+  /** Node flags for this run only (NODE_OPTIONS), e.g. a CPU profile. */
+  nodeOptions?: string[]
+  /** The default configuration (sync with mDNS, the dashboard) inside a fresh network namespace, instead of sync and dashboard off. */
+  defaults?: boolean
+  env?: NodeJS.ProcessEnv
+}
+
+// Started the way a user starts it (`bin/hearth.js`, executed, as `hearth daemon`, `npm start` and
+// the systemd unit do), so process-level settings of the launcher count in both variants.
+async function startDaemon (dir: string, home: string, opts: StartOptions = {}): Promise<Running> {
   const socketPath = join(home, 'run', 'hearth.sock')
   await rm(socketPath, { force: true })
   const started = performance.now()
-  const child = spawn(process.execPath, [...extraArgs, join(dir, 'dist/cli/entry.js'), 'daemon'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_UI: 'false' },
-    stdio: ['ignore', 'ignore', 'inherit']
-  })
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', ...(opts.defaults === true ? {} : { HEARTH_SYNC: 'false', HEARTH_UI: 'false' }), ...opts.env }
+  if (opts.nodeOptions !== undefined) env.NODE_OPTIONS = opts.nodeOptions.join(' ')
+  const bin = join(dir, 'bin/hearth.js')
+  const [command, args] = opts.defaults === true
+    ? ['unshare', ['-rn', 'sh', '-c', `${NETNS_SETUP} && exec "$0" daemon`, bin]]
+    : [bin, ['daemon']]
+  const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] })
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   for (;;) {
     if (child.exitCode !== null) throw new Error(`daemon in ${dir} exited with ${child.exitCode}`)
@@ -215,16 +230,51 @@ async function cpuMs (pid: number): Promise<number> {
 interface Result {
   post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number
   startEmpty?: number; start10k?: number; rssIdle?: number; profile?: string
+  rssDefault?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
   startMillion?: number; readyMillion?: number; scanMillion?: number; healthMaxDuringScan?: number; rssMillion?: number
 }
 
+interface IdleMemory { rss: number; anon: number; file: number; heapTotal: number; heapUsed: number; newSpace: number; external: number }
+
+const MEMORY_REPORT = fileURLToPath(new URL('./support/memory-report.cjs', import.meta.url))
+
+/** RSS from /proc (anonymous and file-backed), then the V8 heap and external memory the daemon reports (MB). */
+async function idleMemory (d: Running): Promise<IdleMemory> {
+  const status = await readFile(`/proc/${d.child.pid!}/status`, 'utf8')
+  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024
+  const report = join(d.home, 'bench-memory.json')
+  process.kill(d.child.pid!, 'SIGUSR2')
+  let v8 = { heapTotal: Number.NaN, heapUsed: Number.NaN, newSpace: Number.NaN, external: Number.NaN }
+  for (let i = 0; i < 100 && !existsSync(report); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  if (existsSync(report)) v8 = JSON.parse(await readFile(report, 'utf8')) as typeof v8
+  const mb = (n: number): number => n / 1024 / 1024
+  return { rss: kb('VmRSS'), anon: kb('RssAnon'), file: kb('RssFile'), heapTotal: mb(v8.heapTotal), heapUsed: mb(v8.heapUsed), newSpace: mb(v8.newSpace), external: mb(v8.external) }
+}
+
+const IDLE_MS = quick ? 3000 : 8000
+const withMemoryReport = (home: string): StartOptions => ({ nodeOptions: [`--require=${MEMORY_REPORT}`], env: { HEARTH_BENCH_MEMORY: join(home, 'bench-memory.json') } })
+
 /** Start on a home of 10,000 indexed files, then the RSS once the daemon has been idle a while. */
 async function start10kIdle (dir: string, home: string): Promise<{ start10k: number; rssIdle: number }> {
-  const d = await startDaemon(dir, home)
-  await new Promise((resolve) => setTimeout(resolve, quick ? 3000 : 8000))
-  const rssIdle = await rssMb(d.child.pid!)
+  const d = await startDaemon(dir, home, withMemoryReport(home))
+  await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
+  const rssIdle = (await idleMemory(d)).rss
   await stopDaemon(d)
   return { start10k: d.startMs, rssIdle }
+}
+
+/** The default configuration (sync and mDNS on, the dashboard) on an empty home: RSS once idle, and what it is made of. */
+async function defaultIdle (dir: string): Promise<Pick<Result, 'rssDefault' | 'rssDefaultFile' | 'rssDefaultAnon' | 'heapDefault' | 'heapDefaultUsed' | 'newSpaceDefault' | 'externalDefault'>> {
+  const home = await mkdtemp(join(tmpdir(), 'hearth-bench-limits-defaults-'))
+  try {
+    const d = await startDaemon(dir, home, { ...withMemoryReport(home), defaults: true })
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
+    const m = await idleMemory(d)
+    await stopDaemon(d)
+    return { rssDefault: m.rss, rssDefaultFile: m.file, rssDefaultAnon: m.anon, heapDefault: m.heapTotal, heapDefaultUsed: m.heapUsed, newSpaceDefault: m.newSpace, externalDefault: m.external }
+  } finally {
+    await rm(home, { recursive: true, force: true })
+  }
 }
 
 async function healthStatus (d: Running): Promise<string> {
@@ -238,7 +288,7 @@ async function runStartRows (name: string, dir: string, home10k: string): Promis
   try {
     const d = await startDaemon(dir, home)
     await stopDaemon(d)
-    return { startEmpty: d.startMs, ...await start10kIdle(dir, home10k) }
+    return { startEmpty: d.startMs, ...await start10kIdle(dir, home10k), ...await defaultIdle(dir) }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -284,7 +334,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     const startEmpty = d.startMs
     await postMany(d, 4, 50, body1k) // warm-up: schema resolution, JIT
     await stopDaemon(d)
-    d = await startDaemon(dir, home, profDir !== null ? ['--cpu-prof', '--cpu-prof-dir', join(profDir, name)] : [])
+    d = await startDaemon(dir, home, profDir !== null ? { nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] } : {})
     await postMany(d, 4, 50, body1k)
     const burstFrom = monotonicMicros()
     const cpuBefore = await cpuMs(d.child.pid!)
@@ -315,7 +365,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
       await waitForStored(d, START_FILES, 600_000)
     }
     await stopDaemon(d)
-    return { post16: burst.perSecond, post16Cpu, droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, ...await start10kIdle(dir, home), profile }
+    return { post16: burst.perSecond, post16Cpu, droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, ...await start10kIdle(dir, home), ...await defaultIdle(dir), profile }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -376,7 +426,14 @@ const rows = [
   { what: '  daemon CPU per file (ms, user+sys)', budget: '', floor: '', key: 'droppedCpu' as const, digits: 2 },
   { what: 'start to /health, empty home (ms)', budget: '≤ 500', floor: '', key: 'startEmpty' as const, digits: 0 },
   { what: `start to /health, ${START_FILES} files (ms)`, budget: '≤ 500', floor: '', key: 'start10k' as const, digits: 0 },
-  { what: 'idle RSS after start (MB)', budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 },
+  { what: `idle RSS after start, ${START_FILES} files, sync and dashboard off (MB)`, budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 },
+  { what: 'idle RSS, default configuration (sync, mDNS, dashboard), empty home (MB)', budget: '≤ 100', floor: '', key: 'rssDefault' as const, digits: 0 },
+  { what: '  file-backed: node binary, libraries (MB)', budget: '', floor: '', key: 'rssDefaultFile' as const, digits: 1 },
+  { what: '  anonymous (MB)', budget: '', floor: '', key: 'rssDefaultAnon' as const, digits: 1 },
+  { what: '    V8 heap committed (MB)', budget: '', floor: '', key: 'heapDefault' as const, digits: 1 },
+  { what: '      of which new space (MB)', budget: '', floor: '', key: 'newSpaceDefault' as const, digits: 1 },
+  { what: '    V8 heap used (MB)', budget: '', floor: '', key: 'heapDefaultUsed' as const, digits: 1 },
+  { what: '    external: buffers, WASM (MB)', budget: '', floor: '', key: 'externalDefault' as const, digits: 1 },
   ...(million
     ? [
         { what: `start to /health, ${MILLION} files (ms)`, budget: '≤ 2000', floor: '', key: 'startMillion' as const, digits: 0 },

@@ -1,7 +1,8 @@
 // The local registry of builders the owner trusts (docs/protocol.md §3.8). With no chain it is
 // the registry; with a chain it also remembers each builder's on-chain grantee id once seen,
 // so reads do not ask the chain again.
-import { getAddress, type Address } from 'viem'
+import type { Address } from 'viem'
+import { checksumAddress } from '../protocol/eth.js'
 import type { HearthDatabase, Sublevel } from '../db/database.js'
 import type { BuilderRecord } from './types.js'
 
@@ -17,7 +18,7 @@ export function openBuilderRegistry (db: HearthDatabase): BuilderRegistry {
   const key = (address: string): string => address.toLowerCase()
   return {
     async get (address) { return (await sub.get(key(address))) ?? null },
-    async put (record) { await sub.put(key(record.address), { ...record, address: getAddress(record.address) }) },
+    async put (record) { await sub.put(key(record.address), { ...record, address: checksumAddress(record.address) }) },
     async setGranteeId (address, granteeId) {
       const r = await sub.get(key(address))
       if (r !== undefined && r.granteeId !== granteeId) await sub.put(key(address), { ...r, granteeId })

@@ -2,7 +2,8 @@
 // `{"user", "builder", "scopes", "expiresAt", "nonce"}`. The string itself is what the owner
 // signs and what the contract stores, so it is built in one fixed key order and parsed strictly
 // (bounded size, known fields only). Pure.
-import { getAddress, isAddress, type Address } from 'viem'
+import type { Address } from 'viem'
+import { checksumAddress, isAddress } from '../protocol/eth.js'
 import { HearthError } from '../errors.js'
 import { checkPatterns } from './scope-pattern.js'
 
@@ -32,8 +33,8 @@ export function checkExpiresAt (value: unknown, what = 'expiresAt'): number {
 }
 
 function address (value: unknown, what: string): Address {
-  if (typeof value !== 'string' || !isAddress(value, { strict: false })) throw new HearthError('INVALID_ARGUMENT', `grant ${what} is not an address`)
-  return getAddress(value)
+  if (typeof value !== 'string' || !isAddress(value)) throw new HearthError('INVALID_ARGUMENT', `grant ${what} is not an address`)
+  return checksumAddress(value)
 }
 
 /** The grant a string holds; INVALID_ARGUMENT when it is not one. */

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js'
 import type { HearthConfig } from '../config/types.js'
 import type { OwnerIdentity } from '../identity/identity.js'
 import type { ChainClient } from '../chain/client.js'
-import { createPermissionsChain } from '../chain/permissions.js'
+import type { PermissionsChain } from '../chain/permissions.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { Router } from '../api/router.js'
 import type { ApiServer } from '../api/server.js'
@@ -36,6 +36,8 @@ export interface BuildersDeps {
   identity: OwnerIdentity
   /** The chain client, when a chain is configured. */
   chain: ChainClient | null
+  /** The chain's permission contracts (`createPermissionsChain`), when the configured chain has them. */
+  permissions: PermissionsChain | null
   connectorDirs: readonly string[]
   logger: Logger
 }
@@ -68,7 +70,7 @@ export function setUpBuilders (deps: BuildersDeps): Builders {
   const grants = openGrantStore(db)
   const log = openAccessLog(db)
   const replay = openReplayCache(db)
-  const perms = deps.chain === null ? null : createPermissionsChain(deps.chain)
+  const perms = deps.chain === null ? null : deps.permissions
   const network = perms === null ? null : `${perms.chainId}-${perms.permissions.toLowerCase()}`
   const relay: GrantRelay | null = perms === null || deps.chain === null || network === null
     ? null

@@ -2,8 +2,8 @@
 // access requests with their consent labels, approving (the owner's EIP-712 signature, usable
 // locally at once, queued for the chain), denying, revoking (enforced locally at once, then on
 // chain) and reading the grants.
-import { getAddress, isAddress, type Address, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import type { Address, Hex } from 'viem'
+import { checksumAddress, isAddress } from '../protocol/eth.js'
 import type { Kv } from '../db/database.js'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
@@ -67,11 +67,11 @@ export function createOwnerBuilders (deps: {
 
   return {
     async registerBuilder (input) {
-      if (typeof input.address !== 'string' || !isAddress(input.address, { strict: false })) throw new HearthError('INVALID_ARGUMENT', 'address must be an EVM address')
+      if (typeof input.address !== 'string' || !isAddress(input.address)) throw new HearthError('INVALID_ARGUMENT', 'address must be an EVM address')
       if (typeof input.publicKey !== 'string' || input.publicKey.length === 0 || input.publicKey.length > 1024) throw new HearthError('INVALID_ARGUMENT', 'publicKey must be a non-empty string of at most 1024 characters')
       const appUrl = input.appUrl ?? null
       if (appUrl !== null && (typeof appUrl !== 'string' || !/^https?:\/\/\S+$/.test(appUrl) || appUrl.length > 2048)) throw new HearthError('INVALID_ARGUMENT', 'appUrl must be an http(s) URL')
-      const address = getAddress(input.address)
+      const address = checksumAddress(input.address)
       let granteeId: string | null = (await registry.get(address))?.granteeId ?? null
       if (perms !== null) granteeId = (await perms.registerGrantee(owner, address, input.publicKey)).granteeId.toString()
       const record: BuilderRecord = { address, publicKey: input.publicKey, appUrl, owner, registeredAt: new Date().toISOString(), granteeId }
@@ -95,6 +95,7 @@ export function createOwnerBuilders (deps: {
       const nonce = await nextNonce()
       const granteeId = await granteeIdOf(request.builder)
       const grant = grantJson({ user: owner, builder: request.builder, scopes, expiresAt, nonce: Number(nonce) })
+      const { privateKeyToAccount } = await import('viem/accounts')
       const signature = await privateKeyToAccount(deps.ownerKey).signTypedData(permissionTypedData(target, { nonce, granteeId, grant, fileIds: [] }))
       const record: GrantRecord = {
         grantId: timeOrderedId('grant'),

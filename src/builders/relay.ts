@@ -9,7 +9,6 @@
 //   - addPermission is not idempotent, so the block it started from is noted before sending; after
 //     a crash the owner's PermissionAdded events from there tell whether it landed.
 import type { Address, Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
 import type { Kv } from '../db/database.js'
 import type { DurableQueue, QueueEntry } from '../db/types.js'
 import { HearthError, isHearthError } from '../errors.js'
@@ -108,6 +107,7 @@ export function createGrantRelay (deps: {
     let current = g
     if (g.domain !== domainKey(target) || g.nonce !== nonce.toString() || g.granteeId !== granteeId.toString()) {
       const grant = grantJson({ ...parseGrant(g.grant), nonce: Number(nonce) })
+      const { privateKeyToAccount } = await import('viem/accounts')
       const account = privateKeyToAccount(ownerKey())
       const signature = await account.signTypedData(permissionTypedData(target, { nonce, granteeId, grant, fileIds: [] }))
       current = await grants.update(g.grantId, (r) => ({ ...r, grant, signature, nonce: nonce.toString(), granteeId: granteeId.toString(), domain: domainKey(target) })) ?? g

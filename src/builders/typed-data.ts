@@ -3,7 +3,7 @@
 // `Permission(uint256 nonce,uint256 granteeId,string grant,uint256[] fileIds)`. With no chain the
 // domain has only name and version (the approval is a local record); relayed on chain it is
 // bound to the chain id and the permissions contract, as the contract checks. Pure.
-import { recoverTypedDataAddress, type Address, type Hex, type TypedDataDomain } from 'viem'
+import type { Address, Hex, TypedDataDomain } from 'viem'
 
 export const PERMISSION_DOMAIN_NAME = 'VanaDataPortabilityPermissions'
 export const PERMISSION_DOMAIN_VERSION = '1'
@@ -38,6 +38,8 @@ export function permissionTypedData (target: PermissionDomainTarget | null, mess
   return { domain: permissionDomain(target), types: PERMISSION_TYPES, primaryType: 'Permission' as const, message }
 }
 
+// viem's EIP-712 code loads on the first grant checked or signed, not with the daemon
 export async function recoverPermissionSigner (target: PermissionDomainTarget | null, message: PermissionMessage, signature: Hex): Promise<Address> {
+  const { recoverTypedDataAddress } = await import('viem')
   return await recoverTypedDataAddress({ ...permissionTypedData(target, message), signature })
 }

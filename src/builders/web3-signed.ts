@@ -6,7 +6,8 @@
 // builder. Pure apart from the signature recovery; the replay cache lives with the stores.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import { getAddress, hashMessage, hexToBytes, isAddress, keccak256, recoverMessageAddress, type Address, type Hex } from 'viem'
+import type { Address, Hex } from 'viem'
+import { checksumAddress, hexToBytes, isAddress, keccak256, personalMessageHash, recoverPersonalSigner, bytesToHex } from '../protocol/eth.js'
 import { HearthError, type ErrorCode } from '../errors.js'
 
 export interface SignedPayload {
@@ -105,8 +106,8 @@ function checkPayload (value: unknown): SignedPayload {
     payload.grantId = g
   }
   if (v.iss !== undefined) {
-    if (typeof v.iss !== 'string' || !isAddress(v.iss, { strict: false })) throw deny('SIGNATURE_MALFORMED', 'payload iss must be an address')
-    payload.iss = getAddress(v.iss)
+    if (typeof v.iss !== 'string' || !isAddress(v.iss)) throw deny('SIGNATURE_MALFORMED', 'payload iss must be an address')
+    payload.iss = checksumAddress(v.iss)
   }
   return payload
 }
@@ -114,8 +115,8 @@ function checkPayload (value: unknown): SignedPayload {
 interface NativeSecp256k1 { ecdsaRecover (sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array }
 
 /**
- * libsecp256k1 (npm `secp256k1`, prebuilt native binding) recovers a key ~4× faster than viem's
- * pure-JS path, which alone would take the signed-read budget (bench/builders.ts); viem is the
+ * libsecp256k1 (npm `secp256k1`, prebuilt native binding) recovers a key ~4× faster than the
+ * pure-JS path, which alone would take the signed-read budget (bench/builders.ts); @noble/curves is the
  * fallback where the binding cannot load.
  */
 const native: NativeSecp256k1 | null = (() => {
@@ -131,9 +132,9 @@ async function recoverPersonal (message: string, signature: Hex): Promise<Addres
   if (recid !== 0 && recid !== 1) throw new Error('bad v')
   // a high-s signature is the malleable twin of a low-s one: refusing it keeps "a signature works once" true
   if (BigInt(`0x${signature.slice(66, 130)}`) > HALF_ORDER) throw new Error('high s')
-  if (native === null) return await recoverMessageAddress({ message, signature })
-  const pub = native.ecdsaRecover(bytes.subarray(0, 64), recid, hexToBytes(hashMessage(message)), false)
-  return getAddress(`0x${keccak256(pub.subarray(1)).slice(-40)}`)
+  if (native === null) return recoverPersonalSigner(message, bytes)
+  const pub = native.ecdsaRecover(bytes.subarray(0, 64), recid, personalMessageHash(message), false)
+  return checksumAddress(bytesToHex(keccak256(pub.subarray(1)).subarray(12)))
 }
 
 /** The signer of the base64url text; SIGNATURE_INVALID when it does not recover or is not `iss`. */

@@ -1,7 +1,8 @@
 // Connects the daemon to the registry contracts (docs/protocol.md §2.5): the dev chain when asked
 // for, the client with its transaction key, and the chain schema resolver. What is registered and
 // how is the chain registrar's business (src/chain/registrar.ts); with no chain configured none of
-// this exists and registrations simply wait in their queue.
+// this exists and registrations simply wait in their queue, and the chain's code (viem's ABI and
+// RPC client, several MB of heap) is not even loaded: it is imported when the connection starts.
 import { join } from 'node:path'
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
@@ -15,16 +16,16 @@ import { parseSchemaDefinition } from '../registry/definition.js'
 import { loadOrCreateTxKey } from '../identity/tx-key.js'
 import type { OwnerIdentity } from '../identity/identity.js'
 import { service, startedValue, type Service } from '../lifecycle/service.js'
-import {
-  createChainClient, createChainSchemaResolver, detectMulticall, resolveChainConfig, startDevChain,
-  type ChainClient, type ChainConfig, type ChainSchemaResolver, type DevChain
-} from '../chain/index.js'
+import type { ChainClient, ChainConfig, ChainSchemaResolver, DevChain } from '../chain/index.js'
+import type { PermissionsChain } from '../chain/permissions.js'
 
 export interface ChainConnection extends Service {
   /** Available once started. */
   readonly client: ChainClient
   readonly resolver: ChainSchemaResolver
   readonly config: ChainConfig
+  /** The builder grants' contracts, when this chain has them. */
+  readonly permissions: PermissionsChain | null
   /** Whose schemas may become a scope's schema (the owner, this daemon's tx key, configured owners). */
   readonly trust: SchemaTrust
 }
@@ -33,6 +34,7 @@ export interface ChainConnection extends Service {
 const DEV_TX_KEY_BALANCE = '0x56BC75E2D63100000'
 
 async function chainConfigFrom (config: HearthConfig, dev: DevChain | null): Promise<ChainConfig> {
+  const { detectMulticall, resolveChainConfig } = await import('../chain/index.js')
   const c = config.chain
   if (dev !== null) return { ...dev.config, confirmations: c.confirmations, pollIntervalMs: c.pollIntervalMs }
   const preset = c.preset === 'vana' || c.preset === 'moksha' ? c.preset : undefined
@@ -72,9 +74,11 @@ export function chainConnection (deps: {
   const { config, home, db, logger } = deps
   if (config.chain.preset === null) return null
   let dev: DevChain | null = null
-  let connected: { client: ChainClient; resolver: ChainSchemaResolver; config: ChainConfig; trust: SchemaTrust } | null = null
+  let connected: { client: ChainClient; resolver: ChainSchemaResolver; config: ChainConfig; trust: SchemaTrust; permissions: PermissionsChain | null } | null = null
 
   const connect = async (): Promise<void> => {
+    const { createChainClient, createChainSchemaResolver } = await import('../chain/index.js')
+    const { createPermissionsChain } = await import('../chain/permissions.js')
     const chainConfig = await chainConfigFrom(config, dev)
     const txKey = await loadOrCreateTxKey(home)
     if (dev !== null) {
@@ -94,12 +98,13 @@ export function chainConnection (deps: {
       kv: openKv(db, `chain-schemas-${chainConfig.chainId}-${chainConfig.dataRefinerRegistry.toLowerCase()}`),
       logger
     })
-    connected = { client, resolver, config: chainConfig, trust }
+    connected = { client, resolver, config: chainConfig, trust, permissions: createPermissionsChain(client) }
   }
 
   const lifecycle = service('chainConnection', {
     async start () {
       if (config.chain.preset === 'dev') {
+        const { startDevChain } = await import('../chain/index.js')
         dev = await startDevChain({ logger, stateDir: join(home.root, 'devchain') })
         deps.print(`dev chain ${dev.rpcUrl} (chain id ${dev.chainId}); DataRegistry ${dev.contracts.dataRegistry}`)
       }
@@ -116,6 +121,7 @@ export function chainConnection (deps: {
     get client () { return startedValue(connected, 'the chain connection').client },
     get resolver () { return startedValue(connected, 'the chain connection').resolver },
     get config () { return startedValue(connected, 'the chain connection').config },
-    get trust () { return startedValue(connected, 'the chain connection').trust }
+    get trust () { return startedValue(connected, 'the chain connection').trust },
+    get permissions () { return startedValue(connected, 'the chain connection').permissions }
   }
 }

@@ -2,7 +2,7 @@
 // the master signature (docs/protocol.md §2.4), from which every scope key and the private-network
 // key derive. Never the wallet key, never this device's peer key, transaction key or tokens: the
 // new device makes its own peer key, so two devices never share a peer id.
-import { bytesToHex, type Hex } from 'viem'
+import { bytesToHex, type Hex } from '../protocol/eth.js'
 import { HearthError } from '../errors.js'
 import type { Address } from '../protocol/keys.js'
 import type { OwnerIdentity } from './identity.js'

@@ -4,8 +4,7 @@
 // sign chain transactions as themselves. Nothing here logs, and no error quotes a secret.
 import { chmod, copyFile, constants as fsConstants } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { bytesToHex, type Hex } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { addressOfPrivateKey, bytesToHex, randomPrivateKey, type Hex } from '../protocol/eth.js'
 import { HearthError } from '../errors.js'
 import type { HomeLayout } from '../home.js'
 import { masterKeyFromSignature, signMasterKey, type Address } from '../protocol/keys.js'
@@ -104,7 +103,7 @@ export async function loadIdentity (paths: IdentityPaths): Promise<OwnerIdentity
   if (record.privateKey !== undefined) {
     let address: Address
     try {
-      address = privateKeyToAccount(parsePrivateKey(record.privateKey)).address
+      address = addressOfPrivateKey(parsePrivateKey(record.privateKey))
     } catch {
       throw corrupt(file, 'privateKey is not a valid private key')
     }
@@ -119,12 +118,12 @@ async function resolveSource (source: IdentitySource): Promise<{ kind: IdentityK
     return { kind: 'private-key', privateKey, signature: await signMasterKey(privateKey) }
   }
   if ('mnemonic' in source) {
-    const privateKey = privateKeyFromMnemonic(source.mnemonic)
+    const privateKey = await privateKeyFromMnemonic(source.mnemonic)
     return { kind: 'mnemonic', privateKey, signature: await signMasterKey(privateKey) }
   }
   if ('signature' in source) return { kind: 'signature', signature: source.signature }
   if ('fresh' in source && source.fresh === true) {
-    const privateKey = generatePrivateKey()
+    const privateKey = randomPrivateKey()
     return { kind: 'fresh', privateKey, signature: await signMasterKey(privateKey) }
   }
   throw new HearthError('INVALID_ARGUMENT', 'identity source must be one of privateKey, mnemonic, signature or fresh')

@@ -2,8 +2,7 @@
 // writes, so the owner's wallet key never has to live on an always-on machine. Created on first
 // use and kept when the owner identity is replaced.
 import { join } from 'node:path'
-import type { Hex } from 'viem'
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { addressOfPrivateKey, randomPrivateKey, type Hex } from '../protocol/eth.js'
 import { HearthError } from '../errors.js'
 import type { Address } from '../protocol/keys.js'
 import type { IdentityPaths } from './identity.js'
@@ -40,8 +39,8 @@ export async function loadTxKey (paths: IdentityPaths): Promise<TxKey | null> {
 export async function loadOrCreateTxKey (paths: IdentityPaths): Promise<TxKey> {
   const existing = await loadTxKey(paths)
   if (existing !== null) return existing
-  const privateKey = generatePrivateKey()
-  const { address } = privateKeyToAccount(privateKey)
+  const privateKey = randomPrivateKey()
+  const address = addressOfPrivateKey(privateKey)
   const record = { version: 1, address, privateKey, createdAt: new Date().toISOString() }
   const written = await writeSecretFile(txKeyFile(paths), JSON.stringify(record, null, 2) + '\n', 'create')
   if (written) return toTxKey(privateKey)
@@ -51,5 +50,5 @@ export async function loadOrCreateTxKey (paths: IdentityPaths): Promise<TxKey> {
 }
 
 function toTxKey (privateKey: Hex): TxKey {
-  return hideSecrets({ address: privateKeyToAccount(privateKey).address, privateKey }, ['privateKey'])
+  return hideSecrets({ address: addressOfPrivateKey(privateKey), privateKey }, ['privateKey'])
 }

@@ -3,9 +3,8 @@
 // Error messages never quote the secret, not even the part that was wrong.
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import type { Hex } from 'viem'
-import { english, mnemonicToAccount, privateKeyToAccount } from 'viem/accounts'
 import { HearthError } from '../errors.js'
+import { addressOfPrivateKey, type Hex } from '../protocol/eth.js'
 
 export const MAX_SECRET_BYTES = 64 * 1024
 
@@ -48,7 +47,7 @@ export function parsePrivateKey (input: string): Hex {
   }
   const key = `0x${body.toLowerCase()}` as Hex
   try {
-    privateKeyToAccount(key)
+    addressOfPrivateKey(key)
   } catch {
     throw new HearthError('INVALID_IDENTITY', 'the private key is outside the secp256k1 range', { reason: 'bad private key' })
   }
@@ -58,10 +57,12 @@ export function parsePrivateKey (input: string): Hex {
 /**
  * The private key of the mnemonic's first account on the default path m/44'/60'/0'/0/0. The
  * mnemonic's BIP-39 checksum is checked first, since viem derives a (wrong) wallet from any words.
+ * viem's HD wallet code loads only here (`hearth init --mnemonic`), never with the daemon.
  */
-export function privateKeyFromMnemonic (input: string): Hex {
+export async function privateKeyFromMnemonic (input: string): Promise<Hex> {
+  const { english, mnemonicToAccount } = await import('viem/accounts')
   const mnemonic = normalizeMnemonic(input)
-  const problem = mnemonicProblem(mnemonic)
+  const problem = mnemonicProblem(mnemonic, english)
   if (problem !== null) throw new HearthError('INVALID_IDENTITY', `invalid mnemonic: ${problem}`, { reason: problem })
   const key = mnemonicToAccount(mnemonic).getHdKey().privateKey
   if (key === null) throw new HearthError('INVALID_IDENTITY', 'the mnemonic gave no private key', { reason: 'no private key' })
@@ -72,16 +73,16 @@ export function normalizeMnemonic (input: string): string {
   return input.normalize('NFKD').trim().split(/\s+/).join(' ')
 }
 
-const WORD_INDEX = new Map(english.map((word, i) => [word, i]))
 const WORD_COUNTS = [12, 15, 18, 21, 24]
 
-/** Why `mnemonic` (normalised) is not a valid English BIP-39 mnemonic, or null. */
-export function mnemonicProblem (mnemonic: string): string | null {
+/** Why `mnemonic` (normalised) is not a valid BIP-39 mnemonic of `wordlist` (viem's `english`), or null. */
+export function mnemonicProblem (mnemonic: string, wordlist: readonly string[]): string | null {
   const words = mnemonic.split(' ')
+  const wordIndex = new Map(wordlist.map((word, i) => [word, i]))
   if (!WORD_COUNTS.includes(words.length)) return `has ${words.length} word${words.length === 1 ? '' : 's'}; a BIP-39 mnemonic has 12, 15, 18, 21 or 24`
   const bits: string[] = []
   for (let i = 0; i < words.length; i++) {
-    const index = WORD_INDEX.get(words[i]!)
+    const index = wordIndex.get(words[i]!)
     if (index === undefined) return `word ${i + 1} is not in the English BIP-39 word list`
     bits.push(index.toString(2).padStart(11, '0'))
   }

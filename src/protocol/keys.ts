@@ -8,8 +8,7 @@
 // "scope:", so the only way to obtain a scope key is scopeKey(), and every other use lives under
 // the "hearth:" prefix, which can never equal "scope:" + a valid scope.
 import { hkdfSync } from 'node:crypto'
-import { bytesToHex, hexToBytes, isHex, recoverMessageAddress, type Hex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { hexToBytes, isHexBytes, recoverPersonalSigner, signPersonalMessage, type Address, type Hex } from './eth.js'
 import { HearthError } from '../errors.js'
 import { assertScope } from './scope.js'
 
@@ -23,7 +22,7 @@ export const KEY_INFO = {
   peerIdentity: 'hearth:libp2p-peer-id:v1'
 } as const
 
-export type Address = `0x${string}`
+export type { Address } from './eth.js'
 
 export interface MasterKey {
   /** r ‖ s ‖ v, 65 bytes, v in {27, 28}. */
@@ -51,7 +50,7 @@ export async function masterKeyFromSignature (sig: Hex | string | Uint8Array): P
   }
   let ownerAddress: Address
   try {
-    ownerAddress = await recoverMessageAddress({ message: MASTER_KEY_MESSAGE, signature: bytesToHex(masterKey) })
+    ownerAddress = recoverPersonalSigner(MASTER_KEY_MESSAGE, masterKey)
   } catch {
     // The cause is dropped on purpose: its message can quote the signature, which is secret.
     throw new HearthError('INVALID_IDENTITY', 'master signature does not recover to an address', { reason: 'unrecoverable' })
@@ -61,7 +60,7 @@ export async function masterKeyFromSignature (sig: Hex | string | Uint8Array): P
 
 /** The owner's master signature, made with the wallet's private key (what a wallet's personal_sign returns). */
 export async function signMasterKey (privateKey: Hex): Promise<Hex> {
-  return await privateKeyToAccount(privateKey).signMessage({ message: MASTER_KEY_MESSAGE })
+  return signPersonalMessage(privateKey, MASTER_KEY_MESSAGE)
 }
 
 /**
@@ -118,7 +117,7 @@ function signatureBytes (sig: Hex | string | Uint8Array): Uint8Array {
     throw new HearthError('INVALID_IDENTITY', 'master signature must be hex or bytes', { reason: 'wrong type' })
   }
   const hex = (sig.startsWith('0x') || sig.startsWith('0X') ? '0x' + sig.slice(2) : '0x' + sig) as Hex
-  if (!isHex(hex, { strict: true }) || hex.length % 2 !== 0) {
+  if (!isHexBytes(hex)) {
     throw new HearthError('INVALID_IDENTITY', 'master signature is not valid hex', { reason: 'not hex' })
   }
   return hexToBytes(hex)

@@ -56,3 +56,8 @@ test('the parts load libp2p, Helia, the Kubo client and the gateway DAG walker o
   const configured = [...packages].filter((p) => p === 'helia' || p === 'libp2p' || p.startsWith('@libp2p/') || p === '@chainsafe/libp2p-noise' || p === 'kubo-rpc-client' || p === '@helia/unixfs' || p === 'ipfs-unixfs-exporter')
   assert.deepEqual(configured, [])
 })
+
+test('the parts load viem only with a configured chain or a grant signed as typed data, never on a default start', () => {
+  const { packages } = staticGraph(join(SRC, 'daemon/parts.ts'))
+  assert.equal(packages.has('viem'), false, 'owner address, tx key, builder signatures: src/protocol/eth.ts')
+})
