@@ -5,10 +5,12 @@
 //   time:  from `POST /v1/peers` on a fresh, running, empty receiver until its index holds every
 //          file (stored), i.e. connect, list, fetch, store, decrypt, validate, write, index
 //   idle:  then a second round (`POST /v1/sync`) when nothing changed: time and bytes on the wire
+//   pnet:  the private network's XSalsa20 per implementation, alone and under one stream between
+//          two nodes in this process (bench/support/pnet-transport.ts), side by side
 // Each row is the median of --rounds fresh receivers (default 3; 1 with --quick). Both daemons
 // run the compiled JavaScript (`dist/`, built here when older than `src/`).
 // bench/sync-engine.ts compares the engine's own knobs (fetch window, receives at once) in-process.
-// Run: node --import tsx bench/sync.ts [--quick] [--base DIR] [--variant base|current] [--rounds N] [--only small|large]
+// Run: node --import tsx bench/sync.ts [--quick] [--base DIR] [--variant base|current] [--rounds N] [--only small|large|pnet]
 //      [--prof DIR]  (CPU profiles of both daemons during the last round, summarised)
 import '../src/polyfill.js'
 import { randomBytes } from 'node:crypto'
@@ -20,6 +22,7 @@ import { createIdentity } from '../src/identity/identity.js'
 import { homeLayout } from '../src/home.js'
 import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
 import { ensureBuilt, startDistDaemon, type DistDaemon } from './support/dist-daemon.js'
+import { bareCipherRow, streamRows, type CipherRow } from './support/pnet-transport.js'
 
 const args = process.argv.slice(2)
 const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
@@ -176,6 +179,12 @@ async function runSet (variant: string, dir: string, set: FileSet): Promise<Resu
   }
 }
 
+let pnetRows: CipherRow[] = []
+if (only === null || only === 'pnet') {
+  console.error('pnet: XSalsa20 implementations …')
+  pnetRows = [await bareCipherRow(quick ? 100 : 300), ...await streamRows(quick ? 50 : 100, quick ? 1 : 3)]
+}
+
 const variants: Array<[string, string]> = [['current', repo]]
 if (base !== null) variants.unshift(['base', resolve(base)])
 const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
@@ -199,7 +208,11 @@ for (const set of SETS) {
   rows.push({ what: `sync ${set.label}: ms per file / MB/s of ciphertext`, budget: set.key === 'large' ? budget : '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.perFileMs, 1)} / ${f(pick(n)?.mbPerSec, 1)}`])) })
   rows.push({ what: `second round, nothing new (${set.label}): ms / bytes on the wire`, budget: '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.idleMs, 1)} / ${f(pick(n)?.idleBytes)}`])) })
 }
-console.table(rows)
+if (pnetRows.length > 0) {
+  console.table(pnetRows)
+  console.log('pnet: wasm is the `xsalsa20` package @libp2p/pnet uses (the code before), sodium is libsodium (sodium-native), the default now.')
+}
+if (rows.length > 0) console.table(rows)
 console.log('time: from `POST /v1/peers` on a fresh running receiver until it has indexed every file; median of the rounds (each round in parentheses).')
 for (const [name, bySet] of results) {
   for (const [key, r] of bySet) for (const p of r.profiles) console.log(`\nCPU profile, ${name}, ${key} set, during the last round, ${p}`)

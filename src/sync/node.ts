@@ -20,7 +20,7 @@ import type { PrivateKey } from '@libp2p/interface'
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
-import { privateNetworkProtector } from './pnet.js'
+import { privateNetworkProtector, type PnetCipher } from './pnet.js'
 
 export const DEFAULT_SYNC_LISTEN = ['/ip4/0.0.0.0/tcp/4011']
 /** A discovered peer that failed to connect is not dialled again for this long. */
@@ -44,6 +44,8 @@ export interface SyncNodeOptions {
   redial?: { minMs?: number; maxMs?: number }
   /** mDNS query interval (ms); the library default (10 s) suits a LAN. */
   mdnsIntervalMs?: number
+  /** The private network's XSalsa20 implementation (default: the fastest available; pnet.ts). */
+  pnetCipher?: PnetCipher
 }
 
 export interface SyncNode {
@@ -68,7 +70,7 @@ export interface SyncNode {
   problems (): string[]
 }
 
-/** The pnet swarm-key file content libp2p expects, built from the derived 32-byte key. */
+/** The derived 32-byte key as a pnet v1 swarm-key file (what go-libp2p/Kubo and @libp2p/pnet read). */
 export function swarmKeyFile (networkKey: Uint8Array): Uint8Array {
   if (!(networkKey instanceof Uint8Array) || networkKey.length !== 32) {
     throw new HearthError('INVALID_ARGUMENT', 'the private-network key must be 32 bytes')
@@ -170,7 +172,7 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     privateKey,
     addresses: { listen },
     transports: [tcp()],
-    connectionProtector: privateNetworkProtector(swarmKeyFile(opts.networkKey), logger),
+    connectionProtector: privateNetworkProtector(opts.networkKey, logger, opts.pnetCipher !== undefined ? { cipher: opts.pnetCipher } : {}),
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     peerDiscovery: opts.mdns === true
