@@ -11,23 +11,24 @@
 //            until the initial scan has checked every file, the slowest /health answer during
 //            that scan (is the event loop free?), and RSS after it
 //   --start-only: only the start rows (the 10,000-file home is built in bulk like the million's)
+//   --dropped-only: only the dropped-files rows
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
 // a time, on fresh temp homes, with sync off.
 // Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
-//      [--start-only] [--million]
-//      [--prof DIR]  (CPU profile of each daemon during the 1 KB burst, summarised)
+//      [--start-only] [--dropped-only] [--million]
+//      [--prof DIR]  (CPU profiles of each daemon during the 1 KB burst and the dropped files, summarised)
 import '../src/polyfill.js'
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { createCipheriv, createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, rm, open, link, unlink, mkdir, writeFile, rename, readFile, readdir, stat } from 'node:fs/promises'
+import { mkdtemp, rm, readFile, readdir } from 'node:fs/promises'
 import { existsSync, statSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
-import * as openpgp from 'openpgp'
 import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
+import { dropFiles } from './support/dropped-files.js'
+import { floorWriteFsync, floorOpenpgp, floorAesSha } from './support/floors.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -38,62 +39,13 @@ const onlyVariant = opt('--variant')
 const profDir = opt('--prof')
 const million = args.includes('--million')
 const startOnly = args.includes('--start-only')
+const droppedOnly = args.includes('--dropped-only')
 const MILLION = Number(process.env.HEARTH_BENCH_MILLION ?? 1_000_000)
 const SCOPE = 'instagram.profile'
 const N16 = quick ? 600 : 3000
 const N1 = quick ? 200 : 600
 const DROPPED = 1000
 const START_FILES = 10_000
-
-// ── floors ──────────────────────────────────────────────────────────────────────────────────
-
-async function floorWriteFsync (concurrency: number, total: number): Promise<number> {
-  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-floor-'))
-  const bytes = randomBytes(1024)
-  let next = 0
-  const started = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) {
-      const i = next++
-      const fh = await open(join(dir, `${i}.tmp`), 'wx', 0o600)
-      await fh.writeFile(bytes)
-      await fh.sync()
-      await fh.close()
-      await link(join(dir, `${i}.tmp`), join(dir, `${i}.json`))
-      await unlink(join(dir, `${i}.tmp`))
-    }
-  }))
-  const perSecond = total / ((performance.now() - started) / 1000)
-  await rm(dir, { recursive: true, force: true })
-  return perSecond
-}
-
-async function floorOpenpgp (total: number): Promise<number> {
-  const plaintext = randomBytes(1100)
-  const password = randomBytes(32).toString('hex')
-  const config: openpgp.PartialConfig = { s2kType: openpgp.enums.s2k.iterated, s2kIterationCountByte: 0, aeadProtect: false, preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed }
-  const started = performance.now()
-  for (let i = 0; i < total; i++) {
-    const message = await openpgp.createMessage({ binary: plaintext, format: 'binary' })
-    await openpgp.encrypt({ message, passwords: [password], format: 'binary', config })
-  }
-  return total / ((performance.now() - started) / 1000)
-}
-
-function floorAesSha (bytes: number, rounds: number): number {
-  const raw = randomBytes(bytes)
-  const key = randomBytes(32)
-  const iv = randomBytes(16)
-  const times: number[] = []
-  for (let i = 0; i < rounds; i++) {
-    const started = performance.now()
-    const c = createCipheriv('aes-256-cfb', key, iv)
-    const out = Buffer.concat([c.update(raw), c.final()])
-    createHash('sha256').update(out).digest()
-    times.push(performance.now() - started)
-  }
-  return median(times)
-}
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
@@ -196,24 +148,11 @@ async function storedCount (d: Running): Promise<number> {
   return (status.files.counts.stored ?? 0) + (status.files.counts.registered ?? 0)
 }
 
-async function waitForStored (d: Running, count: number, timeoutMs: number): Promise<void> {
+async function waitForStored (d: Running, count: number, timeoutMs: number, everyMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while ((await storedCount(d)) < count) {
     if (Date.now() > deadline) throw new Error(`only ${await storedCount(d)} of ${count} files indexed`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-/** Drops `count` envelopes into data/<scope>/ the way a connector does (temp name, then rename). */
-async function dropFiles (home: string, definitionUrl: string, count: number, from: number): Promise<void> {
-  const dir = join(home, 'data', SCOPE)
-  await mkdir(dir, { recursive: true })
-  for (let i = 0; i < count; i++) {
-    const collectedAt = new Date(Date.UTC(2020, 0, 1) + (from + i) * 1000).toISOString()
-    const env = { $schema: definitionUrl, version: '1.0', scope: SCOPE, collectedAt, data: { username: `drop${from + i}`, bio: 'y'.repeat(980) } }
-    const name = `${collectedAt.replace(/:/g, '-')}.json`
-    await writeFile(join(dir, `.${name}.tmp`), JSON.stringify(env))
-    await rename(join(dir, `.${name}.tmp`), join(dir, name))
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
 }
 
@@ -229,7 +168,7 @@ async function cpuMs (pid: number): Promise<number> {
 
 interface Result {
   post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number
-  startEmpty?: number; start10k?: number; rssIdle?: number; profile?: string
+  startEmpty?: number; start10k?: number; rssIdle?: number; profile?: string; droppedProfile?: string
   rssDefault?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
   startMillion?: number; readyMillion?: number; scanMillion?: number; healthMaxDuringScan?: number; rssMillion?: number
 }
@@ -324,6 +263,58 @@ async function runMillion (dir: string, home: string): Promise<Result> {
   }
 }
 
+/**
+ * 1,000 files dropped into the data folder of the running daemon `d`, timed until all are indexed.
+ * With --prof the daemon is restarted under the profiler first (after its initial scan), and the
+ * returned daemon is a fresh one without it.
+ */
+async function droppedPhase (name: string, dir: string, home: string, d: Running, definitionUrl: string): Promise<{ d: Running; dropped: number; droppedCpu: number; profile?: string }> {
+  const profOut = profDir === null ? null : join(profDir, `${name}-dropped`)
+  if (profOut !== null) {
+    await stopDaemon(d)
+    d = await startDaemon(dir, home, { nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profOut}`] })
+    await waitForScan(d)
+  }
+  const before = await storedCount(d)
+  const from = monotonicMicros()
+  const started = performance.now()
+  const cpuBefore = await cpuMs(d.child.pid!)
+  await dropFiles(home, SCOPE, definitionUrl, DROPPED, 0)
+  await waitForStored(d, before + DROPPED, 300_000, 10)
+  const dropped = DROPPED / ((performance.now() - started) / 1000)
+  const droppedCpu = (await cpuMs(d.child.pid!) - cpuBefore) / DROPPED
+  if (profOut === null) return { d, dropped, droppedCpu }
+  const to = monotonicMicros()
+  await stopDaemon(d)
+  const files = await readdir(profOut)
+  const profile = summariseCpuProfile(JSON.parse(await readFile(join(profOut, files.sort().at(-1)!), 'utf8')), { window: { from, to } })
+  return { d: await startDaemon(dir, home), dropped, droppedCpu, profile }
+}
+
+/** Only the dropped-files rows (--dropped-only): a warm-up POST learns the schema, then the drop. */
+async function runDroppedOnly (name: string, dir: string): Promise<Result> {
+  ensureBuilt(dir)
+  const home = await mkdtemp(join(tmpdir(), `hearth-bench-limits-${name}-`))
+  try {
+    const d = await startDaemon(dir, home)
+    await postMany(d, 4, 50, JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) }))
+    const latest = JSON.parse((await call(d, 'GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
+    const drop = await droppedPhase(name, dir, home, d, latest.$schema)
+    await stopDaemon(drop.d)
+    return { dropped: drop.dropped, droppedCpu: drop.droppedCpu, droppedProfile: drop.profile }
+  } finally {
+    await rm(home, { recursive: true, force: true })
+  }
+}
+
+async function waitForScan (d: Running): Promise<void> {
+  for (;;) {
+    const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { ingest?: { scan?: { done: boolean } } }
+    if (status.ingest?.scan?.done === true) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 async function runVariant (name: string, dir: string): Promise<Result> {
   ensureBuilt(dir)
   const home = await mkdtemp(join(tmpdir(), `hearth-bench-limits-${name}-`))
@@ -352,20 +343,15 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     const big: number[] = []
     for (let i = 0; i < 5; i++) big.push((await postMany(d, 1, 1, body10mb)).p50)
     const latest = JSON.parse((await call(d, 'GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
-    const before = await storedCount(d)
-    const dropStarted = performance.now()
-    const dropCpuBefore = await cpuMs(d.child.pid!)
-    await dropFiles(home, latest.$schema, DROPPED, 0)
-    await waitForStored(d, before + DROPPED, 300_000)
-    const dropped = DROPPED / ((performance.now() - dropStarted) / 1000)
-    const droppedCpu = (await cpuMs(d.child.pid!) - dropCpuBefore) / DROPPED
+    const drop = await droppedPhase(name, dir, home, d, latest.$schema)
+    d = drop.d
     const have = await storedCount(d)
     if (have < START_FILES) {
-      await dropFiles(home, latest.$schema, START_FILES - have, DROPPED)
+      await dropFiles(home, SCOPE, latest.$schema, START_FILES - have, DROPPED)
       await waitForStored(d, START_FILES, 600_000)
     }
     await stopDaemon(d)
-    return { post16: burst.perSecond, post16Cpu, droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped, startEmpty, ...await start10kIdle(dir, home), ...await defaultIdle(dir), profile }
+    return { post16: burst.perSecond, post16Cpu, droppedCpu: drop.droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped: drop.dropped, startEmpty, ...await start10kIdle(dir, home), ...await defaultIdle(dir), profile, droppedProfile: drop.profile }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -378,8 +364,8 @@ if (base !== null) variants.unshift(['base', resolve(base)])
 const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
 
 // the start rows have no floor to compare with
-if (!startOnly) console.error('floors …')
-const floors = startOnly
+if (!startOnly && !droppedOnly) console.error('floors …')
+const floors = startOnly || droppedOnly
   ? { fsync16: Number.NaN, fsync1: Number.NaN, openpgp: Number.NaN, aesSha10mb: Number.NaN }
   : {
       fsync16: await floorWriteFsync(16, N16),
@@ -399,7 +385,7 @@ try {
   }
   for (const [name, dir] of selected) {
     console.error(`${name} (${dir}) …`)
-    results.set(name, home10k !== null ? await runStartRows(name, dir, home10k) : await runVariant(name, dir))
+    results.set(name, home10k !== null ? await runStartRows(name, dir, home10k) : droppedOnly ? await runDroppedOnly(name, dir) : await runVariant(name, dir))
   }
   if (million) {
     const homeM = await mkdtemp(join(tmpdir(), 'hearth-bench-million-'))
@@ -451,3 +437,4 @@ console.table(rows.map((r) => ({
   ...Object.fromEntries(selected.map(([name]) => [name, f(results.get(name)?.[r.key], r.digits)]))
 })))
 for (const [name, r] of results) if (r.profile !== undefined) console.log(`\nCPU profile of the 1 KB burst, ${name}:\n${r.profile}`)
+for (const [name, r] of results) if (r.droppedProfile !== undefined) console.log(`\nCPU profile of the 1,000 dropped files, ${name}:\n${r.droppedProfile}`)

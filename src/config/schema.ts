@@ -145,7 +145,8 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
   }),
   ingest: object({
     concurrency: integer(16, 1, 256, 'files processed at once (they wait on fsync more than on the CPU, and concurrent files share syncs)'),
-    stabilityMs: integer(300, 0, 60_000, 'a dropped file must be unchanged this long before it is read'),
+    quietMs: integer(25, 0, 60_000, 'a dropped file is read once no change of it was seen this long; one that is not complete JSON yet waits for `ingest.stabilityMs` instead of being rejected'),
+    stabilityMs: integer(300, 0, 60_000, 'a dropped file that is not complete JSON when read is read again once it stayed unchanged this long, and only then rejected'),
     maxFileBytes: integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),
     maxJsonValues: integer(500_000, 1_000, 100_000_000, 'most JSON values in one request body, data file or peer\'s file, counting every object member, object and array (not the numbers, strings, booleans and nulls of a list); more is refused before parsing (`JSON_TOO_MANY_VALUES`)', 'HEARTH_MAX_JSON_VALUES'),
     encryptionWorkers: integer(1, 0, 16, 'worker threads that encrypt files over 64 KiB, so the main thread keeps answering (0 = encrypt on the main thread)'),

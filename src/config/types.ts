@@ -82,7 +82,9 @@ export interface HearthConfig {
   }
   ingest: {
     concurrency: number
-    /** A file must stay unchanged this long before the watcher ingests it. */
+    /** The watcher reads a file once no change of it was seen this long. */
+    quietMs: number
+    /** A dropped file that is not complete JSON yet is rejected only once it stayed unchanged this long. */
     stabilityMs: number
     /** Rescan the folder periodically instead of change notifications (network filesystems). */
     usePolling: boolean

@@ -71,13 +71,25 @@ export interface IngestDeps {
   admission?: ByteBudget
 }
 
-export type IngestOutcome = 'ingested' | 'unchanged' | 'rejected' | 'waiting-schema' | 'ignored' | 'missing'
+/** `incomplete`: not JSON yet and read with `waitIfIncomplete` (a writer may still be at it): nothing recorded. */
+export type IngestOutcome = 'ingested' | 'unchanged' | 'rejected' | 'waiting-schema' | 'ignored' | 'missing' | 'incomplete'
 
 export interface IngestResult {
   outcome: IngestOutcome
   path: string
   record?: FileRecord
   reason?: string
+  /** The size and mtime an `incomplete` file had when it was read. */
+  seen?: { size: number; mtimeMs: number }
+}
+
+export interface IngestPathOptions {
+  origin?: FileOrigin
+  /**
+   * The file was handed on early (the watcher's short quiet period): bytes that are not JSON are
+   * answered `incomplete` instead of rejected, and the caller looks again later.
+   */
+  waitIfIncomplete?: boolean
 }
 
 export interface SubmitOptions {

@@ -25,8 +25,8 @@ import { createSubmitNames, exists, nextMillisecond, sameBytesAt } from './submi
 import { createReceiver } from './receive.js'
 import type { DurableWrite } from '../storage/durable-file.js'
 
-import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, isWorkerFailure, type IngestDeps, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
-export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
+import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, isWorkerFailure, type IngestDeps, type IngestResult, type IngestPathOptions, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
+export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLookup, type Validate, type IngestDeps, type IngestOutcome, type IngestResult, type IngestPathOptions, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
 
 /** Request bodies up to this size skip the large-body budget (IngestDeps.admission). */
 const ADMIT_FREELY_BYTES = 1024 * 1024
@@ -49,7 +49,7 @@ function archivedVersion (existing: FileRecord): FileRecord | undefined {
 }
 
 export interface IngestPipeline {
-  ingestPath (rel: string, opts?: { origin?: FileOrigin }): Promise<IngestResult>
+  ingestPath (rel: string, opts?: IngestPathOptions): Promise<IngestResult>
   submit (scope: string, data: unknown, opts?: SubmitOptions): Promise<SubmitResult>
   /**
    * For a request body still to be parsed: starts encrypting the envelope it will be stored as,
@@ -129,7 +129,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     return { cid, encryptedSize: ciphertext.byteLength }
   }
 
-  async function ingestLocked (rel: string, scopeFolder: string, scopeProblem: string | null, origin: FileOrigin): Promise<IngestResult> {
+  async function ingestLocked (rel: string, scopeFolder: string, scopeProblem: string | null, origin: FileOrigin, waitIfIncomplete: boolean): Promise<IngestResult> {
     const abs = absoluteDataPath(deps.dataDir, rel)
     let st
     try {
@@ -140,6 +140,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'missing', path: rel }
       throw err
     }
+    if (st.isDirectory()) return { outcome: 'ignored', path: rel, reason: 'a folder' }
     const existing = await deps.index.get(rel) ?? null
     // a cheap first check: same size and mtime as when it was indexed → nothing to do
     if (existing !== null && !WAITING_STATES.has(existing.state) && existing.size === st.size && existing.mtimeMs === st.mtimeMs) {
@@ -160,8 +161,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     if (scopeProblem !== null) return await reject(base, 'INVALID_SCOPE', [`folder name is not a scope: ${scopeProblem}`])
 
     let bytes: Uint8Array
+    let readMtimeMs: number
     try {
-      bytes = (await readDataFile(deps.dataDir, rel, { maxBytes: maxFileBytes })).bytes
+      ({ bytes, mtimeMs: readMtimeMs } = await readDataFile(deps.dataDir, rel, { maxBytes: maxFileBytes }))
     } catch (err) {
       if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message])
       const code = (err as NodeJS.ErrnoException).code
@@ -185,6 +187,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     try {
       env = parseEnvelopeBytes(bytes, { maxValues: deps.maxJsonValues })
     } catch (err) {
+      // a proper prefix of a JSON object is never JSON: a file still being written lands here
+      if (waitIfIncomplete && isHearthError(err) && err.code === 'INVALID_JSON') return { outcome: 'incomplete', path: rel, seen: { size: base.size, mtimeMs: readMtimeMs } }
       if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message], archived)
       throw err
     }
@@ -221,11 +225,11 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     return { outcome: 'ingested', path: rel, record: r }
   }
 
-  async function ingestPath (rel: string, opts: { origin?: FileOrigin } = {}): Promise<IngestResult> {
+  async function ingestPath (rel: string, opts: IngestPathOptions = {}): Promise<IngestResult> {
     const cls = classifyDataPath(rel)
     if (cls.kind === 'ignored') return { outcome: 'ignored', path: cls.rel, reason: cls.reason }
     try {
-      return await locks.run(cls.rel, async () => await ingestLocked(cls.rel, cls.scopeFolder, cls.scopeProblem, opts.origin ?? 'local'))
+      return await locks.run(cls.rel, async () => await ingestLocked(cls.rel, cls.scopeFolder, cls.scopeProblem, opts.origin ?? 'local', opts.waitIfIncomplete === true))
     } catch (err) {
       // a full disk (blocks, index) is waited out like an unreachable storage backend
       throw asStorageFull(err, `storing ${cls.rel}`)

@@ -11,14 +11,20 @@ import { createRetrySet } from './retry-set.js'
 import { createWorkQueue } from './work-queue.js'
 import { scanDataFolder, type ScanProgress } from './scanner.js'
 import { watchDataFolder } from './watcher.js'
+import { createUnsettledFiles } from './unsettled.js'
 import { createIngestJournal, type IngestJournal } from './journal.js'
 import { createOwnWrites } from './own-writes.js'
 import type { HearthDatabase } from '../db/database.js'
 import { createFileSyncer } from '../storage/deferred-sync.js'
 
+/** See README "Watching": covers a writer's back-to-back writes; a file read too early is not JSON yet and waits. */
+export const DEFAULT_QUIET_MS = 25
+
 export interface IngestSettings {
   concurrency: number
-  /** A file must stay unchanged this long before the watcher ingests it. */
+  /** The watcher reads a file once no change event came for it this long (default DEFAULT_QUIET_MS). */
+  quietMs?: number
+  /** A dropped file that is not JSON yet is rejected only once it stayed unchanged this long. */
   stabilityMs: number
   /** Rescan the folder periodically instead of change notifications (network filesystems). */
   usePolling: boolean
@@ -81,9 +87,23 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     onDeferred: (path) => retries.add(path)
   })
   const work = createWorkQueue({ concurrency: settings.concurrency, run: async (rel) => await ingestOne(rel) })
+  // files the watcher handed on after its short quiet period: their read may find them still
+  // being written (not JSON yet), which waits in `unsettled` instead of being rejected
+  const early = new Set<string>()
+  const unsettled = createUnsettledFiles({
+    dataDir: deps.pipeline.dataDir,
+    patienceMs: settings.stabilityMs,
+    recheck: (rel, final) => { if (!final) early.add(rel); work.push(rel) }
+  })
   const ingestOne = async (rel: string): Promise<void> => {
     try {
-      const result = await pipeline.ingestPath(rel)
+      const result = await pipeline.ingestPath(rel, { waitIfIncomplete: early.delete(rel) })
+      if (result.outcome === 'incomplete') {
+        logger.debug({ path: rel }, 'file not complete JSON yet; read again once it stays unchanged')
+        unsettled.add(rel, result.seen!)
+        return
+      }
+      unsettled.settled(rel)
       if (result.outcome === 'ingested') retries.succeeded()
     } catch (err) {
       if (isTransientFailure(err)) {
@@ -113,8 +133,8 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     }
     const watcher = watchDataFolder({
       dataDir: deps.pipeline.dataDir,
-      stabilityMs: settings.stabilityMs,
-      onFile: (rel) => work.push(rel),
+      quietMs: settings.quietMs ?? DEFAULT_QUIET_MS,
+      onFiles: (rels) => { for (const rel of rels) { early.add(rel); work.push(rel) } },
       ownWrites,
       onError: (err) => logger.warn({ err }, 'watcher error')
     })
@@ -152,6 +172,8 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   const stop = async (): Promise<void> => {
     while (stops.length > 0) await stops.pop()!()
     await work.close()
+    unsettled.close()
+    early.clear()
     retries.stop()
     await journal?.close()
     syncer.close()

@@ -1,11 +1,17 @@
 // Watches data/ for new and changed files with the platform's own notifications (fs.watch:
 // inotify on Linux) on the data folder and on each scope folder — one watch per folder, never
-// one per file — and hands a file on only once its size and mtime have stayed the same for
-// `stabilityMs`, so a connector's half-written export is never read.
+// one per file — and hands files on once no change event has come for them for `quietMs`.
+//
+// Every write(2) to a file raises an event (inotify IN_MODIFY), so "no event for quietMs" is "not
+// written for quietMs" without a stat per event: a burst of dropped files costs one map entry and
+// no system call each until it is read. The files due are handed on together (`onFiles`), by one
+// timer for the whole watcher (not one per file) that wakes a little after the first is due (up to
+// half a quiet period, at most 25 ms), so the pipeline can batch their work. Whether a
+// file read that early is complete is the pipeline's check (it must parse; see service.ts).
 //
 // Why not chokidar: it re-reads and stats the whole folder on every change event and keeps an
 // entry (and a watcher) per file, so with 100k files in one scope folder each new file cost
-// O(n) work; here an event costs one stat, and memory holds only files still being written.
+// O(n) work; here an event costs a map update, and memory holds only files still being written.
 import { watch, type FSWatcher } from 'node:fs'
 import { stat, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -14,57 +20,54 @@ import type { OwnWrites } from './own-writes.js'
 
 export interface DataWatcher { ready: Promise<void>; close (): Promise<void> }
 
-interface Pending { size: number; mtimeMs: number; timer: NodeJS.Timeout }
-
 export function watchDataFolder (opts: {
   dataDir: string
-  stabilityMs: number
-  onFile: (rel: string) => void
+  /** A file is handed on once no change event came for it this long. */
+  quietMs: number
+  /** Files due, oldest first; a file changed again later is handed on again. */
+  onFiles: (rels: string[]) => void
   onError?: (err: unknown) => void
   /** Files the pipeline wrote itself: their creation event is skipped (own-writes.ts). */
   ownWrites?: Pick<OwnWrites, 'take'>
 }): DataWatcher {
   const folders = new Map<string, FSWatcher>()
-  const pending = new Map<string, Pending>()
+  // path → time of its last event; re-inserted on each event, so the map is in last-event order
+  // and the files due are always at its front
+  const pending = new Map<string, number>()
+  let timer: NodeJS.Timeout | null = null
   let closed = false
+  const batchSlackMs = Math.min(opts.quietMs / 2, 25)
 
-  async function settle (rel: string): Promise<void> {
+  function schedule (): void {
+    if (timer !== null || closed) return
+    const first = pending.values().next()
+    if (first.done === true) return
+    // woken a little after the first file is due, so files dropped just after it go in the same batch
+    timer = setTimeout(flush, Math.max(0, first.value + opts.quietMs - performance.now()) + batchSlackMs)
+  }
+
+  function flush (): void {
+    timer = null
     if (closed) return
-    let st
-    try {
-      st = await stat(join(opts.dataDir, rel))
-    } catch {
-      pending.delete(rel) // gone (renamed away, deleted): nothing to ingest
-      return
-    }
-    const seen = pending.get(rel)
-    if (seen !== undefined && seen.size === st.size && seen.mtimeMs === st.mtimeMs) {
+    const now = performance.now()
+    const due: string[] = []
+    for (const [rel, at] of pending) {
+      if (now - at < opts.quietMs) break
       pending.delete(rel)
-      if (st.isFile()) opts.onFile(rel)
-      return
+      due.push(rel)
     }
-    clearTimeout(seen?.timer)
-    pending.set(rel, { size: st.size, mtimeMs: st.mtimeMs, timer: setTimeout(() => { void settle(rel) }, opts.stabilityMs) })
+    if (due.length > 0) opts.onFiles(due)
+    schedule()
   }
 
   function fileEvent (scopeFolder: string, name: string | null): void {
     if (closed || name === null) return
     const rel = `${scopeFolder}/${name}`
     if (classifyDataPath(rel).kind !== 'data') return
-    const seen = pending.get(rel)
-    if (seen === undefined && opts.ownWrites?.take(rel) === true) return
-    if (seen !== undefined) {
-      // still being written: restart its quiet period
-      clearTimeout(seen.timer)
-      seen.timer = setTimeout(() => { void settle(rel) }, opts.stabilityMs)
-      return
-    }
-    // the size and mtime seen now, so that one quiet period (not two) shows the file unchanged
-    const entry: Pending = { size: -1, mtimeMs: -1, timer: setTimeout(() => { void settle(rel) }, opts.stabilityMs) }
-    pending.set(rel, entry)
-    void stat(join(opts.dataDir, rel)).then((st) => {
-      if (pending.get(rel) === entry && entry.size === -1) { entry.size = st.size; entry.mtimeMs = st.mtimeMs }
-    }, () => {})
+    if (pending.has(rel)) pending.delete(rel) // still being written: its quiet period starts again
+    else if (opts.ownWrites?.take(rel) === true) return
+    pending.set(rel, performance.now())
+    schedule()
   }
 
   function watchFolder (name: string): void {
@@ -103,7 +106,8 @@ export function watchDataFolder (opts: {
       top.close()
       for (const w of folders.values()) w.close()
       folders.clear()
-      for (const p of pending.values()) clearTimeout(p.timer)
+      if (timer !== null) clearTimeout(timer)
+      timer = null
       pending.clear()
     }
   }

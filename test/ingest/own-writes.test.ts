@@ -31,7 +31,7 @@ test('the watcher skips the creation of a file the pipeline wrote, not its later
   await mkdir(join(dataDir, 'instagram.profile'))
   const own = createOwnWrites()
   const seen: string[] = []
-  const watcher = watchDataFolder({ dataDir, stabilityMs: 50, onFile: (rel) => seen.push(rel), ownWrites: own })
+  const watcher = watchDataFolder({ dataDir, quietMs: 50, onFiles: (rels) => seen.push(...rels), ownWrites: own })
   t.after(async () => { await watcher.close() })
   await watcher.ready
 

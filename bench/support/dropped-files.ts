@@ -1,0 +1,18 @@
+// The dropped-files phase of bench/limits.ts: envelopes written into a running daemon's data
+// folder by another program, the way a connector does (temp name, then rename), timed until the
+// daemon has indexed them all.
+import { mkdir, writeFile, rename } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/** Drops `count` envelopes of `scope` into data/<scope>/ one after another (temp name, then rename). */
+export async function dropFiles (home: string, scope: string, definitionUrl: string, count: number, from: number): Promise<void> {
+  const dir = join(home, 'data', scope)
+  await mkdir(dir, { recursive: true })
+  for (let i = 0; i < count; i++) {
+    const collectedAt = new Date(Date.UTC(2020, 0, 1) + (from + i) * 1000).toISOString()
+    const env = { $schema: definitionUrl, version: '1.0', scope, collectedAt, data: { username: `drop${from + i}`, bio: 'y'.repeat(980) } }
+    const name = `${collectedAt.replace(/:/g, '-')}.json`
+    await writeFile(join(dir, `.${name}.tmp`), JSON.stringify(env))
+    await rename(join(dir, `.${name}.tmp`), join(dir, name))
+  }
+}

@@ -1,0 +1,59 @@
+// The floors bench/limits.ts prints beside its rows, measured in the same run: what the machine
+// itself allows for the same work without Hearth around it.
+import { createCipheriv, createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, rm, open, link, unlink } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as openpgp from 'openpgp'
+
+/** Bare write+fsync+link of 1 KB files at `concurrency` (files/s). */
+export async function floorWriteFsync (concurrency: number, total: number): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-floor-'))
+  const bytes = randomBytes(1024)
+  let next = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < total) {
+      const i = next++
+      const fh = await open(join(dir, `${i}.tmp`), 'wx', 0o600)
+      await fh.writeFile(bytes)
+      await fh.sync()
+      await fh.close()
+      await link(join(dir, `${i}.tmp`), join(dir, `${i}.json`))
+      await unlink(join(dir, `${i}.tmp`))
+    }
+  }))
+  const perSecond = total / ((performance.now() - started) / 1000)
+  await rm(dir, { recursive: true, force: true })
+  return perSecond
+}
+
+/** Bare openpgp.encrypt of 1 KB with minimal S2K (files/s). */
+export async function floorOpenpgp (total: number): Promise<number> {
+  const plaintext = randomBytes(1100)
+  const password = randomBytes(32).toString('hex')
+  const config: openpgp.PartialConfig = { s2kType: openpgp.enums.s2k.iterated, s2kIterationCountByte: 0, aeadProtect: false, preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed }
+  const started = performance.now()
+  for (let i = 0; i < total; i++) {
+    const message = await openpgp.createMessage({ binary: plaintext, format: 'binary' })
+    await openpgp.encrypt({ message, passwords: [password], format: 'binary', config })
+  }
+  return total / ((performance.now() - started) / 1000)
+}
+
+/** AES-256-CFB + SHA-256 over `bytes` (ms, median of `rounds`). */
+export function floorAesSha (bytes: number, rounds: number): number {
+  const raw = randomBytes(bytes)
+  const key = randomBytes(32)
+  const iv = randomBytes(16)
+  const times: number[] = []
+  for (let i = 0; i < rounds; i++) {
+    const started = performance.now()
+    const c = createCipheriv('aes-256-cfb', key, iv)
+    const out = Buffer.concat([c.update(raw), c.final()])
+    createHash('sha256').update(out).digest()
+    times.push(performance.now() - started)
+  }
+  times.sort((a, b) => a - b)
+  return times[Math.floor(times.length / 2)]!
+}

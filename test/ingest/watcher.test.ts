@@ -1,0 +1,48 @@
+// The watcher on its own, on a real folder: files are handed on once no change came for them for
+// the quiet period, a burst together in a few batches (not one timer and one stat per file), each
+// file once; a file still being written is handed on only after its last change.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdir, open } from 'node:fs/promises'
+import { join } from 'node:path'
+import { watchDataFolder } from '../../src/ingest/watcher.js'
+import { dropFile, waitFor } from '../support/data-files.js'
+import { tempDir } from '../support/tmp.js'
+
+const SCOPE = 'instagram.profile'
+
+test('a burst of dropped files is handed on in a few batches, each file once', async (t) => {
+  const dataDir = await tempDir(t, 'hearth-watcher-')
+  await mkdir(join(dataDir, SCOPE))
+  const batches: string[][] = []
+  const watcher = watchDataFolder({ dataDir, quietMs: 50, onFiles: (rels) => batches.push(rels) })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  const names = Array.from({ length: 200 }, (_, i) => `2026-01-01T00-00-${String(i).padStart(3, '0')}Z.json`)
+  for (const name of names) await dropFile(dataDir, SCOPE, name, '{}')
+  await waitFor('every file handed on', async () => batches.flat().length >= names.length, 10_000)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  assert.deepEqual(batches.flat().sort(), names.map((n) => `${SCOPE}/${n}`).sort(), 'each file once, the temp files never')
+  assert.ok(batches.length < names.length / 4, `${batches.length} batches for ${names.length} files`)
+})
+
+test('a file still being written is handed on once its last write is a quiet period old', async (t) => {
+  const dataDir = await tempDir(t, 'hearth-watcher-')
+  await mkdir(join(dataDir, SCOPE))
+  const handed: Array<{ rel: string; at: number }> = []
+  const watcher = watchDataFolder({ dataDir, quietMs: 150, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  const fh = await open(join(dataDir, SCOPE, 'slow.json'), 'w')
+  let lastWrite = 0
+  for (let i = 0; i < 6; i++) {
+    await fh.write(`chunk ${i} `)
+    lastWrite = performance.now()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await fh.close()
+  await waitFor('the file handed on', async () => handed.length > 0, 10_000)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.deepEqual(handed.map((h) => h.rel), [`${SCOPE}/slow.json`], 'once, not after each chunk')
+  assert.ok(handed[0]!.at - lastWrite >= 140, 'only after the last write was quiet for the period')
+})
