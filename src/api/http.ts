@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HearthError, toErrorBody } from '../errors.js'
 import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../protocol/bounded-json.js'
+import { withEnvelopeRoom } from '../protocol/envelope.js'
 import type { Access } from './router.js'
 
 export interface Reply {
@@ -46,18 +47,27 @@ export async function readBody (req: IncomingMessage, maxBytes: number): Promise
     req.resume()
     throw new HearthError('BODY_TOO_LARGE', `request body is ${declared} bytes; the limit is ${maxBytes}`, { limit: maxBytes })
   }
+  // a large body is copied into place as it arrives, with room for the envelope around it
+  const room = Number.isSafeInteger(declared) && declared > ENVELOPE_ROOM_MIN_BYTES ? withEnvelopeRoom(declared) : null
   const chunks: Buffer[] = []
   let size = 0
+  let inRoom = 0
   for await (const chunk of req) {
     size += (chunk as Buffer).length
     if (size > maxBytes) {
       req.resume()
       throw new HearthError('BODY_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`, { limit: maxBytes })
     }
-    chunks.push(chunk as Buffer)
+    if (room !== null && chunks.length === 0 && size <= room.byteLength) inRoom += (chunk as Buffer).copy(room, inRoom)
+    else chunks.push(chunk as Buffer)
   }
-  return Buffer.concat(chunks)
+  if (room === null) return Buffer.concat(chunks)
+  // the HTTP parser delivers exactly the declared length; anything else is joined as before
+  return chunks.length === 0 ? room.subarray(0, inRoom) : Buffer.concat([room.subarray(0, inRoom), ...chunks])
 }
+
+/** Bodies over this size (those a worker encrypts as a stream) are read with envelope room. */
+const ENVELOPE_ROOM_MIN_BYTES = 256 * 1024
 
 export function isJsonContentType (header: string | undefined): boolean {
   if (header === undefined) return false

@@ -12,13 +12,16 @@ import { service, type Service } from '../lifecycle/service.js'
 import { createByteBudget, type ByteBudget } from '../lifecycle/byte-budget.js'
 import { encryptEnvelopeBytes, encryptEnvelopeChunks, type EncryptOptions } from '../protocol/encryption.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
-import type { EncryptionJob } from './encryption-job.js'
+import type { EncryptedPiece, EncryptionJob } from './encryption-job.js'
 
 export interface Encryptor {
   /** The whole message. */
   encrypt (plaintext: Uint8Array, passwordHex: string): Promise<Uint8Array>
-  /** The message in pieces of CHUNK_SIZE bytes (the last one shorter), in order. */
-  encryptChunks (plaintext: Uint8Array, passwordHex: string): AsyncIterable<Uint8Array>
+  /**
+   * The message in pieces of CHUNK_SIZE bytes (the last one shorter), in order; from the workers
+   * each with its SHA-256, the last one also with the plaintext's (EncryptedPiece).
+   */
+  encryptChunks (plaintext: Uint8Array, passwordHex: string): AsyncIterable<Uint8Array | EncryptedPiece>
   /** A large file is on its way (its body is being read): get a worker ready for it. */
   expectLarge? (): void
 }
@@ -60,18 +63,18 @@ export const DEFAULT_MIN_WORKER_BYTES = 64 * 1024
 export function workerEncryptor (pool: WorkerPool, opts: EncryptOptions & { minWorkerBytes?: number } = {}): Encryptor {
   const inThread = inThreadEncryptor(opts.s2k !== undefined ? { s2k: opts.s2k } : {})
   const minWorkerBytes = opts.minWorkerBytes ?? DEFAULT_MIN_WORKER_BYTES
-  const job = (op: EncryptionJob['op'], plaintext: Uint8Array, passwordHex: string): AsyncIterable<Uint8Array> => {
+  const job = <Part>(op: EncryptionJob['op'], plaintext: Uint8Array, passwordHex: string): AsyncIterable<Part> => {
     if (!(plaintext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'plaintext must be a Uint8Array')
     const input: EncryptionJob = { op, plaintext, passwordHex, pieceBytes: CHUNK_SIZE, ...(opts.s2k !== undefined ? { s2k: opts.s2k } : {}) }
-    return pool.run<Uint8Array>(input, { bytes: plaintext.byteLength })
+    return pool.run<Part>(input, { bytes: plaintext.byteLength })
   }
   return {
     async encrypt (plaintext, passwordHex) {
       if (plaintext.byteLength < minWorkerBytes) return await inThread.encrypt(plaintext, passwordHex)
-      for await (const message of job('whole', plaintext, passwordHex)) return message
+      for await (const message of job<Uint8Array>('whole', plaintext, passwordHex)) return message
       throw new HearthError('INTERNAL', 'the encryption worker answered nothing')
     },
-    encryptChunks: (plaintext, passwordHex) => job('chunks', plaintext, passwordHex),
+    encryptChunks: (plaintext, passwordHex) => job<EncryptedPiece>('chunks', plaintext, passwordHex),
     expectLarge: () => { pool.warm() }
   }
 }

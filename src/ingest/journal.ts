@@ -44,7 +44,13 @@ export interface JournalEntry {
 }
 
 /** A stored ciphertext; `unsynced` when storage wrote it without a sync (the journal covers it). */
-export interface StoredCiphertext { cid: string; encryptedSize: number; unsynced?: { ciphertext: Uint8Array; files: string[] } }
+export interface StoredCiphertext {
+  cid: string
+  encryptedSize: number
+  unsynced?: { ciphertext: Uint8Array; files: string[] }
+  /** The plaintext's SHA-256 (hex) when the encryption worker hashed it on the way (encrypt-store.ts). */
+  plaintextSha256?: string
+}
 
 /** The journal entry of a stored file, when anything of it was written without a sync. */
 export function journalEntryOf (rel: string, stored: StoredCiphertext, data: { bytes: Uint8Array; abs: string } | null, alsoSync: string[] = []): JournalEntry | undefined {

@@ -120,7 +120,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
    * Encrypts and stores; `unsynced` lets storage skip its syncs when it can (the journal covers
    * them). A file over one chunk is encrypted as a stream and stored piece by piece (encrypt-store.ts).
    */
-  async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false, early?: AsyncIterable<Uint8Array>): Promise<StoredCiphertext> {
+  async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false, early?: EarlyEncryption['pieces']): Promise<StoredCiphertext> {
     if (early !== undefined || !unsynced || deps.storage.addUnsynced === undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope), early)
     const ciphertext = await encryptor.encrypt(bytes, scopeKey(env.scope))
     const added = await deps.storage.addUnsynced(ciphertext)
@@ -269,7 +269,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       cid,
       size: bytes.byteLength,
       encryptedSize,
-      sha256: sha256Hex(bytes),
+      sha256: stored.value.plaintextSha256 ?? sha256Hex(bytes),
       mtimeMs,
       state: 'stored',
       origin: existing?.origin ?? 'local'

@@ -120,13 +120,42 @@ export function serializeEnvelope (env: Envelope): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(ordered))
 }
 
+/** Bytes kept free before a body read with envelope room: more than any envelope's head needs. */
+const ENVELOPE_HEAD_ROOM = 4096
+/** Buffers made by withEnvelopeRoom whose room no envelope has taken yet. */
+const unclaimedRoom = new WeakSet<ArrayBufferLike>()
+
+/**
+ * A buffer of `size` bytes for a large request body (api/http.ts reads it straight in), in shared
+ * memory with room before and after it, so serializeEnvelopeWithData can build the envelope around
+ * the body where it lies: the head just before it, the closing brace just after. That saves a
+ * copy of the whole body (10 ms and 10 MB for a 10 MB POST), and the encryption worker reads the
+ * same memory.
+ */
+export function withEnvelopeRoom (size: number): Buffer {
+  const memory = new SharedArrayBuffer(ENVELOPE_HEAD_ROOM + size + 1)
+  unclaimedRoom.add(memory)
+  return Buffer.from(memory, ENVELOPE_HEAD_ROOM, size)
+}
+
 /**
  * serializeEnvelope's bytes for `env`, with its data given as JSON bytes already in the form
  * JSON.stringify writes (isCanonicalJson), which are copied instead of serialised again. `alloc`
- * makes the buffer (shared memory, for a file a worker thread encrypts).
+ * makes the buffer (shared memory, for a file a worker thread encrypts). A body read into
+ * withEnvelopeRoom's buffer is not copied: the first envelope built of it is written around it
+ * (shared memory too); any later one (another file name, so another head) is a copy, so an
+ * envelope already handed out never changes.
  */
 export function serializeEnvelopeWithData (env: Envelope, dataJson: Uint8Array, alloc: (size: number) => Uint8Array = (size) => new Uint8Array(size)): Uint8Array {
   const head = Buffer.from(JSON.stringify({ $schema: env.$schema, version: env.version, scope: env.scope, collectedAt: env.collectedAt, data: null }).slice(0, -'null}'.length))
+  const memory = dataJson.buffer
+  const inRoom = dataJson.byteOffset === ENVELOPE_HEAD_ROOM && ENVELOPE_HEAD_ROOM + dataJson.byteLength + 1 === memory.byteLength
+  if (inRoom && head.byteLength <= ENVELOPE_HEAD_ROOM && unclaimedRoom.delete(memory)) {
+    const around = new Uint8Array(memory, ENVELOPE_HEAD_ROOM - head.byteLength, head.byteLength + dataJson.byteLength + 1)
+    around.set(head, 0)
+    around[around.byteLength - 1] = 0x7d // }
+    return around
+  }
   const out = alloc(head.byteLength + dataJson.byteLength + 1)
   out.set(head, 0)
   out.set(dataJson, head.byteLength)

@@ -22,7 +22,7 @@
 // The LevelDB datastore takes an exclusive lock on its folder, so a second process opening the same
 // home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins.
 import type { createHeliaLight } from 'helia'
-import type { UnixFS, UnixFSComponents } from '@helia/unixfs'
+import type { AddOptions, UnixFS, UnixFSComponents } from '@helia/unixfs'
 import { FsBlockstore } from 'blockstore-fs'
 import { LevelDatastore } from 'datastore-level'
 import { ClassicLevel } from 'classic-level'
@@ -33,10 +33,11 @@ import type { Logger } from '../log.js'
 import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
+import { pieceBytes, type StreamPiece } from './stream-pieces.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
-import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
+import { PinRecords, isSingleBlock, rawBlockCid, rawBlockCidOfDigest, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
 export interface EmbeddedStorageOptions {
@@ -138,19 +139,26 @@ class EmbeddedStorage implements StorageBackend {
     return await this.#importDurably([bytes], opts.signal)
   }
 
-  async addStream (pieces: AsyncIterable<Uint8Array>, opts: { signal?: AbortSignal } = {}): Promise<string> {
+  async addStream (pieces: AsyncIterable<StreamPiece>, opts: { signal?: AbortSignal } = {}): Promise<string> {
     this.#assertRunning()
+    // a piece whose digest came with it is not hashed again (knownDigestLeaves)
+    const digests = new WeakMap<ArrayBufferLike, Uint8Array>()
+    const bytesOf = (piece: StreamPiece): Uint8Array => {
+      const bytes = pieceBytes(piece)
+      if (!(piece instanceof Uint8Array) && isWholeBuffer(bytes)) digests.set(bytes.buffer, piece.sha256)
+      return bytes
+    }
     // one piece is the whole file: the single-block path when it fits one chunk
     const it = pieces[Symbol.asyncIterator]()
     const first = await it.next()
     if (first.done === true) return await this.add(new Uint8Array(0), opts)
     const second = await it.next()
-    if (second.done === true) return await this.add(first.value, opts)
+    if (second.done === true) return await this.add(pieceBytes(first.value), opts)
     return await this.#importDurably((async function * () {
-      yield first.value
-      yield second.value
-      for (let n = await it.next(); n.done !== true; n = await it.next()) yield n.value
-    })(), opts.signal)
+      yield bytesOf(first.value)
+      yield bytesOf(second.value)
+      for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
+    })(), opts.signal, digests)
   }
 
   /**
@@ -158,7 +166,7 @@ class EmbeddedStorage implements StorageBackend {
    * (temp, fsync, rename; folder fsyncs shared) as the importer hands it over, so a file still
    * arriving is being stored already. The pin is recorded after every block is on disk.
    */
-  async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal): Promise<string> {
+  async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal, digests?: WeakMap<ArrayBufferLike, Uint8Array>): Promise<string> {
     const written: CID[] = []
     const store = this.blockstore
     const blocksDir = this.opts.blocksDir
@@ -170,7 +178,8 @@ class EmbeddedStorage implements StorageBackend {
     } as unknown as UnixFSComponents['blockstore']
     let root: CID
     try {
-      root = await (await this.#fs(durable)).addByteStream(source, { ...unixfsAddOptions(), signal })
+      const options = { ...unixfsAddOptions(), signal, ...(digests !== undefined ? { bufferImporter: knownDigestLeaves(digests) } : {}) }
+      root = await (await this.#fs(durable)).addByteStream(source, options)
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
@@ -321,6 +330,29 @@ class EmbeddedStorage implements StorageBackend {
     return new HearthError('STORAGE_UNAVAILABLE', `embedded storage ${op} failed: ${errorMessage(err)}`, details, { cause: err })
   }
 }
+
+type BufferImporter = NonNullable<AddOptions['bufferImporter']>
+
+/**
+ * The importer's leaf step for raw leaves (what its default does with `rawLeaves`: a raw block,
+ * CIDv1 of its SHA-256, stored), taking the digest a chunk came with instead of hashing it again.
+ * A chunk is looked up by its buffer: the chunker hands a piece of exactly one chunk over as a
+ * view of the piece's whole buffer; anything else (a short last piece the chunker copied) is hashed.
+ */
+function knownDigestLeaves (digests: WeakMap<ArrayBufferLike, Uint8Array>): BufferImporter {
+  return async function * (file, blockstore) {
+    for await (const block of file.content) {
+      yield async () => {
+        const known = isWholeBuffer(block) ? digests.get(block.buffer) : undefined
+        const cid = known !== undefined ? rawBlockCidOfDigest(known) : rawBlockCid(block)
+        await blockstore.put(cid, block)
+        return { cid, size: BigInt(block.byteLength), block }
+      }
+    }
+  }
+}
+
+const isWholeBuffer = (bytes: Uint8Array): boolean => bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
 
 function openFailureMessage (err: unknown, datastoreDir: string): string {
   const cause = (err as { cause?: { code?: string } })?.cause

@@ -9,6 +9,7 @@ import { HearthError } from '../errors.js'
 import type { Service } from '../lifecycle/service.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { withVerifiedReads } from './verified-reads.js'
+import { joinPieces, type StreamPiece } from './stream-pieces.js'
 import { checkKuboOptions } from './kubo-options.js'
 
 export type StorageBackendKind = StorageBackend['kind']
@@ -94,7 +95,7 @@ class StorageHolder implements StorageService {
     return backend.addUnsynced === undefined ? null : await backend.addUnsynced(bytes)
   }
 
-  async addStream (pieces: AsyncIterable<Uint8Array>, opts?: { signal?: AbortSignal }): Promise<string> {
+  async addStream (pieces: AsyncIterable<StreamPiece>, opts?: { signal?: AbortSignal }): Promise<string> {
     const backend = this.#started()
     if (backend.addStream !== undefined) return await backend.addStream(pieces, opts)
     return await backend.add(await joinPieces(pieces), opts)
@@ -114,10 +115,4 @@ class StorageHolder implements StorageService {
     if (this.#backend === null) throw new HearthError('STORAGE_UNAVAILABLE', `${this.kind} storage is not started`, { backend: this.kind })
     return this.#backend
   }
-}
-
-async function joinPieces (pieces: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
-  const parts: Uint8Array[] = []
-  for await (const p of pieces) parts.push(p)
-  return Buffer.concat(parts)
 }

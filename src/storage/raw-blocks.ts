@@ -26,8 +26,12 @@ export function isSingleBlock (bytes: Uint8Array): boolean {
 
 /** The CIDv1 of one raw block holding `bytes`. */
 export function rawBlockCid (bytes: Uint8Array): CID {
-  const digest = createHash('sha256').update(bytes).digest()
-  return CID.createV1(RAW_CODE, createDigest(SHA2_256, digest))
+  return rawBlockCidOfDigest(createHash('sha256').update(bytes).digest())
+}
+
+/** The CIDv1 of a raw block whose SHA-256 is `sha256`. */
+export function rawBlockCidOfDigest (sha256: Uint8Array): CID {
+  return CID.createV1(RAW_CODE, createDigest(SHA2_256, sha256))
 }
 
 /** Where blockstore-fs (default NextToLast sharding) keeps a block: by multihash, base32 upper. */

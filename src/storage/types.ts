@@ -1,6 +1,7 @@
 // One interface for every place ciphertext can live (docs/protocol.md §3.3). Implementations: embedded
 // (in-process Helia) and kubo (a Kubo node over its RPC API). CIDs are CIDv1 strings, identical
 // to what `ipfs add --cid-version 1` (UnixFS, raw leaves, 256 KiB chunks) gives the same bytes.
+import type { StreamPiece } from './stream-pieces.js'
 
 /** Reachability and, where the backend knows it, the bytes it holds (`bytes`, null until measured). */
 export interface StorageHealth { ok: boolean; detail?: string; bytes?: number | null }
@@ -23,9 +24,10 @@ export interface StorageBackend {
   /**
    * `add` for bytes that arrive in pieces (a large file's ciphertext, chunked while it is still
    * being encrypted): the same CID as `add` of the pieces joined. Optional: without it the caller
-   * joins the pieces and calls `add`.
+   * joins the pieces and calls `add`. A piece's SHA-256, when given, is trusted (it comes from
+   * this process's own workers).
    */
-  addStream? (pieces: AsyncIterable<Uint8Array>, opts?: { signal?: AbortSignal }): Promise<string>
+  addStream? (pieces: AsyncIterable<StreamPiece>, opts?: { signal?: AbortSignal }): Promise<string>
   /** Pin content that is already present (or fetchable) under this CID. */
   pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void>
   /** The whole content of a CID. Throws HearthError STORAGE_NOT_FOUND when absent. */

@@ -2,6 +2,7 @@
 // its pieces chunked, hashed and written durably by the embedded node as they come.
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
+import { createHash, randomBytes } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
@@ -54,7 +55,9 @@ test('a multi-MB file is stored from the worker\'s pieces: plain openpgp.decrypt
   const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
   assert.equal(Buffer.compare(Buffer.from(data), onDisk), 0, 'the ciphertext is the data file, encrypted')
   assert.equal(JSON.parse(onDisk.toString()).data.bio.length, 5 * MB / 2)
-  assert.equal((await r.index.get(result.path))?.cid, cid)
+  const record = await r.index.get(result.path)
+  assert.equal(record?.cid, cid)
+  assert.equal(record?.sha256, createHash('sha256').update(onDisk).digest('hex'), 'the plaintext digest the worker computed on the way')
   assert.equal((await r.workers.status()).finished, 1, 'encrypted on the worker')
 })
 
@@ -145,3 +148,19 @@ async function listFiles (dir: string): Promise<string[]> {
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) if (e.isFile() && e.name.endsWith('.data')) out.push(e.name)
   return out
 }
+
+test('a worker job\'s pieces come with their SHA-256, and the last one with the plaintext\'s', async () => {
+  const { runEncryptionJob } = await import('../../src/ingest/encryption-job.js')
+  const password = scopeKeyHex(MASTER, SCOPE)
+  const sha256 = (b: Uint8Array): Buffer => createHash('sha256').update(b).digest()
+  for (const size of [300_000, 3 * 262_144, 2_000_001]) {
+    const plaintext = new Uint8Array(randomBytes(size))
+    const parts: Array<{ bytes: Uint8Array, sha256: Uint8Array, plaintextSha256?: string }> = []
+    for await (const part of runEncryptionJob({ op: 'chunks', plaintext, passwordHex: password, pieceBytes: 262_144 })) parts.push(part.value as typeof parts[number])
+    for (const p of parts) assert.deepEqual(Buffer.from(p.sha256), sha256(p.bytes))
+    assert.deepEqual(parts.map((p) => p.plaintextSha256 !== undefined), parts.map((_, i) => i === parts.length - 1))
+    assert.equal(parts.at(-1)!.plaintextSha256, sha256(plaintext).toString('hex'))
+    const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: Buffer.concat(parts.map((p) => p.bytes)) }), passwords: [password], format: 'binary' })
+    assert.equal(Buffer.compare(Buffer.from(data), Buffer.from(plaintext)), 0)
+  }
+})

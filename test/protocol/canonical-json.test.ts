@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { isCanonicalJson } from '../../src/protocol/canonical-json.js'
-import { buildEnvelope, serializeEnvelope, serializeEnvelopeWithData } from '../../src/protocol/envelope.js'
+import { buildEnvelope, serializeEnvelope, serializeEnvelopeWithData, withEnvelopeRoom, type Envelope } from '../../src/protocol/envelope.js'
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s)
 const canonical = (s: string): boolean => isCanonicalJson(bytes(s))
@@ -72,6 +72,26 @@ test('an envelope around canonical data bytes is exactly serializeEnvelope\'s', 
     assert.ok(shared.buffer instanceof SharedArrayBuffer)
     assert.deepEqual(new Uint8Array(shared), serializeEnvelope(env))
   }
+})
+
+test('a body read with envelope room becomes its first envelope where it lies; a second envelope (another name) is a copy, the first unchanged', () => {
+  const data = { username: 'big', bio: 'z'.repeat(300_000) }
+  const text = JSON.stringify(data)
+  const body = withEnvelopeRoom(Buffer.byteLength(text))
+  body.write(text)
+  const at = (collectedAt: string): Envelope => buildEnvelope({ definitionUrl: 'ipfs://bafkreitest', scope: 'instagram.profile', collectedAt, data })
+  const first = serializeEnvelopeWithData(at('2026-01-21T10:00:00.123Z'), body, (n) => new Uint8Array(new SharedArrayBuffer(n)))
+  assert.equal(first.buffer, body.buffer, 'built around the body, not copied')
+  assert.deepEqual(new Uint8Array(first), serializeEnvelope(at('2026-01-21T10:00:00.123Z')))
+  const second = serializeEnvelopeWithData(at('2026-01-21T10:00:00.124Z'), body, (n) => new Uint8Array(new SharedArrayBuffer(n)))
+  assert.notEqual(second.buffer, body.buffer)
+  assert.deepEqual(new Uint8Array(second), serializeEnvelope(at('2026-01-21T10:00:00.124Z')))
+  assert.deepEqual(new Uint8Array(first), serializeEnvelope(at('2026-01-21T10:00:00.123Z')), 'the first envelope never changes')
+  assert.equal(body.toString(), text, 'nor the body')
+  // a part of such a body is copied like any bytes
+  const part = withEnvelopeRoom(4).subarray(0, 2)
+  part.write('{}')
+  assert.notEqual(serializeEnvelopeWithData(at('2026-01-21T10:00:00.123Z'), part).buffer, part.buffer)
 })
 
 test('a body of very many values is answered false after a bounded look (a million keys once took 100 s: the backslash search rescanned the rest of the body at every string)', () => {

@@ -3,9 +3,10 @@
 // an in-memory blockstore, configured as Kubo configures it.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
+import type { HashedPiece } from '../../src/storage/stream-pieces.js'
 import { cidOfBytes, canonicalCid, fixedSizeChunker, parseCid } from '../../src/storage/cid.js'
 import { isHearthError } from '../../src/errors.js'
 import { tempDir } from '../support/tmp.js'
@@ -53,6 +54,28 @@ test('embedded addStream (a large file arriving in pieces) gives the same CIDs, 
     assert.deepEqual(Buffer.from(await storage.get(expected)), bytes, `${label} reads back`)
     assert.equal(await storage.has(expected), true)
   }
+})
+
+test('embedded addStream of pieces that come with their SHA-256 (the encryption worker\'s) gives the same CIDs, and takes the digests as given', async (t) => {
+  const dir = await tempDir(t)
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  t.after(async () => { await storage.stop() })
+  async function * hashed (bytes: Uint8Array, digestOf: (piece: Uint8Array, i: number) => Uint8Array): AsyncGenerator<HashedPiece> {
+    // each piece its own buffer, as the worker hands them over
+    for (let at = 0, i = 0; at < bytes.length; at += 262_144, i++) {
+      const piece = new Uint8Array(bytes.subarray(at, at + 262_144))
+      yield { bytes: piece, sha256: digestOf(piece, i) }
+    }
+  }
+  const sha256 = (b: Uint8Array): Uint8Array => createHash('sha256').update(b).digest()
+  for (const [label, size] of SIZES.filter(([, n]) => n > 0)) {
+    const bytes = randomBytes(size)
+    assert.equal(await storage.addStream!(hashed(bytes, sha256)), await referenceCid(bytes), label)
+  }
+  // a leaf's CID is made of the digest it came with: nothing hashes the piece again
+  const bytes = randomBytes(3 * 262_144)
+  const wrong = await storage.addStream!(hashed(bytes, (piece, i) => i === 1 ? sha256(new Uint8Array(1)) : sha256(piece)))
+  assert.notEqual(wrong, await referenceCid(bytes))
 })
 
 test('the empty file has the CID every IPFS implementation gives it', async () => {
