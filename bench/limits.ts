@@ -12,11 +12,12 @@
 //            that scan (is the event loop free?), and RSS after it
 //   --start-only: only the start rows (the 10,000-file home is built in bulk like the million's)
 //   --dropped-only: only the dropped-files rows
+//   --post-only: only the 1 KB POST rows (16 clients, one client) and the empty start
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
 // a time, on fresh temp homes, with sync off.
 // Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
-//      [--start-only] [--dropped-only] [--million]
-//      [--prof DIR]  (CPU profiles of each daemon during the 1 KB burst and the dropped files, summarised)
+//      [--start-only] [--dropped-only] [--post-only] [--million]
+//      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised)
 import '../src/polyfill.js'
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm, readFile, readdir } from 'node:fs/promises'
@@ -40,6 +41,7 @@ const profDir = opt('--prof')
 const million = args.includes('--million')
 const startOnly = args.includes('--start-only')
 const droppedOnly = args.includes('--dropped-only')
+const postOnly = args.includes('--post-only')
 const MILLION = Number(process.env.HEARTH_BENCH_MILLION ?? 1_000_000)
 const SCOPE = 'instagram.profile'
 const N16 = quick ? 600 : 3000
@@ -335,11 +337,25 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     let profile: string | undefined
     if (profDir !== null) {
       await stopDaemon(d)
-      const files = await readdir(join(profDir, name))
-      profile = summariseCpuProfile(JSON.parse(await readFile(join(profDir, name, files.sort().at(-1)!), 'utf8')), { window: { from: burstFrom, to: burstTo } })
+      // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: the main thread is thread 0; other
+      // threads (the file writer, encryption workers) are summarised after it
+      const files = (await readdir(join(profDir, name))).sort()
+      const pid = String(d.child.pid)
+      const threads = files.filter((f) => f.split('.')[3] === pid)
+      const summaries: string[] = []
+      for (const f of threads) {
+        const thread = f.split('.')[4]
+        const text = summariseCpuProfile(JSON.parse(await readFile(join(profDir, name, f), 'utf8')), { window: { from: burstFrom, to: burstTo }, ...(thread === '0' ? {} : { top: 5 }) })
+        summaries.push(thread === '0' ? text : `thread ${thread}: ${text}`)
+      }
+      profile = summaries.join('\n')
       d = await startDaemon(dir, home)
     }
     const one = await postMany(d, 1, N1, body1k)
+    if (postOnly) {
+      await stopDaemon(d)
+      return { post16: burst.perSecond, post16Cpu, post1p50: one.p50, post1p99: one.p99, startEmpty, profile }
+    }
     const big: number[] = []
     for (let i = 0; i < 5; i++) big.push((await postMany(d, 1, 1, body10mb)).p50)
     const latest = JSON.parse((await call(d, 'GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
@@ -371,7 +387,7 @@ const floors = startOnly || droppedOnly
       fsync16: await floorWriteFsync(16, N16),
       fsync1: await floorWriteFsync(1, N1),
       openpgp: await floorOpenpgp(quick ? 500 : 2000),
-      aesSha10mb: floorAesSha(10 * 1024 * 1024, 5)
+      aesSha10mb: postOnly ? Number.NaN : floorAesSha(10 * 1024 * 1024, 5)
     }
 const results = new Map<string, Result>()
 const prepared: string[] = []

@@ -3,11 +3,13 @@
 //      when that is not enough the damaged folder is moved aside and a new index started (every
 //      data file is indexed again by the next start's scan);
 //   2. the index's own structure (secondary keys, counters): checked, rebuilt when inconsistent;
-//   3. every stored ciphertext: read back and verified against its CID; a missing or damaged one
+//   3. the ingest journal of a daemon that was killed or lost power: replayed as its next start
+//      would (the blocks of its last acknowledged files were still in its memory);
+//   4. every stored ciphertext: read back and verified against its CID; a missing or damaged one
 //      is encrypted and stored again from the plaintext file in data/ when that file still holds
 //      the recorded bytes (SHA-256); when it does not, the same CID is fetched from the configured
 //      IPFS gateways (`restore.gateways`, every block verified); otherwise it is unrepairable;
-//   4. data files the index does not know: counted (the daemon's start scan ingests them).
+//   5. data files the index does not know: counted (the daemon's start scan ingests them).
 import { rename } from 'node:fs/promises'
 import { opendir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -28,6 +30,8 @@ import { readDataFileOrNull } from '../ingest/data-file.js'
 import { classifyDataPath } from '../ingest/layout.js'
 import { createCiphertextFetcher, type CiphertextFetcher, type FetchAttempt } from '../storage/block-sources.js'
 import { gatewaySources, type RestoreSettings } from '../sync/restore-sources.js'
+import { createIngestJournal } from '../ingest/journal.js'
+import { createFileSyncer } from '../storage/deferred-sync.js'
 
 export interface DoctorReport {
   /** ok, repaired (LevelDB repair), recreated (moved aside: `movedTo`), or rebuilt (secondary keys). */
@@ -72,6 +76,12 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
     const identity = await loadIdentity(home)
     storage = await openStorage(deps.storage, home, deps.logger)
     const backend = storage
+    // otherwise an acknowledged file whose block was still in the killed daemon's memory would be
+    // stored again from data/ under a new CID
+    const syncer = createFileSyncer()
+    const replayed = await createIngestJournal({ db, dataDir: home.data, storage: backend, index, syncFiles: syncer, logger: deps.logger }).replay()
+      .finally(() => { syncer.close() })
+    if (replayed > 0) progress(`ingest journal: ${replayed} acknowledged files written again`)
     const fetcher = gatewayFetcher(deps, backend)
     for (let after: string | undefined; ;) {
       const page = await index.all({ limit: PAGE, ...(after !== undefined ? { after } : {}) })

@@ -1,12 +1,20 @@
 // The write path of the file index: turns a list of changes into one atomic LevelDB batch.
 import { isDeepStrictEqual } from 'node:util'
+import { HearthError } from '../errors.js'
 import type { BatchOp } from './database.js'
 import type { FileIndexStore, LogValue, ScopeSummaryValue, StoredRecord } from './file-index-store.js'
-import { FILE_STATES, firstPart, joinKey, lastPart, padNumber, rangeOf, secondaryKeys, sortableInstant, type SecondaryKeys } from './keys.js'
+import { FILE_STATES, checkRecord, firstPart, joinKey, lastPart, padNumber, rangeOf, secondaryKeys, sortableInstant, type SecondaryKeys } from './keys.js'
 import type { FileRecord, FileState } from './types.js'
 
-export type Change = { path: string; record: FileRecord | null }
-export type ChangeResult = { changed: boolean; record: StoredRecord | null }
+/**
+ * The record a change writes, made from the path's current record inside the write (so the
+ * caller reads nothing first), and an archived copy of the current one to write before it.
+ */
+export type Derive = (current: FileRecord | null) => { record: FileRecord; archived?: FileRecord }
+/** An upsert (record), a deletion (null), or an upsert made by `derive` from the current record. */
+export type Change = { path: string; record: FileRecord | null; derive?: Derive }
+/** `error`: the change's `derive` failed; that change alone was left out of the batch. */
+export type ChangeResult = { changed: boolean; record: StoredRecord | null; error?: unknown }
 /** What the writer keeps in memory between batches: the last seq and the per-state counters. */
 export interface IndexHead { seq: number; counts: Record<FileState, number> }
 
@@ -18,10 +26,13 @@ export interface IndexHead { seq: number; counts: Record<FileState, number> }
  * atomically with these changes (the ingest journal's entries), written even when no record changed.
  */
 export async function applyChanges (s: FileIndexStore, head: IndexHead, changes: Change[], opts: { sync?: boolean; also?: BatchOp[] } = {}): Promise<{ results: ChangeResult[]; head: IndexHead }> {
-  const paths = [...new Set(changes.map((c) => c.path))]
-  const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
-  const current = new Map<string, StoredRecord | null>(paths.map((p, i) => [p, olds[i] ?? null]))
-  const tomb = new Map<string, number | null>(paths.map((p, i) => [p, tombs[i] ?? null]))
+  const current = new Map<string, StoredRecord | null>()
+  const tomb = new Map<string, number | null>()
+  const read = async (paths: string[]): Promise<void> => {
+    const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
+    paths.forEach((p, i) => { current.set(p, olds[i] ?? null); tomb.set(p, tombs[i] ?? null) })
+  }
+  await read([...new Set(changes.map((c) => c.path))])
   const scopeKeys = new Map<string, boolean>() // scope-index keys this batch adds (true) or removes (false)
   const scopeDelta = new Map<string, number>()
   const counts = { ...head.counts }
@@ -46,11 +57,11 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
   }
 
-  for (const { path, record } of changes) {
+  const apply = (path: string, record: FileRecord | null): void => {
     const old = current.get(path) ?? null
     if ((record === null && old === null) || (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record))) {
       results.push({ changed: false, record: old })
-      continue
+      return
     }
     seq += 1
     changed += 1
@@ -79,6 +90,26 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
       tomb.set(path, null)
       results.push({ changed: true, record: stored })
     }
+  }
+  for (const { path, record, derive } of changes) {
+    if (derive === undefined) { apply(path, record); continue }
+    let made: { record: FileRecord; archived?: FileRecord }
+    try {
+      // from the current record, as earlier changes of this batch left it
+      const now = current.get(path) ?? null
+      const d = derive(now === null ? null : withoutSeq(now))
+      made = { record: checkRecord(d.record), ...(d.archived !== undefined ? { archived: checkRecord(d.archived) } : {}) }
+      if (made.record.path !== path) throw new HearthError('INVALID_ARGUMENT', `a record derived for ${path} names ${made.record.path}`)
+    } catch (error) {
+      results.push({ changed: false, record: null, error })
+      continue
+    }
+    if (made.archived !== undefined) {
+      if (!current.has(made.archived.path)) await read([made.archived.path])
+      apply(made.archived.path, made.archived)
+      results.pop() // reported with its change
+    }
+    apply(path, made.record)
   }
   const also = opts.also ?? []
   if (changed === 0) {

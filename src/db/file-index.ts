@@ -8,11 +8,12 @@ import { checkFileIndex, rebuildFileIndex, type FileIndexCheck } from './file-in
 import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, SEP, padNumber, rangeOf, sortableInstant } from './keys.js'
 import { Mutex } from './mutex.js'
 import { fileIndexStore, loadMeta, type FileIndexStore, type StoredRecord } from './file-index-store.js'
-import { applyChanges, type Change, type ChangeResult, type IndexHead } from './file-index-write.js'
+import { applyChanges, type Change, type ChangeResult, type Derive, type IndexHead } from './file-index-write.js'
 import type { FileRecord, FileState } from './types.js'
 import type { IndexDamage } from './index-health.js'
 
 export type { FileIndexCheck } from './file-index-check.js'
+export type { Derive } from './file-index-write.js'
 
 export interface ScopeSummary {
   scope: string
@@ -101,6 +102,17 @@ export class FileIndex {
     const others = (opts.alongside ?? []).map((r) => { const c = checkRecord(r); return { path: c.path, record: c } })
     const results = await this.#submit([...others, { path: clean.path, record: clean }], opts.also)
     return results[results.length - 1]!.record ?? clean
+  }
+
+  /**
+   * Writes the record `derive` makes from the path's current one (null: none) and, before it, the
+   * archived copy of the current one it may return, in one batch: no read of the path before the
+   * write (the write reads it anyway). `also` as for put.
+   */
+  async putDerived (path: string, derive: Derive, opts: { also?: BatchOp[] } = {}): Promise<FileRecord> {
+    const [result] = await this.#submit([{ path, record: null, derive }], opts.also)
+    if (result!.error !== undefined) throw result!.error
+    return result!.record!
   }
 
   /** Upsert many records in one atomic batch (later entries for the same path win). */

@@ -7,6 +7,7 @@
 import { unlink, opendir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createDirSync, writeFileDurably, type DurableWrite } from '../storage/durable-file.js'
+import type { FileWriter } from '../storage/file-writer.js'
 
 // `.<final name>.<12 hex>.tmp` (durable-file.ts names them so): only these are removed as stale.
 const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/
@@ -16,9 +17,11 @@ const syncDir = createDirSync()
 /**
  * Writes `bytes` at `path` unless it exists (`written: false`, nothing written); creates the folder.
  * `synced: false` skips the file's and folder's fsyncs: for a write whose bytes the ingest journal
- * holds durably until it syncs the file in the background.
+ * holds durably until it syncs the file in the background; such a write goes to `writer`'s thread
+ * when one is given (the same temp, link and unlink, in one message).
  */
-export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; beforePublish?: (mtimeMs: number) => Promise<void> } = {}): Promise<DurableWrite> {
+export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; beforePublish?: (mtimeMs: number) => Promise<void>; writer?: FileWriter } = {}): Promise<DurableWrite> {
+  if (opts.synced === false && opts.writer !== undefined && opts.beforePublish === undefined) return await opts.writer.createNew(path, bytes)
   return await writeFileDurably(path, bytes, {
     existing: 'keep',
     syncDir: opts.synced === false ? null : syncDir,

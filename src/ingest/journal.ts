@@ -97,14 +97,16 @@ export interface IngestJournal {
 export interface IngestJournalDeps {
   db: HearthDatabase
   dataDir: string
-  storage: Pick<StorageBackend, 'add' | 'addUnsynced'>
+  storage: Pick<StorageBackend, 'add' | 'addUnsynced' | 'writeDeferred'>
   index: Pick<FileIndex, 'get' | 'put'>
   syncFiles: SyncFiles
   logger: Logger
   /** A checkpoint starts this long after the first entry waiting for one (default 200 ms)... */
   delayMs?: number
-  /** ...or at once when this many wait (default 2,048). */
+  /** ...or at once when this many wait (default 2,048)... */
   maxPending?: number
+  /** ...or when their journaled bytes reach this (default 16 MiB): deferred blocks wait in memory. */
+  maxPendingBytes?: number
 }
 
 const REPLAY_PAGE = 256
@@ -113,17 +115,19 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
   const entries: Sublevel<StoredEntry> = deps.db.sublevel<StoredEntry>('ingest-journal')
   const delayMs = deps.delayMs ?? 200
   const maxPending = deps.maxPending ?? 2048
+  const maxPendingBytes = deps.maxPendingBytes ?? 16 * 1024 * 1024
   // keys sort by creation; the random part keeps two processes' (or restarts') keys apart
   const prefix = `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(3).toString('hex')}-`
   let counter = 0
-  let waiting: Array<{ key: string; files: string[] }> = []
+  let waiting: Array<{ key: string; files: string[]; bytes: number }> = []
+  let waitingBytes = 0
   let timer: NodeJS.Timeout | null = null
   let running: Promise<boolean> | null = null
   let closed = false
 
   function schedule (afterFailure = false): void {
     if (running !== null || waiting.length === 0 || closed) return
-    if (waiting.length >= maxPending && !afterFailure) { void runCheckpoint(); return }
+    if ((waiting.length >= maxPending || waitingBytes >= maxPendingBytes) && !afterFailure) { void runCheckpoint(); return }
     timer ??= setTimeout(() => { timer = null; void runCheckpoint() }, delayMs)
     timer.unref()
   }
@@ -134,9 +138,12 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
     if (running !== null) return await running
     const group = waiting
     waiting = []
+    waitingBytes = 0
     if (group.length === 0) return true
     const run = (async () => {
       try {
+        // blocks kept in memory (storage.addDeferred) are written first, all at once
+        await deps.storage.writeDeferred?.()
         await deps.syncFiles(group.flatMap((g) => g.files))
         // not synced: a drop lost to a power cut only replays entries whose files are durable
         await deps.db.batch(group.map((g) => ({ type: 'del' as const, sublevel: entries, key: g.key })))
@@ -145,6 +152,7 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
         // the entries stay in the journal (and are replayed at the next start): try again later
         deps.logger.warn({ err, entries: group.length }, 'ingest journal checkpoint failed; retrying')
         waiting = group.concat(waiting)
+        waitingBytes = waiting.reduce((sum, g) => sum + g.bytes, 0)
         return false
       }
     })()
@@ -208,12 +216,13 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
       if (closed) throw new Error('the ingest journal is closed')
       const key = prefix + (counter++).toString(36).padStart(8, '0')
       const value: StoredEntry = { path: entry.path }
+      const bytes = (entry.data?.byteLength ?? 0) + (entry.ciphertext?.byteLength ?? 0)
       if (entry.data !== undefined) value.data = Buffer.from(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength).toString('base64')
       if (entry.ciphertext !== undefined) value.ciphertext = Buffer.from(entry.ciphertext.buffer, entry.ciphertext.byteOffset, entry.ciphertext.byteLength).toString('base64')
       if (entry.cid !== undefined) value.cid = entry.cid
       return {
         ops: [{ type: 'put', sublevel: entries, key, value }],
-        committed: () => { waiting.push({ key, files: entry.files }); schedule() },
+        committed: () => { waiting.push({ key, files: entry.files, bytes }); waitingBytes += bytes; schedule() },
         discard: async () => { await deps.db.batch([{ type: 'del', sublevel: entries, key }]) }
       }
     },

@@ -3,6 +3,7 @@
 import { isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { FileOrigin, FileRecord } from '../db/types.js'
+import type { Derive } from '../db/file-index.js'
 import type { BatchOp } from '../db/database.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
@@ -12,6 +13,7 @@ import type { Encryptor } from './encryptor.js'
 import type { EarlyEncryption } from './early-encryption.js'
 import type { OwnWrites } from './own-writes.js'
 import type { ByteBudget } from '../lifecycle/byte-budget.js'
+import type { FileWriter } from '../storage/file-writer.js'
 
 /** The slice of the file index the pipeline needs. */
 /** States of a file whose ciphertext is stored (and maybe registered). */
@@ -26,6 +28,8 @@ export interface IngestIndex {
    * records committed in it too (the archived version of an edited file).
    */
   put (record: FileRecord, opts?: { also?: BatchOp[]; alongside?: readonly FileRecord[] }): Promise<unknown>
+  /** The record `derive` makes from the path's current one, written without reading it first (FileIndex.putDerived). */
+  putDerived? (path: string, derive: Derive, opts?: { also?: BatchOp[] }): Promise<FileRecord>
   byCid (cid: string): Promise<FileRecord[]>
 }
 
@@ -54,6 +58,8 @@ export interface IngestDeps {
   onDeferred?: (path: string) => void
   /** Told about every file the pipeline writes itself, so the watcher skips its event. */
   ownWrites?: Pick<OwnWrites, 'expect' | 'cancel'>
+  /** Where journaled data files are written (a thread of their own); default: the threadpool. */
+  fileWriter?: FileWriter
   /** Largest data file read (ingest.maxFileBytes); larger ones are rejected with FILE_TOO_LARGE. */
   maxFileBytes?: number
   /** Most JSON values in a data file's data or a peer's file (ingest.maxJsonValues): JSON_TOO_MANY_VALUES. */

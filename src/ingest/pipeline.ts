@@ -123,7 +123,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false, early?: EarlyEncryption['pieces']): Promise<StoredCiphertext> {
     if (early !== undefined || !unsynced || deps.storage.addUnsynced === undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope), early)
     const ciphertext = await encryptor.encrypt(bytes, scopeKey(env.scope))
-    const added = await deps.storage.addUnsynced(ciphertext)
+    // the block is written (and pinned) by the journal's checkpoint, a whole batch at once
+    const added = await deps.storage.addDeferred?.(ciphertext) ?? await deps.storage.addUnsynced(ciphertext)
     if (added !== null) return { cid: added.cid, encryptedSize: ciphertext.byteLength, unsynced: { ciphertext, files: added.files } }
     const cid = await deps.storage.add(ciphertext)
     return { cid, encryptedSize: ciphertext.byteLength }
@@ -243,27 +244,45 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     if (stored.ok) await deps.storage.unpin(stored.value.cid).catch(() => {})
   }
 
+  /**
+   * Indexes a new file's record (with its journal entry) without reading the name's current record
+   * first: the index write reads it. A deleted file's name written again keeps the old version
+   * under its archive path, in the same batch (see ingestLocked); `keepOrigin`: the record keeps
+   * that version's origin.
+   */
+  async function recordNew (base: Omit<FileRecord, 'updatedAt'>, journaled: JournalEntry | undefined, keepOrigin: boolean): Promise<FileRecord> {
+    const derive = (current: FileRecord | null): { record: FileRecord; archived?: FileRecord } => {
+      const archived = current === null ? undefined : archivedVersion(current)
+      const record = { ...base, origin: keepOrigin ? current?.origin ?? base.origin : base.origin, updatedAt: Date.now() }
+      return archived === undefined ? { record } : { record, archived }
+    }
+    if (deps.index.putDerived === undefined) {
+      const d = derive(await deps.index.get(base.path) ?? null)
+      return await record(d.record, journaled, d.archived)
+    }
+    const entry = journaled === undefined || journal === undefined ? null : journal.entry(journaled)
+    const r = await deps.index.putDerived(base.path, derive, entry === null ? {} : { also: entry.ops })
+    entry?.committed()
+    return r
+  }
+
   /** Indexes a file `submit` has just written and stored (the caller holds its path lock). */
   async function recordSubmitted (rel: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: Settled<StoredCiphertext>, unsyncedFile: string | null): Promise<SubmitResult> {
     const data = unsyncedFile === null ? null : { bytes, abs: unsyncedFile }
     const submitted = { path: rel, scope: env.scope, collectedAt: env.collectedAt }
-    // a deleted file's name written again: the old version keeps its record under its archive
-    // path, in the batch of the name's new record (see ingestLocked)
-    const existing = await deps.index.get(rel) ?? null
-    const archived = existing === null ? undefined : archivedVersion(existing)
     if (!stored.ok) {
       const error = asStorageFull(stored.error, `storing ${rel}`)
       if (!isTransientFailure(error)) throw error
       // the file is on disk and retried; the index says so, so `versions` and `status` show it
-      await record({
+      await recordNew({
         ...submitted, schemaId: schema.id, cid: null, size: bytes.byteLength, encryptedSize: null, sha256: sha256Hex(bytes), mtimeMs,
         state: 'waiting-storage', reasons: [`storage unavailable: ${(error as Error).message}`], origin: 'local'
-      }, data === null ? undefined : { path: rel, data: data.bytes, files: [data.abs] }, archived)
+      }, data === null ? undefined : { path: rel, data: data.bytes, files: [data.abs] }, false)
       deps.onDeferred?.(rel)
       return { status: 'queued', ...submitted, reason: (error as Error).message }
     }
     const { cid, encryptedSize } = stored.value
-    const r = await record({
+    const r = await recordNew({
       ...submitted,
       schemaId: schema.id,
       cid,
@@ -272,8 +291,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       sha256: stored.value.plaintextSha256 ?? sha256Hex(bytes),
       mtimeMs,
       state: 'stored',
-      origin: existing?.origin ?? 'local'
-    }, journalEntryOf(rel, stored.value, data), archived)
+      origin: 'local'
+    }, journalEntryOf(rel, stored.value, data), true)
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
     deps.onIndexed?.(r)
@@ -332,7 +351,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         const storing = settle(encryptAndStore(env, bytes, journaled, useEarly ? early.pieces : undefined))
         let write: DurableWrite
         try {
-          write = await writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled ? { synced: false } : {})
+          write = await writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled ? { synced: false, ...(deps.fileWriter !== undefined ? { writer: deps.fileWriter } : {}) } : {})
         } catch (err) {
           await dropStored(await storing)
           throw err

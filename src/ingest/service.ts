@@ -16,6 +16,7 @@ import { createIngestJournal, type IngestJournal } from './journal.js'
 import { createOwnWrites } from './own-writes.js'
 import type { HearthDatabase } from '../db/database.js'
 import { createFileSyncer } from '../storage/deferred-sync.js'
+import { createFileWriter } from '../storage/file-writer.js'
 
 /** See README "Watching": covers a writer's back-to-back writes; a file read too early is not JSON yet and waits. */
 export const DEFAULT_QUIET_MS = 25
@@ -73,6 +74,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   // files whose storage failed go back to the work queue with a growing delay
   const retries = createRetrySet({ retry: (rel) => work.push(rel) })
   const syncer = createFileSyncer()
+  const fileWriter = createFileWriter()
   const journal: IngestJournal | undefined = deps.db === undefined
     ? undefined
     : createIngestJournal({ db: deps.db, dataDir: deps.pipeline.dataDir, storage: deps.pipeline.storage, index: deps.index, syncFiles: syncer, logger, ...(settings.checkpointMs !== undefined ? { delayMs: settings.checkpointMs } : {}) })
@@ -80,7 +82,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   const pipeline = createIngestPipeline({
     ...deps.pipeline,
     ownWrites,
-    ...(journal !== undefined ? { journal } : {}),
+    ...(journal !== undefined ? { journal, fileWriter } : {}),
     logger,
     onStored: (record) => events.emit('file.stored', record),
     onIndexed: (record) => events.emit('file.indexed', record),
@@ -177,6 +179,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     retries.stop()
     await journal?.close()
     syncer.close()
+    await fileWriter.close()
   }
 
   return {

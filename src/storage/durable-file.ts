@@ -18,6 +18,11 @@ function tempSuffix (): string {
   return TEMP_PREFIX + tempCounter.toString(16).padStart(6, '0')
 }
 
+/** The temp name of a write of `name` in the same folder: `.<name>.<12 hex>.tmp` (ignored by the watcher). */
+export function tempName (name: string): string {
+  return `.${name}.${tempSuffix()}.tmp`
+}
+
 async function fsyncDir (dir: string): Promise<void> {
   const fh = await open(dir, 'r')
   try { await fh.sync() } finally { await fh.close() }
@@ -76,7 +81,7 @@ export interface DurableWrite { written: boolean; mtimeMs: number }
 /** Writes `bytes` at `path` whole (and durably unless `syncDir` is null); creates the folder when missing. */
 export async function writeFileDurably (path: string, bytes: Uint8Array, opts: DurableWriteOptions): Promise<DurableWrite> {
   const dir = dirname(path)
-  const temp = join(dir, `.${basename(path)}.${tempSuffix()}.tmp`)
+  const temp = join(dir, tempName(basename(path)))
   let fh
   try {
     fh = await open(temp, 'wx', opts.mode ?? 0o600)

@@ -38,6 +38,8 @@ import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
 import { PinRecords, isSingleBlock, rawBlockCid, rawBlockCidOfDigest, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
+import { DeferredBlocks } from './deferred-blocks.js'
+import { createFileWriter, type FileWriter } from './file-writer.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
 export interface EmbeddedStorageOptions {
@@ -93,13 +95,20 @@ class EmbeddedStorage implements StorageBackend {
   // own; see PinLock for which pin changes may run side by side.
   readonly #pins = new PinLock()
   readonly #syncDir: DirSync = createDirSync()
+  readonly #writer: FileWriter = createFileWriter()
+  // journaled single blocks not yet on disk (addDeferred): served from memory until written
+  readonly #deferred: DeferredBlocks
 
   constructor (
     private readonly blockstore: FsBlockstore,
     private readonly datastore: LevelDatastore,
     private readonly pinRecords: PinRecords,
     private readonly opts: EmbeddedStorageOptions
-  ) {}
+  ) {
+    this.#deferred = new DeferredBlocks(opts.blocksDir, this.#writer, async (cids) => {
+      await Promise.all(cids.map(async (cid) => { await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) }) }))
+    })
+  }
 
   /** Helia, for the pin machinery of multi-block files: started on first use (a failed start is tried again next time). */
   async #node (): Promise<HeliaNode> {
@@ -202,9 +211,25 @@ class EmbeddedStorage implements StorageBackend {
     }
   }
 
+  async addDeferred (bytes: Uint8Array): Promise<UnsyncedAdd | null> {
+    this.#assertRunning()
+    if (!(bytes instanceof Uint8Array) || !isSingleBlock(bytes)) return null
+    const cid = rawBlockCid(bytes)
+    return { cid: canonicalCid(cid), files: [this.#deferred.stage(cid, bytes)] }
+  }
+
+  async writeDeferred (): Promise<void> {
+    try {
+      await this.#deferred.flush()
+    } catch (err) {
+      throw this.#wrap(err, 'add')
+    }
+  }
+
   async pin (cid: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     this.#assertRunning()
     const parsed = parseCid(cid)
+    if (this.#deferred.has(parsed)) return // pinned when its block is written
     // Checked first: Helia's pin walker reports a missing block as an unhandled rejection of its own.
     if (!(await this.has(cid))) {
       throw new HearthError('STORAGE_NOT_FOUND', `content not found locally: ${canonicalCid(parsed)}`, { backend: 'embedded', op: 'pin', cid: canonicalCid(parsed) })
@@ -220,6 +245,8 @@ class EmbeddedStorage implements StorageBackend {
   async get (cid: string, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array> {
     this.#assertRunning()
     const parsed = parseCid(cid)
+    const waiting = this.#deferred.get(parsed)
+    if (waiting !== undefined) return waiting
     const chunks: Uint8Array[] = []
     let length = 0
     try {
@@ -241,6 +268,7 @@ class EmbeddedStorage implements StorageBackend {
     if (this.#stopped) return false
     let parsed: CID
     try { parsed = parseCid(cid) } catch { return false }
+    if (this.#deferred.has(parsed)) return true
     try {
       if (!(await this.blockstore.has(parsed))) return false
       // A recursive pin was only recorded after every block of the DAG was read, so it proves the
@@ -258,6 +286,7 @@ class EmbeddedStorage implements StorageBackend {
     this.#assertRunning()
     const parsed = parseCid(cid)
     if (parsed.code === RAW_CODEC) {
+      await this.#deferred.drop(parsed)
       await this.#pins.shared(parsed.toString(), async () => { await this.pinRecords.removeSingleBlock(parsed) })
         .catch((err: unknown) => { throw this.#wrap(err, 'unpin', parsed) })
       return
@@ -277,6 +306,8 @@ class EmbeddedStorage implements StorageBackend {
 
   async stop (): Promise<void> {
     if (this.#stopped) return
+    // blocks still in memory are written (their journal entries, if any, are replayed anyway)
+    await this.#deferred.flush().catch((err: unknown) => { this.opts.logger?.warn({ err }, 'writing deferred blocks at stop failed') })
     this.#stopped = true
     await this.#size?.settled()
     await this.#pins.idle().catch(() => {})
@@ -284,6 +315,7 @@ class EmbeddedStorage implements StorageBackend {
       const helia = await this.#helia?.catch(() => null)
       await helia?.stop()
     } finally {
+      await this.#writer.close()
       await this.blockstore.close()
       await this.datastore.close()
       this.opts.logger?.debug({ blocksDir: this.opts.blocksDir }, 'embedded storage stopped')

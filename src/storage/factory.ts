@@ -95,6 +95,13 @@ class StorageHolder implements StorageService {
     return backend.addUnsynced === undefined ? null : await backend.addUnsynced(bytes)
   }
 
+  async addDeferred (bytes: Uint8Array): Promise<UnsyncedAdd | null> {
+    const backend = this.#started()
+    return backend.addDeferred === undefined ? null : await backend.addDeferred(bytes)
+  }
+
+  async writeDeferred (): Promise<void> { await this.#backend?.writeDeferred?.() }
+
   async addStream (pieces: AsyncIterable<StreamPiece>, opts?: { signal?: AbortSignal }): Promise<string> {
     const backend = this.#started()
     if (backend.addStream !== undefined) return await backend.addStream(pieces, opts)

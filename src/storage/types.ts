@@ -22,6 +22,15 @@ export interface StorageBackend {
    */
   addUnsynced? (bytes: Uint8Array): Promise<UnsyncedAdd | null>
   /**
+   * `addUnsynced` without writing anything yet: the content is kept in memory (readable at once
+   * through `get` and `has`) and its files and pin are written by the next `writeDeferred`; a
+   * killed process loses them. For the ingest journal, which holds the bytes durably and calls
+   * `writeDeferred` before it syncs `files`. Null when the backend cannot: use `addUnsynced`.
+   */
+  addDeferred? (bytes: Uint8Array): Promise<UnsyncedAdd | null>
+  /** Writes (unsynced) and pins everything `addDeferred` kept so far. */
+  writeDeferred? (): Promise<void>
+  /**
    * `add` for bytes that arrive in pieces (a large file's ciphertext, chunked while it is still
    * being encrypted): the same CID as `add` of the pieces joined. Optional: without it the caller
    * joins the pieces and calls `add`. A piece's SHA-256, when given, is trusted (it comes from

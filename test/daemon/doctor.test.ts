@@ -2,7 +2,7 @@
 // names the repair, and `hearth doctor` repairs what the data folder still allows.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdir, unlink, writeFile } from 'node:fs/promises'
+import { readdir, stat, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
@@ -127,4 +127,25 @@ test('a table of the index garbled while the daemon runs: index reads answer 503
   }, 60_000)
   assert.equal((await d.request({ path: '/health' })).json.status, 'ok')
   assert.equal(await d.stop(), 0)
+})
+
+test('hearth doctor after a SIGKILL replays the ingest journal first: acknowledged files whose blocks were still in memory keep their CIDs', async (t) => {
+  // no checkpoint before the kill: every acknowledged block is still only journaled
+  let d = await startDaemonProcess(t, { args: ['--set', 'ingest.checkpointMs=600000'] })
+  const cids: string[] = []
+  for (const username of ['a', 'b', 'c']) {
+    const r = await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username } })
+    assert.equal(r.status, 201, r.body.toString())
+    cids.push(r.json.url.slice('ipfs://'.length))
+  }
+  await d.kill('SIGKILL')
+  for (const cid of cids) await assert.rejects(stat(blockFilePath(d.home.blocks, CID.parse(cid))), { code: 'ENOENT' })
+
+  const doctor = await runCli(d.home, ['doctor', '--json'])
+  assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
+  const report = JSON.parse(doctor.stdout)
+  assert.equal(report.checked, 3)
+  assert.deepEqual(report.restored, [], 'nothing stored again under a new CID')
+  d = await startDaemonProcess(t, { home: d.home.root })
+  for (const cid of cids) assert.equal((await d.request({ path: `/v1/storage/${cid}` })).status, 200)
 })

@@ -334,3 +334,32 @@ test('each walks every record, or every record in a state, a page at a time', as
   assert.equal(seen.at(-1), 'p.q/zzz.json')
   await assert.rejects(collect(index.each({ pageSize: -1 })), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT'))
 })
+
+test('putDerived makes the record from the current one inside the write, with its archived copy in the same batch; a failing derive fails only its own caller', async (t) => {
+  const { index } = await freshIndex(t)
+  const at = '2026-01-21T10:00:00Z'
+  const old = fileRecord('s.x/a.json', at, { origin: 'peer' })
+  await index.put(old)
+  const seen: Array<string | null> = []
+  const derive = (path: string, cid: string) => (current: ReturnType<typeof fileRecord> | null) => {
+    seen.push(current?.cid ?? null)
+    const record = fileRecord(path, at, { cid, origin: current?.origin ?? 'local' })
+    return current === null ? { record } : { record, archived: { ...current, path: `${current.path}#${current.cid}` } }
+  }
+  const fresh = index.putDerived('s.x/b.json', derive('s.x/b.json', 'bafkfresh'))
+  const [again, failed, elsewhere] = await Promise.allSettled([
+    index.putDerived('s.x/a.json', derive('s.x/a.json', 'bafknew')),
+    index.putDerived('s.x/c.json', () => { throw new Error('no record for you') }),
+    index.putDerived('s.x/d.json', () => ({ record: fileRecord('s.x/e.json', at) }))
+  ])
+  assert.equal((await fresh).cid, 'bafkfresh')
+  assert.equal(again.status, 'fulfilled')
+  assert.equal(again.status === 'fulfilled' && again.value.origin, 'peer', 'made from the current record')
+  assert.equal(failed.status, 'rejected')
+  assert.equal(elsewhere.status, 'rejected', 'a record for another path is refused')
+  assert.deepEqual(seen.sort(), [null, old.cid].sort())
+  assert.equal((await index.get(`s.x/a.json#${old.cid!}`))?.cid, old.cid, 'the archived copy')
+  assert.equal(await index.get('s.x/c.json'), null)
+  assert.deepEqual(paths(await index.versions('s.x', { order: 'asc' })), ['s.x/a.json', `s.x/a.json#${old.cid!}`, 's.x/b.json'])
+  assert.equal((await index.verify()).ok, true)
+})

@@ -87,15 +87,19 @@ async function postSome (r: Rig, n: number): Promise<Array<{ path: string; cid: 
   })
 }
 
-test('a journaled POST is indexed with its entry in one batch; the checkpoint syncs its files and drops the entry', async (t) => {
+test('a journaled POST is indexed with its entry in one batch; the checkpoint writes its block, syncs its files and drops the entry', async (t) => {
   const r = await rig(t, await tempDir(t, 'hearth-journal-'))
   const [one] = await postSome(r, 1)
   assert.equal((await journalKeys(r.db)).length, 1, 'the entry is committed with the index record')
   assert.equal(r.journal.pending, 1)
   assert.deepEqual(r.synced, [], 'nothing synced before the checkpoint')
+  const block = blockFilePath(join(r.root, 'blocks'), parseCid(one!.cid))
+  await assert.rejects(stat(block), { code: 'ENOENT' }, 'the block is written by the checkpoint, not the request')
+  await decrypts(r.storage, one!.cid, await readFile(join(r.dataDir, one!.path))) // served from memory meanwhile
   await r.journal.checkpoint()
   assert.equal((await journalKeys(r.db)).length, 0)
-  assert.deepEqual(r.synced.sort(), [join(r.dataDir, one!.path), blockFilePath(join(r.root, 'blocks'), parseCid(one!.cid))].sort())
+  assert.deepEqual(r.synced.sort(), [join(r.dataDir, one!.path), block].sort())
+  assert.ok((await stat(block)).size > 0, 'written before it was synced')
   await decrypts(r.storage, one!.cid, await readFile(join(r.dataDir, one!.path)))
 })
 

@@ -2,7 +2,7 @@
 // with real CIDs, real OpenPGP, one schema. What the daemon tests reach only through processes.
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FileIndex } from '../../src/db/file-index.js'
 import { createIngestPipeline, type IngestPipeline, type IngestResult } from '../../src/ingest/pipeline.js'
@@ -168,4 +168,19 @@ test('while an edit is encrypted and stored, the old version is listed once: its
   assert.equal(v2.outcome, 'ingested')
   assert.deepEqual(seenWhileStoring, [[rel]], 'the edit was stored while only the current version was listed')
   assert.deepEqual((await r.index.versions(SCOPE)).map((v) => v.path).sort(), [rel, `${rel}#${v1.record!.cid!}`].sort())
+})
+
+test('a POST to the name of a deleted file archives the old version in the batch of its record (no read before the write)', async (t) => {
+  const r = await rig(t)
+  const collectedAt = '2026-01-21T10:00:00Z'
+  const first = await r.pipeline.submit(SCOPE, { username: 'alice' }, { collectedAt })
+  assert.equal(first.status, 'stored')
+  await rm(join(r.dataDir, first.path))
+  const second = await r.pipeline.submit(SCOPE, { username: 'bob' }, { collectedAt })
+  assert.equal(second.status, 'stored')
+  assert.equal(second.path, first.path, 'the name was free on disk again')
+  const oldCid = first.status === 'stored' ? first.record.cid! : ''
+  assert.equal((await decryptRecord(r, `${first.path}#${oldCid}`)).data.username, 'alice', 'the old version under path#cid')
+  assert.equal((await decryptRecord(r, first.path)).data.username, 'bob')
+  assert.deepEqual((await r.index.versions(SCOPE)).map((v) => v.path).sort(), [first.path, `${first.path}#${oldCid}`])
 })

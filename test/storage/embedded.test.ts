@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readdir, readlink } from 'node:fs/promises'
+import { readdir, readFile, readlink, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createHeliaLight } from 'helia'
 import { FsBlockstore } from 'blockstore-fs'
@@ -10,6 +10,7 @@ import { CID } from 'multiformats/cid'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createStorage, openStorage } from '../../src/storage/factory.js'
 import { CHUNK_SIZE, cidOfBytes } from '../../src/storage/cid.js'
+import { blockFilePath } from '../../src/storage/raw-blocks.js'
 import { homeLayout } from '../../src/home.js'
 import { isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
@@ -181,6 +182,44 @@ test('single-block adds and unpins (the fast path, no Helia) give the CIDs of ip
     await helia.gc()
     for (const cid of cids) assert.equal(await helia.hasBlock(cid), true, 'pinned blocks survive Helia GC')
     assert.equal(await helia.hasBlock(unpinned), false, 'an unpinned raw block is collectable')
+  } finally {
+    await helia.close()
+  }
+})
+
+test('deferred single-block adds are served from memory, written and pinned in Helia\'s layout by writeDeferred, never written once unpinned, and written at stop', async (t) => {
+  const dir = await tempDir(t)
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  const kept = randomBytes(1024)
+  const dropped = randomBytes(700)
+  const atStop = randomBytes(900)
+  const added = (await storage.addDeferred!(kept))!
+  assert.equal(added.cid, await cidOfBytes(kept), 'the CID of ipfs add')
+  assert.deepEqual(added.files, [blockFilePath(join(dir, 'blocks'), CID.parse(added.cid))], 'the block file it will be')
+  assert.equal(await storage.addDeferred!(randomBytes(CHUNK_SIZE + 1)), null, 'a DAG is not deferred')
+  await assert.rejects(stat(added.files[0]!), { code: 'ENOENT' }, 'nothing written yet')
+  assert.equal(await storage.has(added.cid), true)
+  assert.deepEqual(Buffer.from(await storage.get(added.cid)), kept)
+  await storage.pin(added.cid) // pinned when written
+  const gone = (await storage.addDeferred!(dropped))!
+  await storage.unpin(gone.cid)
+  assert.equal(await storage.has(gone.cid), false, 'unpinned before it was written: forgotten')
+
+  await storage.writeDeferred!()
+  assert.deepEqual(await readFile(added.files[0]!), kept, 'written where blockstore-fs keeps it')
+  await assert.rejects(stat(gone.files[0]!), { code: 'ENOENT' })
+  assert.deepEqual(Buffer.from(await storage.get(added.cid)), kept, 'read from the file now')
+  const last = (await storage.addDeferred!(atStop))!
+  await storage.stop()
+
+  const helia = await inspectWithHelia(dir)
+  try {
+    for (const cid of [added.cid, last.cid]) {
+      assert.equal(await helia.pinned(cid), true, `${cid} pinned in Helia's records`)
+      assert.equal(await helia.hasBlock(cid), true, `${cid} is a block Helia reads`)
+    }
+    assert.equal(await helia.pinned(gone.cid), false)
+    assert.equal(await helia.hasBlock(gone.cid), false)
   } finally {
     await helia.close()
   }

@@ -1,0 +1,104 @@
+// The file writer's thread (file-writer.ts): runs each request's file operations with synchronous
+// calls, one after another. On a 2-core machine every asynchronous fs call of the main thread
+// wakes a threadpool thread and the main thread is often preempted inside the call; here a whole
+// request (a data file's create, or a batch of blocks) costs the main thread one message.
+import { parentPort } from 'node:worker_threads'
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { dirname } from 'node:path'
+import type { WriterReply, WriterRequest } from './file-writer.js'
+
+/** Writes all of `bytes` to an open descriptor (a regular file takes them in one call, nearly always). */
+function writeAll (fd: number, bytes: Uint8Array): void {
+  for (let off = 0; off < bytes.byteLength;) off += writeSync(fd, bytes, off, bytes.byteLength - off)
+}
+
+/** Opens `path` with `flags`, creating its folder when it is missing. */
+function openCreating (path: string, flags: string, mode: number): number {
+  try {
+    return openSync(path, flags, mode)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    mkdirSync(dirname(path), { recursive: true })
+    return openSync(path, flags, mode)
+  }
+}
+
+/**
+ * A new file at `path`, whole or not at all: the bytes go to `temp` (same folder), which is then
+ * linked to the name (link never replaces: false when the name exists) and removed. Not synced.
+ */
+function createNew (path: string, temp: string, bytes: Uint8Array, mode: number): { written: boolean; mtimeMs: number } {
+  const fd = openCreating(temp, 'wx', mode)
+  let mtimeMs: number
+  let written = true
+  try {
+    try {
+      writeAll(fd, bytes)
+      mtimeMs = fstatSync(fd).mtimeMs
+    } finally {
+      closeSync(fd)
+    }
+    try {
+      linkSync(temp, path)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      written = false
+    }
+  } finally {
+    // a temp may hold plaintext: never left behind, whatever failed
+    try { unlinkSync(temp) } catch {}
+  }
+  return { written, mtimeMs }
+}
+
+/**
+ * Content-addressed blocks: created in place (a reader meanwhile is served from memory, and a
+ * block torn by a crash is rewritten by the journal's replay); a file already there with the
+ * block's size holds its bytes, one of another size is replaced through a temp and a rename.
+ */
+function writeBlock (path: string, temp: string, bytes: Uint8Array): void {
+  let fd: number
+  try {
+    fd = openCreating(path, 'wx', 0o644)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    if (statSync(path).size === bytes.byteLength) return
+    fd = openSync(temp, 'wx', 0o644)
+    try {
+      try { writeAll(fd, bytes) } finally { closeSync(fd) }
+      renameSync(temp, path)
+    } catch (err) {
+      try { unlinkSync(temp) } catch {}
+      throw err
+    }
+    return
+  }
+  try {
+    try { writeAll(fd, bytes) } finally { closeSync(fd) }
+  } catch (err) {
+    try { unlinkSync(path) } catch {} // a disk that filled up mid-block leaves no torn block
+    throw err
+  }
+}
+
+function errorOf (err: unknown): NonNullable<WriterReply['error']> {
+  const e = err as NodeJS.ErrnoException
+  return { message: e?.message ?? String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}), ...(typeof e?.syscall === 'string' ? { syscall: e.syscall } : {}) }
+}
+
+const port = parentPort
+if (port === null) throw new Error('file-writer-thread runs inside a worker thread')
+port.on('message', (req: WriterRequest) => {
+  let reply: WriterReply
+  try {
+    if (req.op === 'create') {
+      reply = { id: req.id, created: createNew(req.path, req.temp, req.bytes, req.mode) }
+    } else {
+      for (const b of req.blocks) writeBlock(b.path, b.temp, b.bytes)
+      reply = { id: req.id }
+    }
+  } catch (err) {
+    reply = { id: req.id, error: errorOf(err) }
+  }
+  port.postMessage(reply)
+})

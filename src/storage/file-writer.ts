@@ -1,0 +1,118 @@
+// Unsynced file writes on a thread of their own (file-writer-thread.ts): a data file's create
+// (temp, link, unlink) or a batch of blocks costs the main thread one message instead of four to
+// six threadpool round trips, each of which wakes a thread and, on a 2-core machine, often
+// preempts the main thread. Nothing here syncs: the callers' bytes are in the ingest journal
+// until its checkpoint syncs the files (deferred-sync.ts).
+// The thread starts on first use and ends after `idleMs` without a request, so an idle daemon
+// holds none; a thread that dies fails the requests in flight and is replaced by the next one.
+import { Worker } from 'node:worker_threads'
+import { basename, dirname, join } from 'node:path'
+import { tempName } from './durable-file.js'
+
+type WriterOp =
+  | { op: 'create'; path: string; temp: string; bytes: Uint8Array; mode: number }
+  | { op: 'blocks'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
+export type WriterRequest = WriterOp & { id: number }
+
+export interface WriterReply {
+  id: number
+  created?: { written: boolean; mtimeMs: number }
+  error?: { message: string; code?: string; syscall?: string }
+}
+
+export interface FileWriter {
+  /**
+   * A new file at `path` unless the name exists (`written: false`, nothing written), whole or not
+   * at all (a temp in the same folder, linked to the name); creates the folder. Not synced.
+   */
+  createNew (path: string, bytes: Uint8Array, mode?: number): Promise<{ written: boolean; mtimeMs: number }>
+  /** Content-addressed files, each written unless a file of its size is there. Not synced. */
+  writeBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
+  /** Ends the thread (a later request starts a new one). */
+  close (): Promise<void>
+}
+
+/** Blocks per message: a checkpoint's batch is split so data-file creates are not queued behind all of it. */
+const BLOCKS_PER_MESSAGE = 64
+
+export function createFileWriter (opts: { idleMs?: number } = {}): FileWriter {
+  const idleMs = opts.idleMs ?? 30_000
+  let worker: Worker | null = null
+  let nextId = 0
+  const waiting = new Map<number, { resolve: (r: WriterReply) => void; reject: (err: Error) => void }>()
+  let idleTimer: NodeJS.Timeout | null = null
+
+  function start (): Worker {
+    const w = startWriterThread()
+    const fail = (err: Error): void => {
+      if (worker === w) worker = null
+      for (const p of waiting.values()) p.reject(err)
+      waiting.clear()
+    }
+    w.on('message', (reply: WriterReply) => {
+      const p = waiting.get(reply.id)
+      if (p === undefined) return
+      waiting.delete(reply.id)
+      p.resolve(reply)
+      if (waiting.size === 0) idle()
+    })
+    w.on('error', fail)
+    w.on('exit', (code) => { fail(new Error(`the file writer thread exited (${code})`)) })
+    return w
+  }
+
+  /** No request in flight: the thread no longer keeps the process alive, and ends after idleMs. */
+  function idle (): void {
+    worker?.unref()
+    idleTimer ??= setTimeout(() => {
+      idleTimer = null
+      if (waiting.size === 0 && worker !== null) { const w = worker; worker = null; void w.terminate() }
+    }, idleMs)
+    idleTimer.unref()
+  }
+
+  async function send (req: WriterOp): Promise<WriterReply> {
+    if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
+    worker ??= start()
+    worker.ref()
+    const id = nextId++
+    const reply = await new Promise<WriterReply>((resolve, reject) => {
+      waiting.set(id, { resolve, reject })
+      worker!.postMessage({ ...req, id })
+    })
+    if (reply.error !== undefined) throw errnoError(reply.error)
+    return reply
+  }
+
+  return {
+    async createNew (path, bytes, mode = 0o600) {
+      const reply = await send({ op: 'create', path, temp: join(dirname(path), tempName(basename(path))), bytes, mode })
+      return reply.created!
+    },
+    async writeBlocks (blocks) {
+      for (let i = 0; i < blocks.length; i += BLOCKS_PER_MESSAGE) {
+        const part = blocks.slice(i, i + BLOCKS_PER_MESSAGE).map((b) => ({ path: b.path, temp: join(dirname(b.path), tempName(basename(b.path))), bytes: b.bytes }))
+        await send({ op: 'blocks', blocks: part })
+      }
+    },
+    async close () {
+      if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
+      const w = worker
+      worker = null
+      await w?.terminate()
+    }
+  }
+}
+
+/** The thread's error as the main thread's own fs calls give it (`code` kept: ENOSPC is STORAGE_FULL). */
+function errnoError (e: NonNullable<WriterReply['error']>): Error {
+  return Object.assign(new Error(e.message), e.code !== undefined ? { code: e.code } : {}, e.syscall !== undefined ? { syscall: e.syscall } : {})
+}
+
+/** A .ts thread (tests, benches under tsx) loads tsx's hooks first: a worker does not inherit them. */
+function startWriterThread (): Worker {
+  const script = new URL(import.meta.url.endsWith('.ts') ? './file-writer-thread.ts' : './file-writer-thread.js', import.meta.url)
+  if (!script.pathname.endsWith('.ts')) return new Worker(script)
+  const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register() }).then(() => import(${JSON.stringify(script.href)}))`
+  return new Worker(boot, { eval: true })
+}
