@@ -2,13 +2,13 @@
 // side by side in one run with the floors and, with --base DIR (a checkout with a built dist/),
 // the old code:
 //   floors:  node:crypto AES-256-CFB + SHA-256 over 10 MB (what OpenPGP's SEIPD v1 must do at
-//            least); OpenPGP.js encrypting 10 MB whole in this thread
+//            least); OpenPGP.js and Hearth's own writer encrypting 10 MB whole in this thread
 //   rows:    10 MB POST, one at a time (median, best); the slowest /health answer while as many
 //            POSTs again run (the main thread's responsiveness); 4 concurrent 10 MB POSTs (files/s) and
 //            the daemon's peak RSS after them
 //   phases:  the steps of one 10 MB POST run one after another in this process (what the daemon
-//            overlaps: the data-file write runs beside encryption and storage; encryption runs
-//            on a worker while the main thread stores the pieces)
+//            overlaps: encryption starts on a worker while the main thread parses and validates;
+//            the data-file write runs beside storing the pieces)
 // Run: node --import tsx bench/large-post.ts [--base DIR] [--rounds N]
 import '../src/polyfill.js'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
@@ -19,7 +19,10 @@ import { daemonRequest } from '../src/client/daemon-client.js'
 import { startBenchDaemon, type BenchDaemon } from './support/daemon.js'
 import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../src/protocol/bounded-json.js'
 import { buildEnvelope, serializeEnvelope } from '../src/protocol/envelope.js'
+import * as openpgp from 'openpgp'
 import { encryptEnvelopeBytes } from '../src/protocol/encryption.js'
+import { writeMessagePieces } from '../src/protocol/openpgp-writer.js'
+import { serializeEnvelopeWithData, withEnvelopeRoom } from '../src/protocol/envelope.js'
 import { createEmbeddedStorage } from '../src/storage/embedded.js'
 import { writeNewFile } from '../src/ingest/atomic-write.js'
 import { encryptAndStore } from '../src/ingest/encrypt-store.js'
@@ -58,12 +61,18 @@ function floorAesSha (): number {
   }))
 }
 
-async function floorOpenpgp (): Promise<number> {
+/** 10 MB encrypted whole in this thread by OpenPGP.js (with Hearth's settings) and by Hearth's writer. */
+async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
   const raw = new Uint8Array(randomBytes(10 * MB))
   const password = randomBytes(32).toString('hex')
-  const times: number[] = []
-  for (let i = 0; i < 5; i++) times.push((await timed(async () => await encryptEnvelopeBytes(raw, password)))[0])
-  return median(times)
+  const config: openpgp.PartialConfig = { s2kType: openpgp.enums.s2k.iterated, s2kIterationCountByte: 0, aeadProtect: false, preferredSymmetricAlgorithm: openpgp.enums.symmetric.aes256, preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed }
+  const ours: number[] = []
+  const theirs: number[] = []
+  for (let i = 0; i < 5; i++) {
+    theirs.push((await timed(async () => await openpgp.encrypt({ message: await openpgp.createMessage({ binary: raw }), passwords: [password], format: 'binary', config })))[0])
+    ours.push((await timed(async () => await encryptEnvelopeBytes(raw, password)))[0])
+  }
+  return { openpgp: median(theirs), hearth: median(ours) }
 }
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
@@ -125,18 +134,26 @@ async function phases (): Promise<Array<Record<string, string>>> {
     for (let i = 0; i < 6; i++) {
       const [parseMs, data] = await timed(() => parseBoundedJsonBytes(body10mb, { maxDepth: MAX_DATA_DEPTH, subject: 'request body' }) as Record<string, unknown>)
       const collectedAt = new Date(Date.UTC(2020, 0, 1) + i * 1000).toISOString()
-      const [envMs, bytes] = await timed(() => serializeEnvelope(buildEnvelope({ definitionUrl: 'ipfs://bafkreibench', scope: SCOPE, data, collectedAt })))
+      const env = buildEnvelope({ definitionUrl: 'ipfs://bafkreibench', scope: SCOPE, data, collectedAt })
+      const [envMs, bytes] = await timed(() => serializeEnvelope(env))
+      const room = withEnvelopeRoom(body10mb.byteLength)
+      body10mb.copy(room)
+      const [inPlaceMs] = await timed(() => serializeEnvelopeWithData(env, room))
       const [inThreadMs] = await timed(async () => await encryptEnvelopeBytes(bytes, password))
+      const pieces = [...writeMessagePieces(bytes, password, { pieceBytes: 262_144 })].map((p) => ({ bytes: p, sha256: createHash('sha256').update(p).digest() }))
+      const [storeMs] = await timed(async () => await storage.addStream!((async function * () { yield * pieces })()))
       const [storeWholeMs] = await timed(async () => await encryptAndStore({ storage, encryptor: inThreadEncryptor() }, bytes, password))
       const [workerMs] = await timed(async () => await encryptAndStore({ storage, encryptor: workerEncryptor(workers) }, bytes, password))
       const [fileMs] = await timed(async () => await writeNewFile(join(root, `${i}.json`), bytes))
       const [indexMs] = await timed(async () => await index.put({ path: `${SCOPE}/${i}.json`, scope: SCOPE, collectedAt, schemaId: '1', cid: 'bafy', size: bytes.byteLength, encryptedSize: bytes.byteLength + 300, sha256: '', mtimeMs: 0, state: 'stored', origin: 'local', updatedAt: Date.now() }))
       if (i === 0) continue // warm-up
-      add('bounded JSON parse of the body', parseMs)
-      add('envelope build + serialise', envMs)
-      add('OpenPGP encrypt, whole, main thread (old path, before the store)', inThreadMs)
-      add('encrypt streamed + import + block writes + fsyncs + pin, main thread', storeWholeMs)
-      add('  the same on the encryption worker (the daemon\'s path)', workerMs)
+      add('UTF-8 decode + bounded JSON parse of the body', parseMs)
+      add('envelope serialised again (a body not in canonical form)', envMs)
+      add('envelope built around a canonical body where it was read (no copy)', inPlaceMs)
+      add('encrypt whole, main thread (Hearth\'s writer)', inThreadMs)
+      add('store encrypted, hashed pieces: import + 41 block writes + one sync + pin', storeMs)
+      add('encrypt streamed + store, all on the main thread', storeWholeMs)
+      add('  the same with encryption and hashing on the worker (the daemon\'s path)', workerMs)
       add('data file write + fsync (beside the store)', fileMs)
       add('index record (synced LevelDB write)', indexMs)
     }
@@ -152,7 +169,7 @@ async function phases (): Promise<Array<Record<string, string>>> {
 // ── the run ─────────────────────────────────────────────────────────────────────────────────
 
 console.error('floors …')
-const floors = { aesSha: floorAesSha(), openpgp: await floorOpenpgp() }
+const floors = { aesSha: floorAesSha(), ...await floorWriters() }
 const variants: Array<[string, string | undefined]> = [['current', undefined]]
 if (base !== null) variants.unshift(['base', resolve(base)])
 const results = new Map<string, Result>()
@@ -163,7 +180,7 @@ for (const [name, checkout] of variants) {
 const f = (n: number, d = 1): string => Number.isFinite(n) ? n.toFixed(d) : '–'
 const cols = (key: keyof Result, d = 1): Record<string, string> => Object.fromEntries([...results].map(([n, r]) => [n, f(r[key], d)]))
 console.table([
-  { what: `10 MB POST to 201, median of ${rounds} (ms)`, budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha)} · openpgp whole ${f(floors.openpgp)}`, ...cols('postMedian') },
+  { what: `10 MB POST to 201, median of ${rounds} (ms)`, budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha)} · OpenPGP.js whole ${f(floors.openpgp)} · Hearth writer whole ${f(floors.hearth)}`, ...cols('postMedian') },
   { what: '10 MB POST, best (ms)', budget: '', floor: '', ...cols('postBest') },
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },

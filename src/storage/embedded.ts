@@ -37,6 +37,7 @@ import { pieceBytes, type StreamPiece } from './stream-pieces.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
+import { createFileSyncer, type FileSyncer, type SyncFiles } from './deferred-sync.js'
 import { PinRecords, isSingleBlock, rawBlockCid, rawBlockCidOfDigest, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { DeferredBlocks } from './deferred-blocks.js'
 import { createFileWriter, type FileWriter } from './file-writer.js'
@@ -46,6 +47,8 @@ export interface EmbeddedStorageOptions {
   blocksDir: string
   datastoreDir: string
   logger?: Logger
+  /** How a multi-block file's blocks are made durable together (default: its own createFileSyncer). */
+  syncFiles?: SyncFiles
 }
 
 type HeliaNode = ReturnType<typeof createHeliaLight>
@@ -98,6 +101,8 @@ class EmbeddedStorage implements StorageBackend {
   readonly #writer: FileWriter = createFileWriter()
   // journaled single blocks not yet on disk (addDeferred): served from memory until written
   readonly #deferred: DeferredBlocks
+  readonly #ownSyncer: FileSyncer | null
+  readonly #syncFiles: SyncFiles
 
   constructor (
     private readonly blockstore: FsBlockstore,
@@ -108,6 +113,8 @@ class EmbeddedStorage implements StorageBackend {
     this.#deferred = new DeferredBlocks(opts.blocksDir, this.#writer, async (cids) => {
       await Promise.all(cids.map(async (cid) => { await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) }) }))
     })
+    this.#ownSyncer = opts.syncFiles === undefined ? createFileSyncer() : null
+    this.#syncFiles = opts.syncFiles ?? this.#ownSyncer!
   }
 
   /** Helia, for the pin machinery of multi-block files: started on first use (a failed start is tried again next time). */
@@ -171,17 +178,20 @@ class EmbeddedStorage implements StorageBackend {
   }
 
   /**
-   * Helia's importer with `ipfs add` parameters over a multi-block file, each block written durably
-   * (temp, fsync, rename; folder fsyncs shared) as the importer hands it over, so a file still
-   * arriving is being stored already. The pin is recorded after every block is on disk.
+   * Helia's importer with `ipfs add` parameters over a multi-block file, each block written (temp,
+   * rename) as the importer hands it over, so a file still arriving is being stored already. The
+   * blocks are written without syncs of their own and made durable together once the last one is
+   * written: one syncfs for all of them and their folders (deferred-sync.ts) instead of a file and
+   * a folder fsync per 256 KiB block (80 for a 10 MB file). Nothing names the file's CID before
+   * that (its pin, the caller's index record), so a crash in between leaves only unreferenced blocks.
    */
   async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal, digests?: WeakMap<ArrayBufferLike, Uint8Array>): Promise<string> {
     const written: CID[] = []
     const store = this.blockstore
     const blocksDir = this.opts.blocksDir
-    const syncDir = this.#syncDir
+    const files: string[] = []
     const durable = {
-      put: async (c: CID, b: Uint8Array) => { await writeBlockDurably(blocksDir, c, b, syncDir); written.push(c); return c },
+      put: async (c: CID, b: Uint8Array) => { files.push(await writeBlockDurably(blocksDir, c, b, null)); written.push(c); return c },
       get: (c: CID, o?: object) => store.get(c, o),
       has: async (c: CID, o?: object) => await store.has(c, o)
     } as unknown as UnixFSComponents['blockstore']
@@ -189,6 +199,7 @@ class EmbeddedStorage implements StorageBackend {
     try {
       const options = { ...unixfsAddOptions(), signal, ...(digests !== undefined ? { bufferImporter: knownDigestLeaves(digests) } : {}) }
       root = await (await this.#fs(durable)).addByteStream(source, options)
+      await this.#syncFiles(files)
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
@@ -316,6 +327,7 @@ class EmbeddedStorage implements StorageBackend {
       await helia?.stop()
     } finally {
       await this.#writer.close()
+      this.#ownSyncer?.close()
       await this.blockstore.close()
       await this.datastore.close()
       this.opts.logger?.debug({ blocksDir: this.opts.blocksDir }, 'embedded storage stopped')

@@ -224,3 +224,31 @@ test('deferred single-block adds are served from memory, written and pinned in H
     await helia.close()
   }
 })
+
+test('a multi-block add makes every block it wrote durable in one sync before it answers', async (t) => {
+  const dir = await tempDir(t)
+  const syncs: string[][] = []
+  let answered = false
+  let answeredAtSync: boolean | null = null
+  let storage: StorageBackend | null = null
+  const bytes = randomBytes(10 * CHUNK_SIZE + 5)
+  const root = await cidOfBytes(bytes)
+  storage = await createEmbeddedStorage({
+    blocksDir: join(dir, 'blocks'),
+    datastoreDir: join(dir, 'datastore'),
+    syncFiles: async (files) => {
+      syncs.push([...files])
+      answeredAtSync = answered
+    }
+  })
+  t.after(async () => { await storage!.stop() })
+  async function * pieces (): AsyncGenerator<Uint8Array> { for (let at = 0; at < bytes.length; at += CHUNK_SIZE) yield bytes.subarray(at, at + CHUNK_SIZE) }
+  assert.equal(await storage.addStream!(pieces()).finally(() => { answered = true }), root)
+  assert.equal(syncs.length, 1, 'one sync for the whole file')
+  assert.equal(answeredAtSync, false, 'synced before the answer')
+  // 11 leaves and the root, each a block file of blockstore-fs's layout, all of them in that sync
+  const blockFiles = (await readdir(join(dir, 'blocks'), { recursive: true })).filter((f) => f.endsWith('.data')).map((f) => join(dir, 'blocks', f))
+  assert.equal(blockFiles.length, 12)
+  assert.deepEqual([...syncs[0]!].sort(), blockFiles.sort())
+  assert.equal(await storage.has(root), true)
+})
