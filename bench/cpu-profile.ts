@@ -1,5 +1,8 @@
 // Summarises a V8 `.cpuprofile` (node --cpu-prof): self time per package / source area and the
 // top functions, as shares of the busy (non-idle) time. Used by bench/limits.ts.
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
 
@@ -48,4 +51,20 @@ export function summariseCpuProfile (profile: CpuProfile, opts: { top?: number; 
   lines.push('top functions (self):')
   for (const [fn, us] of [...fns].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`  ${pct(us)}  ${fn}`)
   return lines.join('\n')
+}
+
+/**
+ * Every thread's profile that process `pid` wrote into `dir` (node --cpu-prof names them
+ * CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; the main thread is thread 0), summarised for
+ * `window`: the main thread in full, the others (file writer, encryption workers) after it, shorter.
+ */
+export async function summariseProfileDir (dir: string, pid: number, window: { from: number; to: number }): Promise<string> {
+  const files = (await readdir(dir)).sort().filter((f) => f.split('.')[3] === String(pid))
+  const summaries: string[] = []
+  for (const f of files) {
+    const thread = f.split('.')[4]
+    const text = summariseCpuProfile(JSON.parse(await readFile(join(dir, f), 'utf8')) as CpuProfile, { window, ...(thread === '0' ? {} : { top: 5 }) })
+    summaries.push(thread === '0' ? text : `thread ${thread}: ${text}`)
+  }
+  return summaries.join('\n')
 }

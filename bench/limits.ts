@@ -20,13 +20,13 @@
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised)
 import '../src/polyfill.js'
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { mkdtemp, rm, readFile, readdir } from 'node:fs/promises'
+import { mkdtemp, rm, readFile } from 'node:fs/promises'
 import { existsSync, statSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
-import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
+import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
 import { dropFiles } from './support/dropped-files.js'
 import { floorWriteFsync, floorOpenpgp, floorAesSha } from './support/floors.js'
@@ -77,7 +77,7 @@ interface Running { child: ChildProcess; home: string; socketPath: string; agent
 const NETNS_SETUP = 'ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo'
 
 interface StartOptions {
-  /** Node flags for this run only (NODE_OPTIONS), e.g. a CPU profile. */
+  /** Node flags for this run only (on node's command line before the launcher), e.g. a CPU profile. */
   nodeOptions?: string[]
   /** The default configuration (sync with mDNS, the dashboard) inside a fresh network namespace, instead of sync and dashboard off. */
   defaults?: boolean
@@ -91,11 +91,12 @@ async function startDaemon (dir: string, home: string, opts: StartOptions = {}):
   await rm(socketPath, { force: true })
   const started = performance.now()
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', ...(opts.defaults === true ? {} : { HEARTH_SYNC: 'false', HEARTH_UI: 'false' }), ...opts.env }
-  if (opts.nodeOptions !== undefined) env.NODE_OPTIONS = opts.nodeOptions.join(' ')
   const bin = join(dir, 'bin/hearth.js')
+  // flags such as --cpu-prof are refused in NODE_OPTIONS: given, node runs the launcher with them
+  const launcher = opts.nodeOptions === undefined ? [bin] : [process.execPath, ...opts.nodeOptions, bin]
   const [command, args] = opts.defaults === true
-    ? ['unshare', ['-rn', 'sh', '-c', `${NETNS_SETUP} && exec "$0" daemon`, bin]]
-    : [bin, ['daemon']]
+    ? ['unshare', ['-rn', 'sh', '-c', `${NETNS_SETUP} && exec "$@" daemon`, 'sh', ...launcher]]
+    : [launcher[0]!, [...launcher.slice(1), 'daemon']]
   const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] })
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   for (;;) {
@@ -288,8 +289,7 @@ async function droppedPhase (name: string, dir: string, home: string, d: Running
   if (profOut === null) return { d, dropped, droppedCpu }
   const to = monotonicMicros()
   await stopDaemon(d)
-  const files = await readdir(profOut)
-  const profile = summariseCpuProfile(JSON.parse(await readFile(join(profOut, files.sort().at(-1)!), 'utf8')), { window: { from, to } })
+  const profile = await summariseProfileDir(profOut, d.child.pid!, { from, to })
   return { d: await startDaemon(dir, home), dropped, droppedCpu, profile }
 }
 
@@ -337,18 +337,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     let profile: string | undefined
     if (profDir !== null) {
       await stopDaemon(d)
-      // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: the main thread is thread 0; other
-      // threads (the file writer, encryption workers) are summarised after it
-      const files = (await readdir(join(profDir, name))).sort()
-      const pid = String(d.child.pid)
-      const threads = files.filter((f) => f.split('.')[3] === pid)
-      const summaries: string[] = []
-      for (const f of threads) {
-        const thread = f.split('.')[4]
-        const text = summariseCpuProfile(JSON.parse(await readFile(join(profDir, name, f), 'utf8')), { window: { from: burstFrom, to: burstTo }, ...(thread === '0' ? {} : { top: 5 }) })
-        summaries.push(thread === '0' ? text : `thread ${thread}: ${text}`)
-      }
-      profile = summaries.join('\n')
+      profile = await summariseProfileDir(join(profDir, name), d.child.pid!, { from: burstFrom, to: burstTo })
       d = await startDaemon(dir, home)
     }
     const one = await postMany(d, 1, N1, body1k)

@@ -138,6 +138,12 @@ export class FileIndex {
     return (await this.#store.records.get(path)) ?? null
   }
 
+  /** The records of many paths in one read (null where a path is not indexed), in their order. */
+  async getMany (paths: readonly string[]): Promise<Array<FileRecord | null>> {
+    if (paths.length === 0) return []
+    return (await this.#store.records.getMany([...paths])).map((r) => r ?? null)
+  }
+
   async byCid (cid: string): Promise<FileRecord[]> {
     const paths = await this.#keys(this.#store.byCid, { ...rangeOf(cid) })
     return await this.#records(paths.map(lastPart))

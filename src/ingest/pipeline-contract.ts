@@ -23,6 +23,8 @@ export const JOURNAL_MAX_BYTES = 256 * 1024
 
 export interface IngestIndex {
   get (path: string): Promise<FileRecord | null | undefined>
+  /** The records of many paths in one read, in their order (a batch of dropped files). */
+  getMany? (paths: readonly string[]): Promise<Array<FileRecord | null>>
   /**
    * `also`: writes committed in the same atomic batch (the ingest journal's entry); `alongside`:
    * records committed in it too (the archived version of an edited file).

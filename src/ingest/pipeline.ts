@@ -4,25 +4,27 @@
 // The file on disk is the source of truth and every step is idempotent: a crash at any point is
 // repaired by running the same step again on the next scan, and a file already indexed with the
 // same bytes is never processed twice.
-import { stat, unlink } from 'node:fs/promises'
-import { asStorageFull, HearthError, isHearthError, type ErrorCode } from '../errors.js'
-import type { FileOrigin, FileRecord } from '../db/types.js'
+import { unlink } from 'node:fs/promises'
+import { asStorageFull, HearthError, type ErrorCode } from '../errors.js'
+import type { FileRecord } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
 import { assertScope, scopeProblem } from '../protocol/scope.js'
-import { buildEnvelope, parseEnvelopeBytes, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
+import { buildEnvelope, collectedAtToFileName, type Envelope } from '../protocol/envelope.js'
 import { scopeKeyHex } from '../protocol/keys.js'
 import { inThreadEncryptor } from './encryptor.js'
 import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
 import { envelopeSerializer } from './envelope-bytes.js'
 import { startEarlyEncryption, type EarlyEncryption } from './early-encryption.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
-import { classifyDataPath, absoluteDataPath } from './layout.js'
-import { DEFAULT_MAX_FILE_BYTES, readDataFile, sha256Hex } from './data-file.js'
+import { absoluteDataPath } from './layout.js'
+import { DEFAULT_MAX_FILE_BYTES, sha256Hex } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
 import { createSubmitNames, exists, nextMillisecond, sameBytesAt } from './submit-names.js'
 import { createReceiver } from './receive.js'
+import { archivedVersion, createFileIngest } from './ingest-file.js'
+import { createBatchIngest, type IngestMany, type Settled } from './ingest-many.js'
 import type { DurableWrite } from '../storage/durable-file.js'
 
 import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, isWorkerFailure, type IngestDeps, type IngestResult, type IngestPathOptions, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
@@ -30,12 +32,7 @@ export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLooku
 
 /** Request bodies up to this size skip the large-body budget (IngestDeps.admission). */
 const ADMIT_FREELY_BYTES = 1024 * 1024
-/** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
-const WAITING_STATES = new Set(['waiting-schema', 'waiting-storage'])
-
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
-
-async function settle<T> (p: Promise<T>): Promise<Settled<T>> {
+export async function settle<T> (p: Promise<T>): Promise<Settled<T>> {
   return await p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
 }
 
@@ -43,13 +40,10 @@ function isPlainObject (v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
-/** A stored version of a name under its archive path `path#cid`; none for a version not stored. */
-function archivedVersion (existing: FileRecord): FileRecord | undefined {
-  return FINAL_STATES.has(existing.state) ? { ...existing, path: `${existing.path}#${existing.cid ?? 'old'}`, updatedAt: Date.now() } : undefined
-}
-
 export interface IngestPipeline {
   ingestPath (rel: string, opts?: IngestPathOptions): Promise<IngestResult>
+  /** Files just seen written, their shared work done once (ingest-many.ts); a result or an error each, in their order. */
+  ingestMany: IngestMany
   submit (scope: string, data: unknown, opts?: SubmitOptions): Promise<SubmitResult>
   /**
    * For a request body still to be parsed: starts encrypting the envelope it will be stored as,
@@ -130,112 +124,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     return { cid, encryptedSize: ciphertext.byteLength }
   }
 
-  async function ingestLocked (rel: string, scopeFolder: string, scopeProblem: string | null, origin: FileOrigin, waitIfIncomplete: boolean): Promise<IngestResult> {
-    const abs = absoluteDataPath(deps.dataDir, rel)
-    let st
-    try {
-      // follows a symlink (stat never opens, so a FIFO cannot block here): the size and mtime
-      // compared below are the target's, the ones that change when the data does
-      st = await stat(abs)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'missing', path: rel }
-      throw err
-    }
-    if (st.isDirectory()) return { outcome: 'ignored', path: rel, reason: 'a folder' }
-    const existing = await deps.index.get(rel) ?? null
-    // a cheap first check: same size and mtime as when it was indexed → nothing to do
-    if (existing !== null && !WAITING_STATES.has(existing.state) && existing.size === st.size && existing.mtimeMs === st.mtimeMs) {
-      return { outcome: 'unchanged', path: rel, record: existing }
-    }
-    const base = {
-      path: rel,
-      scope: scopeFolder,
-      collectedAt: null,
-      schemaId: null,
-      cid: null,
-      size: st.size,
-      encryptedSize: null,
-      sha256: '',
-      mtimeMs: st.mtimeMs,
-      origin: existing?.origin ?? origin
-    }
-    if (scopeProblem !== null) return await reject(base, 'INVALID_SCOPE', [`folder name is not a scope: ${scopeProblem}`])
-
-    let bytes: Uint8Array
-    let readMtimeMs: number
-    try {
-      ({ bytes, mtimeMs: readMtimeMs } = await readDataFile(deps.dataDir, rel, { maxBytes: maxFileBytes }))
-    } catch (err) {
-      if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message])
-      const code = (err as NodeJS.ErrnoException).code
-      if (code === 'ENOENT') return { outcome: 'missing', path: rel }
-      return await reject(base, 'FILE_UNREADABLE', [`cannot read the file: ${code ?? (err as Error).message}`])
-    }
-    const sha256 = sha256Hex(bytes)
-    base.sha256 = sha256
-    base.size = bytes.byteLength
-    if (existing !== null && existing.sha256 === sha256 && !WAITING_STATES.has(existing.state)) {
-      // same bytes, only the mtime moved (touch, copy): keep the record, remember the new mtime
-      if (existing.mtimeMs !== st.mtimeMs) await record({ ...existing, mtimeMs: st.mtimeMs })
-      return { outcome: 'unchanged', path: rel, record: existing }
-    }
-    // Stored contents are immutable (docs/protocol.md §2.3): an edited file is a new version. The old
-    // version keeps its ciphertext and registration under a path that names its CID, written in
-    // the batch of the name's next record, whatever that record says.
-    const archived = existing !== null && existing.sha256 !== sha256 ? archivedVersion(existing) : undefined
-
-    let env: Envelope
-    try {
-      env = parseEnvelopeBytes(bytes, { maxValues: deps.maxJsonValues })
-    } catch (err) {
-      // a proper prefix of a JSON object is never JSON: a file still being written lands here
-      if (waitIfIncomplete && isHearthError(err) && err.code === 'INVALID_JSON') return { outcome: 'incomplete', path: rel, seen: { size: base.size, mtimeMs: readMtimeMs } }
-      if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message], archived)
-      throw err
-    }
-    const withEnvelope = { ...base, collectedAt: env.collectedAt }
-    if (env.scope !== scopeFolder) {
-      return await reject(withEnvelope, 'SCOPE_MISMATCH', [`envelope scope ${JSON.stringify(env.scope)} does not match its folder ${JSON.stringify(scopeFolder)}`], archived)
-    }
-    // a file names the schema version it was written for; validate against that one when known
-    const named = await deps.schemas.byDefinitionUrl?.(env.$schema).catch(() => null) ?? null
-    const schema = named !== null && named.scope === env.scope ? named : await resolveSchema(env.scope)
-    if (schema === null) {
-      const r = await record({ ...withEnvelope, state: 'waiting-schema', reasons: [`no schema known yet for scope ${env.scope}`] }, undefined, archived)
-      return { outcome: 'waiting-schema', path: rel, record: r }
-    }
-    const verdict = deps.validate(schema, env.data)
-    if (!verdict.ok) return await reject({ ...withEnvelope, schemaId: schema.id }, 'SCHEMA_VALIDATION_FAILED', verdict.reasons, archived)
-
-    let stored: StoredCiphertext
-    try {
-      stored = await encryptAndStore(env, bytes, journal !== undefined)
-    } catch (err) {
-      // storage down: the file is safe on disk and retried; the index says so, so `versions`
-      // and `status` show it instead of nothing
-      if (isTransientFailure(err)) await record({ ...withEnvelope, schemaId: schema.id, state: 'waiting-storage', reasons: [`storage unavailable: ${(err as Error).message}`] }, undefined, archived)
-      throw err
-    }
-    const { cid, encryptedSize } = stored
-    // a dropped file's bytes are its writer's; the journal holds its ciphertext, and the
-    // checkpoint syncs the file with the block
-    const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntryOf(rel, stored, null, [abs]), archived)
-    log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
-    if (r.origin === 'local') deps.onStored?.(r)
-    deps.onIndexed?.(r)
-    return { outcome: 'ingested', path: rel, record: r }
-  }
-
-  async function ingestPath (rel: string, opts: IngestPathOptions = {}): Promise<IngestResult> {
-    const cls = classifyDataPath(rel)
-    if (cls.kind === 'ignored') return { outcome: 'ignored', path: cls.rel, reason: cls.reason }
-    try {
-      return await locks.run(cls.rel, async () => await ingestLocked(cls.rel, cls.scopeFolder, cls.scopeProblem, opts.origin ?? 'local', opts.waitIfIncomplete === true))
-    } catch (err) {
-      // a full disk (blocks, index) is waited out like an unreachable storage backend
-      throw asStorageFull(err, `storing ${cls.rel}`)
-    }
-  }
+  const { ingestPath, ingestLocked } = createFileIngest({ deps, locks, maxFileBytes, record, reject, resolveSchema, encryptAndStore })
+  const ingestMany = createBatchIngest({ deps, locks, maxFileBytes, ingestLocked })
 
   const { stampNow, checkScopeFolder } = createSubmitNames(deps.dataDir)
 
@@ -405,6 +295,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
 
   return {
     ingestPath,
+    ingestMany,
     submit,
     prepare,
     admit,

@@ -6,7 +6,8 @@ import type { Logger } from '../log.js'
 import type { Service } from '../lifecycle/service.js'
 import type { EventSink, HearthEvents } from '../lifecycle/events.js'
 import type { FileIndex } from '../db/file-index.js'
-import { createIngestPipeline, isTransientFailure, type IngestDeps, type IngestPipeline } from './pipeline.js'
+import { createIngestPipeline, isTransientFailure, settle, type IngestDeps, type IngestPipeline, type IngestResult } from './pipeline.js'
+import type { Settled } from './ingest-many.js'
 import { createRetrySet } from './retry-set.js'
 import { createWorkQueue } from './work-queue.js'
 import { scanDataFolder, type ScanProgress } from './scanner.js'
@@ -20,6 +21,9 @@ import { createFileWriter } from '../storage/file-writer.js'
 
 /** See README "Watching": covers a writer's back-to-back writes; a file read too early is not JSON yet and waits. */
 export const DEFAULT_QUIET_MS = 25
+/** Dropped files read and looked up together (ingest-many.ts), and how many such batches run at once. */
+const FRESH_BATCH_FILES = 32
+const FRESH_BATCHES = 2
 
 export interface IngestSettings {
   concurrency: number
@@ -88,18 +92,27 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     onIndexed: (record) => events.emit('file.indexed', record),
     onDeferred: (path) => retries.add(path)
   })
-  const work = createWorkQueue({ concurrency: settings.concurrency, run: async (rel) => await ingestOne(rel) })
-  // files the watcher handed on after its short quiet period: their read may find them still
-  // being written (not JSON yet), which waits in `unsettled` instead of being rejected
-  const early = new Set<string>()
+  const work = createWorkQueue({ concurrency: settings.concurrency, run: async (rel) => { await outcome(rel, await settle(pipeline.ingestPath(rel))) } })
+  // Files the watcher handed on after its short quiet period, read in batches (ingest-many.ts);
+  // such a read may find a file still being written (not JSON yet): it waits in `unsettled`
+  // instead of being rejected.
+  const fresh = createWorkQueue({
+    concurrency: FRESH_BATCHES,
+    batchSize: FRESH_BATCH_FILES,
+    runBatch: async (rels) => {
+      const results = await pipeline.ingestMany(rels, { waitIfIncomplete: true })
+      for (const [i, rel] of rels.entries()) await outcome(rel, results[i]!)
+    }
+  })
   const unsettled = createUnsettledFiles({
     dataDir: deps.pipeline.dataDir,
     patienceMs: settings.stabilityMs,
-    recheck: (rel, final) => { if (!final) early.add(rel); work.push(rel) }
+    // unchanged for the whole patience: this read is the last word (a broken file is rejected)
+    recheck: (rel, final) => { if (final) work.push(rel); else fresh.push(rel) }
   })
-  const ingestOne = async (rel: string): Promise<void> => {
-    try {
-      const result = await pipeline.ingestPath(rel, { waitIfIncomplete: early.delete(rel) })
+  const outcome = async (rel: string, settled: Settled<IngestResult>): Promise<void> => {
+    if (settled.ok) {
+      const result = settled.value
       if (result.outcome === 'incomplete') {
         logger.debug({ path: rel }, 'file not complete JSON yet; read again once it stays unchanged')
         unsettled.add(rel, result.seen!)
@@ -107,13 +120,11 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
       }
       unsettled.settled(rel)
       if (result.outcome === 'ingested') retries.succeeded()
-    } catch (err) {
-      if (isTransientFailure(err)) {
-        logger.warn({ path: rel, err: (err as Error).message }, 'storage unavailable; the file will be retried')
-        retries.add(rel)
-      } else {
-        logger.error({ path: rel, err }, 'ingest failed; the file will be retried on the next scan')
-      }
+    } else if (isTransientFailure(settled.error)) {
+      logger.warn({ path: rel, err: (settled.error as Error).message }, 'storage unavailable; the file will be retried')
+      retries.add(rel)
+    } else {
+      logger.error({ path: rel, err: settled.error }, 'ingest failed; the file will be retried on the next scan')
     }
   }
 
@@ -136,7 +147,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     const watcher = watchDataFolder({
       dataDir: deps.pipeline.dataDir,
       quietMs: settings.quietMs ?? DEFAULT_QUIET_MS,
-      onFiles: (rels) => { for (const rel of rels) { early.add(rel); work.push(rel) } },
+      onFiles: (rels) => { for (const rel of rels) fresh.push(rel) },
       ownWrites,
       onError: (err) => logger.warn({ err }, 'watcher error')
     })
@@ -173,9 +184,9 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
 
   const stop = async (): Promise<void> => {
     while (stops.length > 0) await stops.pop()!()
+    await fresh.close()
     await work.close()
     unsettled.close()
-    early.clear()
     retries.stop()
     await journal?.close()
     syncer.close()
@@ -196,7 +207,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     },
     stop,
     async status () {
-      return { queued: work.size, running: work.running, waitingForStorage: retries.size, scan: { ...scanState } }
+      return { queued: work.size + fresh.size, running: work.running + fresh.running, waitingForStorage: retries.size, scan: { ...scanState } }
     }
   }
 }

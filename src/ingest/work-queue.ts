@@ -1,6 +1,7 @@
 // Bounded-concurrency work on data paths. A path already queued is not queued twice (a burst of
 // change events for one file is one ingest); producers that can outrun the workers (the initial
-// scan of a million files) await `capacity()` so memory stays bounded.
+// scan of a million files) await `capacity()` so memory stays bounded. With `runBatch`, each run
+// takes up to `batchSize` waiting paths at once (files whose work is cheaper together).
 export interface WorkQueue {
   push (key: string): void
   /** Resolves when fewer than `highWater` keys are waiting. */
@@ -12,7 +13,13 @@ export interface WorkQueue {
   close (): Promise<void>
 }
 
-export function createWorkQueue (opts: { concurrency: number; highWater?: number; run: (key: string) => Promise<void> }): WorkQueue {
+export type WorkQueueRunner =
+  | { run: (key: string) => Promise<void> }
+  | { runBatch: (keys: string[]) => Promise<void>; batchSize: number }
+
+export function createWorkQueue (opts: { concurrency: number; highWater?: number } & WorkQueueRunner): WorkQueue {
+  const take = 'runBatch' in opts ? opts.batchSize : 1
+  const run = 'runBatch' in opts ? opts.runBatch : async (keys: string[]) => { await opts.run(keys[0]!) }
   const waiting: string[] = []
   const queued = new Set<string>()
   let running = 0
@@ -28,10 +35,10 @@ export function createWorkQueue (opts: { concurrency: number; highWater?: number
 
   function pump (): void {
     while (!closed && running < opts.concurrency && waiting.length > 0) {
-      const key = waiting.shift()!
-      queued.delete(key)
+      const keys = waiting.splice(0, take)
+      for (const key of keys) queued.delete(key)
       running++
-      opts.run(key).catch(() => {}).finally(() => { running--; pump(); wake() })
+      run(keys).catch(() => {}).finally(() => { running--; pump(); wake() })
     }
     wake()
   }

@@ -1,0 +1,92 @@
+// A batch of files just seen written (pipeline.ingestMany): the same outcomes as one file at a
+// time, with the shared work done once — on real files and a real index. Symlinks, FIFOs and
+// folders go the general way (resolved, refused without blocking, ignored); a path named twice or
+// already being ingested is ingested once; a half-written file is `incomplete` and nothing is recorded.
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { mkdir, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { FileIndex } from '../../src/db/file-index.js'
+import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
+import { decryptEnvelopeBytes } from '../../src/protocol/encryption.js'
+import { scopeKeyHex } from '../../src/protocol/keys.js'
+import { silentLogger } from '../../src/log.js'
+import type { MemoryStorage } from '../support/memory-storage.js'
+import { SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
+import { tempDir } from '../support/tmp.js'
+
+const MASTER = new Uint8Array(65).fill(7)
+
+async function rig (t: TestContext): Promise<{ pipeline: IngestPipeline; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[] }> {
+  const { dataDir, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-many-')
+  const stored: string[] = []
+  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), onStored: (r) => { stored.push(r.path) } })
+  await mkdir(join(dataDir, SCOPE))
+  return { pipeline, index, storage, dataDir, stored }
+}
+
+const name = (i: number): string => `2026-03-01T00-00-${String(i).padStart(2, '0')}Z.json`
+const at = (i: number): string => `2026-03-01T00:00:${String(i).padStart(2, '0')}Z`
+
+test('a batch of dropped files: each stored once and decryptable, results in order, a second batch changes nothing', async (t) => {
+  const r = await rig(t)
+  const rels: string[] = []
+  for (let i = 0; i < 20; i++) {
+    await writeFile(join(r.dataDir, SCOPE, name(i)), envelope(`user${i}`, at(i)))
+    rels.push(`${SCOPE}/${name(i)}`)
+  }
+  const batch = [...rels, rels[3]!, `${SCOPE}/notes.txt`, `${SCOPE}/${name(99)}`]
+  const results = await r.pipeline.ingestMany(batch)
+  assert.deepEqual(results.map((x) => x.ok ? x.value.outcome : 'error'), [...rels.map(() => 'ingested'), 'ingested', 'ignored', 'missing'])
+  assert.deepEqual(r.stored.sort(), [...rels].sort(), 'a path named twice is ingested once')
+  assert.equal(r.storage.blobs.size, 20)
+  for (const rel of [rels[0]!, rels[19]!]) {
+    const record = await r.index.get(rel)
+    const plain = JSON.parse(new TextDecoder().decode(await decryptEnvelopeBytes(await r.storage.get(record!.cid!), scopeKeyHex(MASTER, SCOPE))))
+    assert.equal(plain.collectedAt, at(rels.indexOf(rel)))
+  }
+  const again = await r.pipeline.ingestMany(rels)
+  assert.ok(again.every((x) => x.ok && x.value.outcome === 'unchanged'))
+  assert.equal(r.storage.blobs.size, 20, 'nothing encrypted again')
+})
+
+test('in a batch, a symlink is resolved (inside: stored; outside: refused), a FIFO is refused without blocking, a folder is ignored', async (t) => {
+  const r = await rig(t)
+  const outside = await tempDir(t, 'hearth-outside-')
+  await writeFile(join(outside, 'secret.json'), envelope('secret', at(1)))
+  await mkdir(join(r.dataDir, 'elsewhere'))
+  await writeFile(join(r.dataDir, 'elsewhere', 'target.json'), envelope('linked', at(2)))
+  await symlink(join(outside, 'secret.json'), join(r.dataDir, SCOPE, name(1)))
+  await symlink(join(r.dataDir, 'elsewhere', 'target.json'), join(r.dataDir, SCOPE, name(2)))
+  execFileSync('mkfifo', [join(r.dataDir, SCOPE, name(3))])
+  await mkdir(join(r.dataDir, SCOPE, name(4)))
+  const results = await r.pipeline.ingestMany([1, 2, 3, 4].map((i) => `${SCOPE}/${name(i)}`))
+  const view = results.map((x) => x.ok ? [x.value.outcome, x.value.record?.errorCode ?? null] : ['error', null])
+  assert.deepEqual(view, [['rejected', 'PATH_OUTSIDE_DATA'], ['ingested', null], ['rejected', 'FILE_UNREADABLE'], ['ignored', null]])
+})
+
+test('a half-written file is incomplete when it may still be written (nothing recorded), rejected otherwise', async (t) => {
+  const r = await rig(t)
+  const rel = `${SCOPE}/${name(5)}`
+  await writeFile(join(r.dataDir, rel), envelope('half', at(5)).slice(0, 40))
+  const [early] = await r.pipeline.ingestMany([rel], { waitIfIncomplete: true })
+  assert.ok(early?.ok)
+  assert.equal(early.value.outcome, 'incomplete')
+  assert.equal(early.value.seen?.size, 40)
+  assert.equal(await r.index.get(rel), null, 'nothing recorded')
+  const [last] = await r.pipeline.ingestMany([rel])
+  assert.ok(last?.ok)
+  assert.equal(last.value.outcome, 'rejected')
+  assert.equal(last.value.record?.errorCode, 'INVALID_JSON')
+})
+
+test('a file ingested by another path while in a batch is ingested once', async (t) => {
+  const r = await rig(t)
+  const rel = `${SCOPE}/${name(6)}`
+  await writeFile(join(r.dataDir, rel), envelope('raced', at(6)))
+  const [one, [many]] = await Promise.all([r.pipeline.ingestPath(rel), r.pipeline.ingestMany([rel])])
+  assert.ok(many?.ok)
+  assert.deepEqual([one.outcome, many.value.outcome].sort(), ['ingested', 'unchanged'])
+  assert.equal(r.storage.blobs.size, 1)
+})
