@@ -16,6 +16,7 @@
 //   or null inside an array does not (a list of a million numbers parses as fast as 16 MB of
 //   strings: bench/json-limits.ts). Past the limit is JSON_TOO_MANY_VALUES (400) with the path
 //   where it tripped, found by the scan before JSON.parse runs.
+import { isAscii } from 'node:buffer'
 import { HearthError } from '../errors.js'
 
 /** Deepest nesting of objects/arrays accepted in a data value (a file's envelope adds one level). */
@@ -45,7 +46,10 @@ interface Frame { array: boolean; index: number; expectKey: boolean; keyStart: n
 export function parseBoundedJsonBytes (bytes: Uint8Array, opts: BoundedJsonOptions): unknown {
   let text: string
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    // ASCII (nearly every body: JSON.stringify escapes nothing above it, but most text is ASCII)
+    // is its own UTF-8: a vectorised check and a byte copy, 2–8× faster than TextDecoder's
+    // validating decode of a 10 MB body (bench/large-post.ts phases)
+    text = isAscii(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1') : new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   } catch (err) {
     throw new HearthError('INVALID_JSON', `${opts.subject} is not valid UTF-8`, { reason: 'invalid UTF-8' }, { cause: err })
   }

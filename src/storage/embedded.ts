@@ -22,7 +22,7 @@
 // The LevelDB datastore takes an exclusive lock on its folder, so a second process opening the same
 // home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins.
 import type { createHeliaLight } from 'helia'
-import type { AddOptions, UnixFS, UnixFSComponents } from '@helia/unixfs'
+import type { UnixFS, UnixFSComponents } from '@helia/unixfs'
 import { FsBlockstore } from 'blockstore-fs'
 import { LevelDatastore } from 'datastore-level'
 import { ClassicLevel } from 'classic-level'
@@ -33,12 +33,12 @@ import type { Logger } from '../log.js'
 import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
-import { pieceBytes, type StreamPiece } from './stream-pieces.js'
+import { isWholeBuffer, knownDigestLeaves, pieceBytes, type StreamPiece } from './stream-pieces.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
 import { createFileSyncer, type FileSyncer, type SyncFiles } from './deferred-sync.js'
-import { PinRecords, isSingleBlock, rawBlockCid, rawBlockCidOfDigest, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
+import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { DeferredBlocks } from './deferred-blocks.js'
 import { createFileWriter, type FileWriter } from './file-writer.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
@@ -374,29 +374,6 @@ class EmbeddedStorage implements StorageBackend {
     return new HearthError('STORAGE_UNAVAILABLE', `embedded storage ${op} failed: ${errorMessage(err)}`, details, { cause: err })
   }
 }
-
-type BufferImporter = NonNullable<AddOptions['bufferImporter']>
-
-/**
- * The importer's leaf step for raw leaves (what its default does with `rawLeaves`: a raw block,
- * CIDv1 of its SHA-256, stored), taking the digest a chunk came with instead of hashing it again.
- * A chunk is looked up by its buffer: the chunker hands a piece of exactly one chunk over as a
- * view of the piece's whole buffer; anything else (a short last piece the chunker copied) is hashed.
- */
-function knownDigestLeaves (digests: WeakMap<ArrayBufferLike, Uint8Array>): BufferImporter {
-  return async function * (file, blockstore) {
-    for await (const block of file.content) {
-      yield async () => {
-        const known = isWholeBuffer(block) ? digests.get(block.buffer) : undefined
-        const cid = known !== undefined ? rawBlockCidOfDigest(known) : rawBlockCid(block)
-        await blockstore.put(cid, block)
-        return { cid, size: BigInt(block.byteLength), block }
-      }
-    }
-  }
-}
-
-const isWholeBuffer = (bytes: Uint8Array): boolean => bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
 
 function openFailureMessage (err: unknown, datastoreDir: string): string {
   const cause = (err as { cause?: { code?: string } })?.cause

@@ -1,5 +1,7 @@
 // The pieces a streamed add takes (StorageBackend.addStream): a large file's ciphertext, handed
 // over piece by piece while the rest is still being encrypted.
+import type { AddOptions } from '@helia/unixfs'
+import { rawBlockCid, rawBlockCidOfDigest } from './raw-blocks.js'
 
 /**
  * A piece whose SHA-256 its producer computed already (the encryption worker hashes each piece
@@ -22,3 +24,27 @@ export async function joinPieces (pieces: AsyncIterable<StreamPiece>): Promise<U
   for await (const p of pieces) parts.push(pieceBytes(p))
   return Buffer.concat(parts)
 }
+
+type BufferImporter = NonNullable<AddOptions['bufferImporter']>
+
+/**
+ * The importer's leaf step for raw leaves (what its default does with `rawLeaves`: a raw block,
+ * CIDv1 of its SHA-256, stored), taking the digest a chunk came with instead of hashing it again.
+ * A chunk is looked up by its buffer: the chunker hands a piece of exactly one chunk over as a
+ * view of the piece's whole buffer; anything else (a short last piece the chunker copied) is hashed.
+ */
+export function knownDigestLeaves (digests: WeakMap<ArrayBufferLike, Uint8Array>): BufferImporter {
+  return async function * (file, blockstore) {
+    for await (const block of file.content) {
+      yield async () => {
+        const known = isWholeBuffer(block) ? digests.get(block.buffer) : undefined
+        const cid = known !== undefined ? rawBlockCidOfDigest(known) : rawBlockCid(block)
+        await blockstore.put(cid, block)
+        return { cid, size: BigInt(block.byteLength), block }
+      }
+    }
+  }
+}
+
+/** Whether the view is its whole buffer (how a piece moved from a worker arrives). */
+export const isWholeBuffer = (bytes: Uint8Array): boolean => bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength

@@ -49,6 +49,10 @@ test('syntax errors and bad UTF-8 stay INVALID_JSON', () => {
   rejectsWith('username=x', 'INVALID_JSON')
   assert.throws(() => parseBoundedJsonBytes(Uint8Array.from([0x7b, 0xff, 0x7d]), opts), (err) => isHearthError(err, 'INVALID_JSON'))
   assert.deepEqual(parseBoundedJsonBytes(new TextEncoder().encode('{"é":[1,{"b":null}]}'), opts), { é: [1, { b: null }] })
+  // an ASCII view into a larger (shared) buffer, as a large body is read: only its own bytes
+  const memory = new Uint8Array(new SharedArrayBuffer(40)).fill(0x7d)
+  memory.set(new TextEncoder().encode('{"a":"b"}'), 10)
+  assert.deepEqual(parseBoundedJsonBytes(memory.subarray(10, 19), opts), { a: 'b' })
 })
 
 test('more values than the limit is JSON_TOO_MANY_VALUES with the path where it tripped, found before parsing', () => {
