@@ -96,9 +96,21 @@ async function waitUntil (label: string, check: () => Promise<boolean>, timeoutM
   }
 }
 
-async function newestProfile (dir: string): Promise<unknown> {
+/**
+ * The newest daemon's profiles (node writes CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile, one per
+ * thread), summarised within `window`: its main thread, then each worker thread it ran.
+ */
+async function summariseNewest (dir: string, window: { from: number; to: number }): Promise<string> {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()
-  return JSON.parse(await readFile(join(dir, files.at(-1)!), 'utf8'))
+  const pid = /^CPU\.\d+\.\d+\.(\d+)\./.exec(files.at(-1)!)?.[1]
+  const own = files.filter((f) => f.split('.')[3] === pid)
+  const parts: string[] = []
+  for (const f of own) {
+    const thread = f.split('.')[4]
+    const text = summariseCpuProfile(JSON.parse(await readFile(join(dir, f), 'utf8')) as never, { window })
+    parts.push(thread === '0' ? text : `worker thread ${thread}:\n${text}`)
+  }
+  return parts.join('\n')
 }
 
 async function receiveRound (dir: string, variant: string, source: DistDaemon, set: FileSet, prof: string | null): Promise<Round> {
@@ -121,7 +133,7 @@ async function receiveRound (dir: string, variant: string, source: DistDaemon, s
     const idleBytes = await wireBytes(target) - before
     await target.stop()
     let profile: string | undefined
-    if (prof !== null) profile = summariseCpuProfile(await newestProfile(join(prof, 'receiver')) as never, { window: { from, to } })
+    if (prof !== null) profile = await summariseNewest(join(prof, 'receiver'), { from, to })
     return { seconds, idleMs, idleBytes, ...(profile !== undefined ? { profile: `receiver:\n${profile}`, window: { from, to } } : {}) }
   } finally {
     await target.stop()
@@ -161,7 +173,7 @@ async function runSet (variant: string, dir: string, set: FileSet): Promise<Resu
     const profiles: string[] = []
     if (sourceProf !== null && lastRound.window !== undefined) {
       profiles.push(lastRound.profile!)
-      profiles.push(`source:\n${summariseCpuProfile(await newestProfile(join(sourceProf, 'source')) as never, { window: lastRound.window })}`)
+      profiles.push(`source:\n${await summariseNewest(join(sourceProf, 'source'), lastRound.window)}`)
     }
     const seconds = median(done.map((d) => d.seconds))
     return {

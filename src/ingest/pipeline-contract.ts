@@ -14,6 +14,7 @@ import type { EarlyEncryption } from './early-encryption.js'
 import type { OwnWrites } from './own-writes.js'
 import type { ByteBudget } from '../lifecycle/byte-budget.js'
 import type { FileWriter } from '../storage/file-writer.js'
+import type { DecryptedFile } from './decryptor.js'
 
 /** The slice of the file index the pipeline needs. */
 /** States of a file whose ciphertext is stored (and maybe registered). */
@@ -145,4 +146,9 @@ export interface ReceivedFile {
    * caller syncs them itself otherwise (see `IngestPipeline.journaled`).
    */
   unsyncedFiles?: string[]
+  /**
+   * Its decryption, started earlier by `IngestPipeline.prepareReceive` (on a worker thread while
+   * the file waited for its turn); used instead of decrypting here.
+   */
+  decrypted?: Promise<DecryptedFile>
 }

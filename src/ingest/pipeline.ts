@@ -22,7 +22,7 @@ import { PathLocks } from './path-locks.js'
 import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
 import { createSubmitNames, exists, nextMillisecond, sameBytesAt } from './submit-names.js'
-import { createReceiver } from './receive.js'
+import { createReceiver, createReceivePreparer, type ReceivePreparer } from './receive.js'
 import { archivedVersion, createFileIngest } from './ingest-file.js'
 import { createBatchIngest, type IngestMany, type Settled } from './ingest-many.js'
 import type { DurableWrite } from '../storage/durable-file.js'
@@ -57,6 +57,8 @@ export interface IngestPipeline {
    */
   admit<T> (bytes: number | null, fn: () => Promise<T>): Promise<T>
   receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
+  /** Starts decrypting a received file with `decrypt` ahead of its `receive` (`meta.decrypted`); see receive.ts. */
+  prepareReceive: ReceivePreparer
   readonly inFlight: number
   /** Whether `receive` journals a ciphertext stored without a sync when it writes its file. */
   readonly journaled: boolean
@@ -285,6 +287,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   }
 
   const receive = createReceiver({ ...deps, locks, record, scopeKey })
+  const prepareReceive = createReceivePreparer({ schemas: deps.schemas, scopeKey })
 
   async function admit<T> (bytes: number | null, fn: () => Promise<T>): Promise<T> {
     // a worker that ended while idle loads while the body is read and parsed, not after
@@ -300,6 +303,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     prepare,
     admit,
     receive,
+    prepareReceive,
     get inFlight () { return locks.inFlight },
     journaled: journal !== undefined
   }

@@ -6,9 +6,9 @@ import { lstat } from 'node:fs/promises'
 import { HearthError } from '../errors.js'
 import type { FileRecord } from '../db/types.js'
 import { parseEnvelopeBytes, collectedAtToFileName } from '../protocol/envelope.js'
-import { decryptEnvelopeBytes } from '../protocol/encryption.js'
 import { absoluteDataPath } from './layout.js'
 import { readDataFileOrNull, sha256Hex } from './data-file.js'
+import { decryptReceived, type Decrypt, type DecryptedFile } from './decryptor.js'
 import type { PathLocks } from './path-locks.js'
 import type { JournalEntry, PendingEntry, ReceivedRecord } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
@@ -102,7 +102,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists'
     const schema = await deps.schemas.byId(meta.schemaId)
     if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${meta.schemaId} of ${meta.cid} is not known yet`, { schemaId: meta.schemaId })
-    const plaintext = await decryptEnvelopeBytes(ciphertext, scopeKey(schema.scope))
+    const { plaintext, sha256 } = await (meta.decrypted ?? decryptReceived(ciphertext, scopeKey(schema.scope)))
     const env = parseEnvelopeBytes(plaintext, { maxValues: deps.maxJsonValues })
     if (env.scope !== schema.scope) {
       throw new HearthError('SCOPE_MISMATCH', `file ${meta.cid} says scope ${env.scope} but schema ${schema.id} is for ${schema.scope}`)
@@ -122,7 +122,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
           cid: meta.cid,
           size: plaintext.byteLength,
           encryptedSize: ciphertext.byteLength,
-          sha256: sha256Hex(plaintext),
+          sha256,
           state: meta.fileId != null ? 'registered' : 'stored',
           fileId: meta.fileId ?? null,
           origin: meta.origin
@@ -136,5 +136,22 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
       if (done !== 'taken') return done
     }
     throw new HearthError('CONFLICT', `no free file name for received file ${meta.cid}`)
+  }
+}
+
+/** Starts a received file's decryption ahead of its receive (hand the result to it as `meta.decrypted`). */
+export type ReceivePreparer = (ciphertext: Uint8Array, schemaId: string, decrypt: Decrypt) => Promise<DecryptedFile>
+
+export function createReceivePreparer (deps: Pick<ReceiverDeps, 'schemas' | 'scopeKey'>): ReceivePreparer {
+  return (ciphertext, schemaId, decrypt) => {
+    const decrypted = (async () => {
+      const schema = await deps.schemas.byId(schemaId)
+      // the receive reports the unknown schema itself (it parks the file)
+      if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${schemaId} is not known yet`, { schemaId })
+      return await decrypt(ciphertext, deps.scopeKey(schema.scope))
+    })()
+    // awaited by the receive, or never (the file failed its CID check first): no unhandled rejection
+    decrypted.catch(() => {})
+    return decrypted
   }
 }

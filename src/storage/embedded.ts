@@ -134,6 +134,11 @@ class EmbeddedStorage implements StorageBackend {
     return unixfs({ blockstore })
   }
 
+  expectLarge (): void {
+    // @helia/unixfs and its importer/exporter are a few hundred modules, loaded on first use
+    this.#fs().catch(() => {})
+  }
+
   async add (bytes: Uint8Array, opts: { signal?: AbortSignal } = {}): Promise<string> {
     this.#assertRunning()
     if (!(bytes instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'storage add expects bytes')

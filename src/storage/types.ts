@@ -37,6 +37,11 @@ export interface StorageBackend {
    * this process's own workers).
    */
   addStream? (pieces: AsyncIterable<StreamPiece>, opts?: { signal?: AbortSignal }): Promise<string>
+  /**
+   * A multi-block add or read is coming (a peer's large file is being fetched or asked for): load
+   * what that needs now, while the caller still waits for the bytes. Optional; never throws.
+   */
+  expectLarge? (): void
   /** Pin content that is already present (or fetchable) under this CID. */
   pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void>
   /** The whole content of a CID. Throws HearthError STORAGE_NOT_FOUND when absent. */

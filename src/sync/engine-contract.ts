@@ -6,7 +6,7 @@ import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { RetryResult } from './local.js'
 import type { SyncNode } from './node.js'
-import type { FileIdHook, PullTotals, ReceiveHook, TombstoneHook } from './pull.js'
+import type { FileIdHook, PrepareHook, PullTotals, ReceiveHook, TombstoneHook } from './pull.js'
 import type { ServeStats } from './serve.js'
 import type { PeerStatus } from './status.js'
 import type { WaitingSummary } from './waiting.js'
@@ -21,6 +21,8 @@ export interface SyncEngineOptions {
   /** The engine's own key-value namespace (e.g. `openKv(db, 'sync')`). */
   state: Kv<unknown>
   receive: ReceiveHook
+  /** Starts work on a fetched file as soon as it is read, ahead of its receive (PrepareHook). */
+  prepare?: PrepareHook
   applyTombstone: TombstoneHook
   learnFileId?: FileIdHook
   logger: Logger

@@ -115,6 +115,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     storeUnsynced: opts.storeUnsynced === true,
     batch: { files: Math.max(1, opts.batch?.files ?? 64), bytes: Math.max(1, opts.batch?.bytes ?? 16 * 1024 * 1024) },
     receive: opts.receive,
+    ...(opts.prepare !== undefined ? { prepare: opts.prepare } : {}),
     applyTombstone: opts.applyTombstone,
     ...(opts.learnFileId !== undefined ? { learnFileId: opts.learnFileId } : {}),
     onHello,

@@ -46,7 +46,14 @@ export function peerReceiveHook (deps: {
     if (unsynced !== undefined && !journaling) await deps.syncFiles(unsynced)
     let outcome: ReceiveOutcome
     try {
-      outcome = await deps.receive(ciphertext, { cid: entry.cid, schemaId: entry.schemaId, fileId: entry.fileId, origin: 'peer', ...(journaling ? { unsyncedFiles: unsynced } : {}) })
+      outcome = await deps.receive(ciphertext, {
+        cid: entry.cid,
+        schemaId: entry.schemaId,
+        fileId: entry.fileId,
+        origin: 'peer',
+        ...(journaling ? { unsyncedFiles: unsynced } : {}),
+        ...(stored?.prepared !== undefined ? { decrypted: stored.prepared } : {})
+      })
     } catch (err) {
       const final = outcomeOfFailure(err)
       if (final === null) {

@@ -5,6 +5,7 @@
 // entry not yet handled.
 import type { FileRecord } from '../db/types.js'
 import { HearthError } from '../errors.js'
+import { CHUNK_SIZE } from '../storage/cid.js'
 import { isTombstone, type LiveEntry, type TombstoneEntry, type WireEntry } from './protocol.js'
 import type { PeerContext, PullContext, PullTotals, ReceiveOutcome } from './pull.js'
 import { createReceiveBatcher, type FetchedFile } from './receive-batch.js'
@@ -138,10 +139,11 @@ async function skipHeld (entry: LiveEntry, held: FileRecord[], ctx: PullContext)
 export async function handlePage (run: SessionRun, page: { entries: WireEntry[]; cursor: number; beyondPage: number }): Promise<number> {
   const { ch, ctx, totals, signal, from } = run
   const planned = await planPage(page.entries, ctx)
+  if (planned.some((p) => p.fetch && (p.entry as LiveEntry).size > CHUNK_SIZE)) ctx.storage.expectLarge?.()
   const window = fetchWindow(ch, planned.filter((p) => p.fetch).map((p) => p.entry as LiveEntry), ctx.window)
   const cursor = cursorCommitter(run, planned, page.cursor, page.beyondPage)
   const batcher = createReceiveBatcher(ctx.batch, async (batch: FetchedFile[]) => {
-    const results = await Promise.allSettled(batch.map(async (f) => { await accept(f.entry, f.bytes, from, ctx, totals) }))
+    const results = await Promise.allSettled(batch.map(async (f) => { await accept(f, from, ctx, totals) }))
     let failed: { error: unknown } | null = null
     results.forEach((r, k) => {
       if (r.status === 'fulfilled') cursor.finish(batch[k]!.at)
@@ -178,7 +180,9 @@ export async function handlePage (run: SessionRun, page: { entries: WireEntry[];
         await window.fill() // keep the peer sending while this device stores, decrypts and writes
         totals.fetched++
         totals.fetchedBytes += bytes.byteLength
-        batcher.add({ at: i, entry, bytes })
+        // its decryption starts now, on a worker, while the files before it are received
+        const prepared = ctx.prepare?.(entry, bytes)
+        batcher.add({ at: i, entry, bytes, ...(prepared !== undefined ? { prepared } : {}) })
       } else {
         await skipHeld(entry, planned[i]!.records, ctx)
         totals.skipped++
@@ -209,7 +213,7 @@ async function handleTombstone (entry: TombstoneEntry, from: PeerContext, ctx: P
 }
 
 /** Store, verify and hand over one fetched ciphertext. */
-async function accept (entry: LiveEntry, bytes: Uint8Array, from: PeerContext, ctx: PullContext, totals: PullTotals): Promise<void> {
+async function accept ({ entry, bytes, prepared }: FetchedFile, from: PeerContext, ctx: PullContext, totals: PullTotals): Promise<void> {
   const unsynced = ctx.storeUnsynced && ctx.storage.addUnsynced !== undefined ? await ctx.storage.addUnsynced(bytes) : null
   const cid = unsynced?.cid ?? await ctx.storage.add(bytes)
   if (cid !== entry.cid) {
@@ -220,7 +224,8 @@ async function accept (entry: LiveEntry, bytes: Uint8Array, from: PeerContext, c
     totals.rejected++
     return
   }
-  const outcome = await ctx.receive(entry, bytes, from, unsynced === null ? undefined : { unsyncedFiles: unsynced.files })
+  const stored = { ...(unsynced !== null ? { unsyncedFiles: unsynced.files } : {}), ...(prepared !== undefined ? { prepared } : {}) }
+  const outcome = await ctx.receive(entry, bytes, from, stored)
   await settleOutcome(entry, outcome, from, ctx)
   totals[outcome === 'waiting-schema' ? 'waiting' : outcome]++
 }

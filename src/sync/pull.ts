@@ -9,6 +9,7 @@ import type { FileRecord } from '../db/types.js'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
+import type { DecryptedFile } from '../ingest/decryptor.js'
 import { MAX_CHANGES_LIMIT, checkPeerHello, type HelloMessage, type LiveEntry, type TombstoneEntry } from './protocol.js'
 import { handlePage } from './pull-page.js'
 import type { BatchLimits } from './receive-batch.js'
@@ -36,7 +37,14 @@ export interface PeerContext { peerId: string }
  * the engine runs with `storeUnsynced`); the hook makes it durable before it answers anything but
  * 'rejected' (peer-receive.ts journals it with the index record or syncs it).
  */
-export type ReceiveHook = (entry: LiveEntry, ciphertext: Uint8Array, from: PeerContext, stored?: { unsyncedFiles: string[] }) => Promise<ReceiveOutcome>
+export type ReceiveHook = (entry: LiveEntry, ciphertext: Uint8Array, from: PeerContext, stored?: { unsyncedFiles?: string[]; prepared?: Prepared }) => Promise<ReceiveOutcome>
+/** What a PrepareHook started for a file (its decryption), handed to the receive hook with it. */
+export type Prepared = Promise<DecryptedFile>
+/**
+ * Starts work on a fetched file as soon as it is read off the stream (decryption on a worker
+ * thread), so it runs while earlier files are received; undefined: nothing to start.
+ */
+export type PrepareHook = (entry: LiveEntry, ciphertext: Uint8Array) => Prepared | undefined
 /** Delete the local files and index records holding this CID (`records` are its live records). */
 export type TombstoneHook = (entry: TombstoneEntry, records: FileRecord[], from: PeerContext) => Promise<void>
 /** Record a fileId learned from a peer for a file held here without one. */
@@ -76,6 +84,7 @@ export interface PullContext {
   /** Store single-block ciphertexts without a sync and let the receive hook make them durable. */
   storeUnsynced: boolean
   receive: ReceiveHook
+  prepare?: PrepareHook
   applyTombstone: TombstoneHook
   learnFileId?: FileIdHook
   /** Called after the greeting and as the session progresses (entries listed but not handled). */

@@ -6,12 +6,15 @@
 // `bytes` of ciphertext held (the batch being received plus the one gathering; a single larger
 // file is always allowed on its own).
 import type { LiveEntry } from './protocol.js'
+import type { Prepared } from './pull.js'
 
 export interface FetchedFile {
   /** Position of the entry in its page (for the cursor). */
   at: number
   entry: LiveEntry
   bytes: Uint8Array
+  /** Work started on it when it was read (its decryption). */
+  prepared?: Prepared
 }
 
 export interface ReceiveBatcher {

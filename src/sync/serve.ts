@@ -6,9 +6,10 @@ import type { FileIndex } from '../db/file-index.js'
 import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
+import { CHUNK_SIZE } from '../storage/cid.js'
 import { isServable, toWireEntry } from './offer.js'
 import {
-  SYNC_PROTOCOL_VERSION, checkPeerHello, type ChangesMessage, type HelloMessage, type WireEntry
+  SYNC_PROTOCOL_VERSION, checkPeerHello, isTombstone, type ChangesMessage, type HelloMessage, type WireEntry
 } from './protocol.js'
 import { openChannel, type Channel, type WireCounters } from './wire.js'
 
@@ -96,10 +97,14 @@ export async function serveSession (stream: Stream, peerId: string, ctx: ServeCo
       const message = await ch.read(ctx.idleTimeoutMs)
       if (message === null) break
       switch (message.type) {
-        case 'changes-request':
+        case 'changes-request': {
           ctx.onPeerCursor(peerId, message.since)
-          await ch.send(await listChanges(ctx.index, message.since, message.limit))
+          const page = await listChanges(ctx.index, message.since, message.limit)
+          // the peer may ask for a large file next: its read needs more code than a small one's
+          if (page.entries.some((e) => !isTombstone(e) && e.size > CHUNK_SIZE)) ctx.storage.expectLarge?.()
+          await ch.send(page)
           break
+        }
         case 'fetch':
           await serveFetch(ch, message.cid, ctx)
           break

@@ -20,6 +20,16 @@ import { restoreFetcher, type RestoreSettings } from './restore-sources.js'
 import type { DeviceSources } from './device-source.js'
 import { syncState } from './state.js'
 import type { RestoreChain, RestoreResult } from './chain-restore.js'
+import type { WorkerPool } from '../lifecycle/worker-pool.js'
+import { CHUNK_SIZE } from '../storage/cid.js'
+import type { PrepareHook } from './pull.js'
+
+/**
+ * Fetched files over one storage chunk are decrypted on a worker thread from the moment they are
+ * read (their receive then finds the plaintext ready); smaller ones in-thread with their batch,
+ * where the hand-over would cost about what the decryption does.
+ */
+const WORKER_DECRYPT_MIN_BYTES = CHUNK_SIZE + 1
 
 export interface SyncSettings {
   enabled: boolean
@@ -45,7 +55,7 @@ export interface SyncServiceDeps {
   storage: StorageBackend
   /** The engine's key-value namespace and restore's. */
   state: { sync: Kv<unknown>; restore: Kv<unknown> }
-  pipeline: Pick<IngestPipeline, 'receive' | 'journaled'>
+  pipeline: Pick<IngestPipeline, 'receive' | 'journaled'> & Partial<Pick<IngestPipeline, 'prepareReceive'>>
   /** Null when no chain is configured (restore then answers CONFIG_INVALID). */
   chain: RestoreChain | null
   events: HearthEventHub
@@ -71,6 +81,8 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
   let node: SyncNode | null = null
   /** The devices restore asks for a ciphertext (while sync runs). */
   let devices: DeviceSources | null = null
+  /** Decrypts large received files off the main thread (while sync runs; idle workers end). */
+  let decryption: WorkerPool | null = null
   let unsubscribe: Array<() => void> = []
   const restorer = createChainRestorer({
     chain: deps.chain,
@@ -90,7 +102,16 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
 
   const startPeerSync = async (): Promise<void> => {
     // libp2p, the engine and the device sources load only when sync is enabled
-    const [{ createSyncNode }, { createSyncEngine }, { createDeviceSources }] = await Promise.all([import('./node.js'), import('./engine.js'), import('./device-source.js')])
+    const [{ createSyncNode }, { createSyncEngine }, { createDeviceSources }, { createDecryptionWorkers, workerDecrypt }] = await Promise.all([
+      import('./node.js'), import('./engine.js'), import('./device-source.js'), import('../ingest/decryptor.js')
+    ])
+    decryption = createDecryptionWorkers({ logger })
+    await decryption.start()
+    const decrypt = workerDecrypt(decryption)
+    const prepareReceive = deps.pipeline.prepareReceive
+    const prepare: PrepareHook | undefined = prepareReceive === undefined
+      ? undefined
+      : (entry, ciphertext) => ciphertext.byteLength >= WORKER_DECRYPT_MIN_BYTES ? prepareReceive(ciphertext, entry.schemaId, decrypt) : undefined
     node = await createSyncNode({
       networkKey: deps.networkKey,
       peerKeyFile: deps.peerKeyFile,
@@ -119,6 +140,7 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
         logger,
         onReceived: (file) => deps.events.emit('peer.file.received', file)
       }),
+      ...(prepare !== undefined ? { prepare } : {}),
       applyTombstone: async (_entry, records) => { await removeRecords({ dataDir: deps.dataDir, index, storage: deps.storage, logger }, records) },
       learnFileId: async (records, fileId) => { await learnFileId(index, records, fileId) },
       onProgress: (p) => {
@@ -142,8 +164,10 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
     devices = null
     if (engine !== null) await engine.stop()
     if (node !== null) await node.stop()
+    await decryption?.stop()
     engine = null
     node = null
+    decryption = null
   }
 
   return {
@@ -158,7 +182,7 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
     stop,
     async status () {
       if (engine === null || node === null) return { enabled: false, restore: restorer.last() }
-      return { enabled: true, peerId: node.peerId, problems: node.problems(), addresses: node.multiaddrs(), peers: await engine.peers(), waitingForSchema: await engine.waiting(), stats: engine.stats(), restore: restorer.last() }
+      return { enabled: true, peerId: node.peerId, problems: node.problems(), addresses: node.multiaddrs(), peers: await engine.peers(), waitingForSchema: await engine.waiting(), stats: engine.stats(), decryptionWorkers: await decryption?.status(), restore: restorer.last() }
     }
   }
 }

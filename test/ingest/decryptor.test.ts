@@ -1,0 +1,69 @@
+// Decrypting received files on a worker thread (src/ingest/decryptor.ts) and ahead of their
+// receive (createReceivePreparer): the same plaintext and hash as in-thread, the caller's
+// ciphertext untouched, a wrong key still DECRYPTION_FAILED (so a peer's bad file is rejected),
+// an unknown schema SCHEMA_NOT_FOUND, and a preparation nobody awaits never an unhandled rejection.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createHash, randomBytes } from 'node:crypto'
+import { isHearthError } from '../../src/errors.js'
+import { encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
+import { createDecryptionWorkers, decryptReceived, workerDecrypt } from '../../src/ingest/decryptor.js'
+import { createReceivePreparer } from '../../src/ingest/receive.js'
+import type { ResolvedSchema } from '../../src/registry/types.js'
+
+const KEY = 'ab'.repeat(32)
+const OTHER_KEY = 'cd'.repeat(32)
+
+async function pool (t: { after: (fn: () => Promise<void>) => void }): Promise<ReturnType<typeof createDecryptionWorkers>> {
+  const p = createDecryptionWorkers()
+  await p.start()
+  t.after(async () => { await p.stop() })
+  return p
+}
+
+test('a worker decrypts a large message to the same plaintext and SHA-256 as this thread', async (t) => {
+  const plaintext = randomBytes(3 * 1024 * 1024 + 11)
+  const ciphertext = await encryptEnvelopeBytes(plaintext, KEY)
+  const copy = Uint8Array.from(ciphertext)
+  const workers = await pool(t)
+  const [onWorker, here] = await Promise.all([workerDecrypt(workers)(ciphertext, KEY), decryptReceived(ciphertext, KEY)])
+  assert.deepEqual(Buffer.from(onWorker.plaintext), plaintext)
+  assert.equal(onWorker.sha256, createHash('sha256').update(plaintext).digest('hex'))
+  assert.equal(Buffer.compare(onWorker.plaintext, here.plaintext), 0)
+  assert.equal(onWorker.sha256, here.sha256)
+  assert.equal(Buffer.compare(ciphertext, copy), 0, 'the caller still holds its ciphertext (it is stored next)')
+  assert.equal((await workers.status()).finished, 1)
+})
+
+test('a wrong key is DECRYPTION_FAILED from the worker too', async (t) => {
+  const ciphertext = await encryptEnvelopeBytes(randomBytes(600_000), KEY)
+  const workers = await pool(t)
+  await assert.rejects(workerDecrypt(workers)(ciphertext, OTHER_KEY), (err) => isHearthError(err, 'DECRYPTION_FAILED'))
+  // the worker survives a failed job
+  assert.equal((await workerDecrypt(workers)(ciphertext, KEY)).plaintext.byteLength, 600_000)
+})
+
+test('a preparation resolves the schema\'s scope key, reports an unknown schema, and never rejects unawaited', async (t) => {
+  const schema = { id: 'schema-1', scope: 'instagram.profile' } as unknown as ResolvedSchema
+  const keys: string[] = []
+  const prepare = createReceivePreparer({
+    schemas: { byId: async (id) => id === schema.id ? schema : null, byScope: async () => null },
+    scopeKey: (scope) => { keys.push(scope); return KEY }
+  })
+  const plaintext = randomBytes(300_000)
+  const ciphertext = await encryptEnvelopeBytes(plaintext, KEY)
+  const workers = await pool(t)
+  const done = await prepare(ciphertext, schema.id, workerDecrypt(workers))
+  assert.deepEqual(Buffer.from(done.plaintext), plaintext)
+  assert.deepEqual(keys, ['instagram.profile'])
+  await assert.rejects(prepare(ciphertext, 'unknown', workerDecrypt(workers)), (err) => isHearthError(err, 'SCHEMA_NOT_FOUND'))
+
+  const unhandled: unknown[] = []
+  const onUnhandled = (err: unknown): void => { unhandled.push(err) }
+  process.on('unhandledRejection', onUnhandled)
+  t.after(() => { process.off('unhandledRejection', onUnhandled) })
+  // a file that fails its CID check is never received: its failed preparation is never awaited
+  void prepare(ciphertext, schema.id, async () => { throw new Error('worker lost') })
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.deepEqual(unhandled, [])
+})
