@@ -1,7 +1,8 @@
 // The dropped-files phase of bench/limits.ts: envelopes written into a running daemon's data
 // folder by another program, the way a connector does (temp name, then rename), timed until the
 // daemon has indexed them all.
-import { mkdir, writeFile, rename } from 'node:fs/promises'
+import { mkdir, mkdtemp, writeFile, rename, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /** Drops `count` envelopes of `scope` into data/<scope>/ one after another (temp name, then rename). */
@@ -14,5 +15,17 @@ export async function dropFiles (home: string, scope: string, definitionUrl: str
     const name = `${collectedAt.replace(/:/g, '-')}.json`
     await writeFile(join(dir, `.${name}.tmp`), JSON.stringify(env))
     await rename(join(dir, `.${name}.tmp`), join(dir, name))
+  }
+}
+
+/** The same files dropped into a folder nobody watches (files/s): the most the row can show. */
+export async function floorDropFiles (scope: string, count: number): Promise<number> {
+  const home = await mkdtemp(join(tmpdir(), 'hearth-bench-drop-floor-'))
+  try {
+    const started = performance.now()
+    await dropFiles(home, scope, 'ipfs://floor', count, 0)
+    return count / ((performance.now() - started) / 1000)
+  } finally {
+    await rm(home, { recursive: true, force: true })
   }
 }

@@ -61,7 +61,8 @@ export function watchDataFolder (opts: {
   }
 
   function fileEvent (scopeFolder: string, name: string | null): void {
-    if (closed || name === null) return
+    // a hidden name (a careful writer's temp file: two events of its own per dropped file) is never data
+    if (closed || name === null || name.startsWith('.')) return
     const rel = `${scopeFolder}/${name}`
     if (classifyDataPath(rel).kind !== 'data') return
     if (pending.has(rel)) pending.delete(rel) // still being written: its quiet period starts again
