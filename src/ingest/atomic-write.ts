@@ -15,6 +15,15 @@ const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/
 const syncDir = createDirSync()
 
 /**
+ * The data folder's hidden folder for the temps of unsynced writes (file-writer.ts): on the data
+ * folder's filesystem (link needs that) but watched by nothing, so a write costs the watcher one
+ * event, its name's. Its stale temps are removed at start like any other (removeStaleTemps).
+ */
+export function writingFolder (dataDir: string): string {
+  return join(dataDir, '.writing')
+}
+
+/**
  * Writes `bytes` at `path` unless it exists (`written: false`, nothing written); creates the folder.
  * `synced: false` skips the file's and folder's fsyncs: for a write whose bytes the ingest journal
  * holds durably until it syncs the file in the background; such a write goes to `writer`'s thread

@@ -4,8 +4,8 @@
 // request (a data file's create, or a batch of blocks) costs the main thread one message.
 import { parentPort } from 'node:worker_threads'
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
-import { dirname } from 'node:path'
-import type { WriterReply, WriterRequest } from './file-writer.js'
+import { basename, dirname, join } from 'node:path'
+import type { CreateFile, WriterError, WriterReply, WriterRequest } from './file-writer.js'
 
 /** Writes all of `bytes` to an open descriptor (a regular file takes them in one call, nearly always). */
 function writeAll (fd: number, bytes: Uint8Array): void {
@@ -24,10 +24,20 @@ function openCreating (path: string, flags: string, mode: number): number {
 }
 
 /**
- * A new file at `path`, whole or not at all: the bytes go to `temp` (same folder), which is then
- * linked to the name (link never replaces: false when the name exists) and removed. Not synced.
+ * A new file at `path`, whole or not at all: the bytes go to `temp` (same filesystem), which is
+ * then linked to the name (link never replaces: false when the name exists) and removed. Not
+ * synced. A temp folder on another filesystem (EXDEV) falls back to a temp beside the name.
  */
-function createNew (path: string, temp: string, bytes: Uint8Array, mode: number): { written: boolean; mtimeMs: number } {
+function createNew ({ path, temp, bytes, mode }: CreateFile): { written: boolean; mtimeMs: number } {
+  try {
+    return createThrough(path, temp, bytes, mode)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err
+    return createThrough(path, join(dirname(path), basename(temp)), bytes, mode)
+  }
+}
+
+function createThrough (path: string, temp: string, bytes: Uint8Array, mode: number): { written: boolean; mtimeMs: number } {
   const fd = openCreating(temp, 'wx', mode)
   let mtimeMs: number
   let written = true
@@ -39,7 +49,7 @@ function createNew (path: string, temp: string, bytes: Uint8Array, mode: number)
       closeSync(fd)
     }
     try {
-      linkSync(temp, path)
+      linkOrMakeFolder(temp, path)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
       written = false
@@ -49,6 +59,17 @@ function createNew (path: string, temp: string, bytes: Uint8Array, mode: number)
     try { unlinkSync(temp) } catch {}
   }
   return { written, mtimeMs }
+}
+
+/** link(), making the name's folder when it is missing (a new scope's first file). */
+function linkOrMakeFolder (temp: string, path: string): void {
+  try {
+    linkSync(temp, path)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    mkdirSync(dirname(path), { recursive: true })
+    linkSync(temp, path)
+  }
 }
 
 /**
@@ -81,7 +102,7 @@ function writeBlock (path: string, temp: string, bytes: Uint8Array): void {
   }
 }
 
-function errorOf (err: unknown): NonNullable<WriterReply['error']> {
+function errorOf (err: unknown): WriterError {
   const e = err as NodeJS.ErrnoException
   return { message: e?.message ?? String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}), ...(typeof e?.syscall === 'string' ? { syscall: e.syscall } : {}) }
 }
@@ -92,7 +113,7 @@ port.on('message', (req: WriterRequest) => {
   let reply: WriterReply
   try {
     if (req.op === 'create') {
-      reply = { id: req.id, created: createNew(req.path, req.temp, req.bytes, req.mode) }
+      reply = { id: req.id, created: req.files.map((f) => { try { return createNew(f) } catch (err) { return { error: errorOf(err) } } }) }
     } else {
       for (const b of req.blocks) writeBlock(b.path, b.temp, b.bytes)
       reply = { id: req.id }

@@ -1,23 +1,28 @@
-// Unsynced file writes on a thread of their own (file-writer-thread.ts): a data file's create
-// (temp, link, unlink) or a batch of blocks costs the main thread one message instead of four to
-// six threadpool round trips, each of which wakes a thread and, on a 2-core machine, often
-// preempts the main thread. Nothing here syncs: the callers' bytes are in the ingest journal
-// until its checkpoint syncs the files (deferred-sync.ts).
+// Unsynced file writes on a thread of their own (file-writer-thread.ts): the data files' creates
+// (temp, link, unlink) asked for in one turn of the event loop, or a batch of blocks, cost the
+// main thread one message instead of four to six threadpool round trips each, every one of which
+// wakes a thread and, on a 2-core machine, often preempts the main thread. Nothing here syncs: the
+// callers' bytes are in the ingest journal until its checkpoint syncs the files (deferred-sync.ts).
+// With `tempDir` (a hidden folder of the data folder), a create's temp is written there, where no
+// watch sees it: the data folder's watcher gets one event (the name linked), not four.
 // The thread starts on first use and ends after `idleMs` without a request, so an idle daemon
 // holds none; a thread that dies fails the requests in flight and is replaced by the next one.
 import { Worker } from 'node:worker_threads'
 import { basename, dirname, join } from 'node:path'
 import { tempName } from './durable-file.js'
 
+export interface WriterError { message: string; code?: string; syscall?: string }
+export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number }
 type WriterOp =
-  | { op: 'create'; path: string; temp: string; bytes: Uint8Array; mode: number }
+  | { op: 'create'; files: CreateFile[] }
   | { op: 'blocks'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
 export type WriterRequest = WriterOp & { id: number }
 
 export interface WriterReply {
   id: number
-  created?: { written: boolean; mtimeMs: number }
-  error?: { message: string; code?: string; syscall?: string }
+  /** Per file of a create: its outcome, or its own error. */
+  created?: Array<{ written: boolean; mtimeMs: number } | { error: WriterError }>
+  error?: WriterError
 }
 
 export interface FileWriter {
@@ -35,8 +40,10 @@ export interface FileWriter {
 /** Blocks per message: a checkpoint's batch is split so data-file creates are not queued behind all of it. */
 const BLOCKS_PER_MESSAGE = 64
 
-export function createFileWriter (opts: { idleMs?: number } = {}): FileWriter {
+export function createFileWriter (opts: { idleMs?: number; tempDir?: string } = {}): FileWriter {
   const idleMs = opts.idleMs ?? 30_000
+  // creates asked for in this turn of the event loop, sent together
+  let creates: Array<{ file: CreateFile; resolve: (r: { written: boolean; mtimeMs: number }) => void; reject: (err: unknown) => void }> = []
   let worker: Worker | null = null
   let nextId = 0
   const waiting = new Map<number, { resolve: (r: WriterReply) => void; reject: (err: Error) => void }>()
@@ -84,14 +91,29 @@ export function createFileWriter (opts: { idleMs?: number } = {}): FileWriter {
     return reply
   }
 
+  function sendCreates (): void {
+    const batch = creates
+    creates = []
+    send({ op: 'create', files: batch.map((c) => c.file) }).then((reply) => {
+      batch.forEach((c, i) => {
+        const outcome = reply.created![i]!
+        if ('error' in outcome) c.reject(errnoError(outcome.error))
+        else c.resolve(outcome)
+      })
+    }, (err: unknown) => { for (const c of batch) c.reject(err) })
+  }
+
   return {
     async createNew (path, bytes, mode = 0o600) {
-      const reply = await send({ op: 'create', path, temp: join(dirname(path), tempName(basename(path))), bytes, mode })
-      return reply.created!
+      const temp = join(opts.tempDir ?? dirname(path), tempName(basename(path)))
+      return await new Promise((resolve, reject) => {
+        if (creates.length === 0) setImmediate(sendCreates)
+        creates.push({ file: { path, temp, bytes: exactBytes(bytes), mode }, resolve, reject })
+      })
     },
     async writeBlocks (blocks) {
       for (let i = 0; i < blocks.length; i += BLOCKS_PER_MESSAGE) {
-        const part = blocks.slice(i, i + BLOCKS_PER_MESSAGE).map((b) => ({ path: b.path, temp: join(dirname(b.path), tempName(basename(b.path))), bytes: b.bytes }))
+        const part = blocks.slice(i, i + BLOCKS_PER_MESSAGE).map((b) => ({ path: b.path, temp: join(dirname(b.path), tempName(basename(b.path))), bytes: exactBytes(b.bytes) }))
         await send({ op: 'blocks', blocks: part })
       }
     },
@@ -104,8 +126,17 @@ export function createFileWriter (opts: { idleMs?: number } = {}): FileWriter {
   }
 }
 
+/**
+ * A message copies a view's whole ArrayBuffer (a pooled Buffer's is 8 KiB, a request's may be
+ * larger): a view on part of one is copied out first. Shared memory is shared, not copied.
+ */
+function exactBytes (bytes: Uint8Array): Uint8Array {
+  if (bytes.buffer instanceof SharedArrayBuffer || (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)) return bytes
+  return bytes.slice()
+}
+
 /** The thread's error as the main thread's own fs calls give it (`code` kept: ENOSPC is STORAGE_FULL). */
-function errnoError (e: NonNullable<WriterReply['error']>): Error {
+function errnoError (e: WriterError): Error {
   return Object.assign(new Error(e.message), e.code !== undefined ? { code: e.code } : {}, e.syscall !== undefined ? { syscall: e.syscall } : {})
 }
 

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, open, symlink, writeFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { readDataFile } from '../../src/ingest/data-file.js'
-import { removeStaleTemps, writeNewFile } from '../../src/ingest/atomic-write.js'
+import { removeStaleTemps, writeNewFile, writingFolder } from '../../src/ingest/atomic-write.js'
 import { isHearthError } from '../../src/errors.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -51,8 +51,11 @@ test('removeStaleTemps removes only the temps of unfinished writes; a failed wri
   await writeFile(join(scopeDir, '.2026-01-01T00-00-00.000Z.json.0123456789ab.tmp'), 'plaintext')
   await writeFile(join(scopeDir, '.user-notes.tmp'), 'not ours')
   await writeFile(join(scopeDir, '2026-01-01T00-00-00.000Z.json'), '{}')
-  assert.equal(await removeStaleTemps(data), 1)
+  await mkdir(writingFolder(data))
+  await writeFile(join(writingFolder(data), '.2026-01-01T00-00-01.000Z.json.0123456789ab.tmp'), 'plaintext')
+  assert.equal(await removeStaleTemps(data), 2)
   assert.deepEqual((await readdir(scopeDir)).sort(), ['.user-notes.tmp', '2026-01-01T00-00-00.000Z.json'])
+  assert.deepEqual(await readdir(writingFolder(data)), [], 'the unwatched temps of the file writer too')
   assert.equal(await removeStaleTemps(join(data, 'nothing-here')), 0)
 
   // a write that finds its name taken leaves no temp behind either (ENOSPC: test/daemon/disk-full)

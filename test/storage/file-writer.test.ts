@@ -2,7 +2,8 @@
 // name, no temp left) and content-addressed block batches, on real files.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { watch } from 'node:fs'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createFileWriter } from '../../src/storage/file-writer.js'
 import { tempDir } from '../support/tmp.js'
@@ -41,4 +42,32 @@ test('writeBlocks writes missing blocks, keeps one of the right size, replaces o
   await writer.writeBlocks([{ path: b, bytes: Buffer.from('bb') }])
   assert.equal(await readFile(b, 'utf8'), 'bb', 'a torn block is replaced')
   assert.deepEqual((await readdir(join(dir, 'CD'))).sort(), ['b.data'], 'no temp left behind')
+})
+
+test('creates asked for together each keep their own outcome (taken, failed, a folder made); with a temp folder the name\'s folder sees only the name', async (t) => {
+  const dir = await tempDir(t)
+  const temps = join(dir, '.writing')
+  const writer = createFileWriter({ tempDir: temps })
+  t.after(async () => { await writer.close() })
+  const scope = join(dir, 'scope')
+  await mkdir(scope)
+  const events: string[] = []
+  const watcher = watch(scope, (_e, name) => { events.push(String(name)) })
+  t.after(() => { watcher.close() })
+  await writeFile(join(scope, 'taken.json'), 'theirs')
+  events.length = 0
+  const pooled = Buffer.from('{"pooled":true}') // a view on Node's shared 8 KiB pool
+  const results = await Promise.allSettled([
+    writer.createNew(join(scope, 'a.json'), pooled),
+    writer.createNew(join(scope, 'taken.json'), Buffer.from('{}')),
+    writer.createNew(join(dir, 'new-scope', 'b.json'), Buffer.from('{"b":1}')),
+    writer.createNew(join(scope, 'taken.json', 'c.json'), Buffer.from('{}'))
+  ])
+  assert.deepEqual(results.map((r) => r.status === 'fulfilled' ? r.value.written : (r.reason as NodeJS.ErrnoException).code), [true, false, true, 'ENOTDIR'])
+  assert.equal(await readFile(join(scope, 'a.json'), 'utf8'), '{"pooled":true}')
+  assert.equal(await readFile(join(scope, 'taken.json'), 'utf8'), 'theirs')
+  assert.equal(await readFile(join(dir, 'new-scope', 'b.json'), 'utf8'), '{"b":1}', 'a missing folder is made')
+  assert.deepEqual(await readdir(temps), [], 'no temp left')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.deepEqual([...new Set(events)], ['a.json'], 'no temp appeared in the watched folder')
 })
