@@ -6,6 +6,9 @@
 //   rows:    POST 1 KB at 16 concurrent (files/s) and at one client (p50); POST 10 MB (median);
 //            1,000 × 1 KB dropped into the data folder until all are indexed (files/s);
 //            start until /health answers with an empty home and with 10,000 files; idle RSS
+//            (10,000 files, sync and dashboard off) and idle RSS of the default configuration
+//            (sync with mDNS and the dashboard, in a network namespace of its own) split into
+//            file-backed, anonymous, V8 heap and external memory, and again 30 s after start
 //   --million: start until /health answers on a home of 1,000,000 stored and indexed files (built
 //            once in bulk, shared by the variants, removed at the end), until every part is up,
 //            until the initial scan has checked every file, the slowest /health answer during
@@ -14,7 +17,8 @@
 //   --dropped-only: only the dropped-files rows
 //   --post-only: only the 1 KB POST rows (16 clients, one client) and the empty start
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
-// a time, on fresh temp homes, with sync off.
+// a time, on fresh temp homes, with sync off unless said otherwise, started through their
+// launcher (bin/hearth.js) as users start them, so its node flags count.
 // Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
 //      [--start-only] [--dropped-only] [--post-only] [--million]
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised)
@@ -29,6 +33,7 @@ import { fileURLToPath } from 'node:url'
 import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
 import { dropFiles, floorDropFiles } from './support/dropped-files.js'
+import { launcherFlags } from './support/launcher.js'
 import { floorWriteFsync, floorOpenpgp, floorAesSha } from './support/floors.js'
 
 const args = process.argv.slice(2)
@@ -93,7 +98,8 @@ async function startDaemon (dir: string, home: string, opts: StartOptions = {}):
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', ...(opts.defaults === true ? {} : { HEARTH_SYNC: 'false', HEARTH_UI: 'false' }), ...opts.env }
   const bin = join(dir, 'bin/hearth.js')
   // flags such as --cpu-prof are refused in NODE_OPTIONS: given, node runs the launcher with them
-  const launcher = opts.nodeOptions === undefined ? [bin] : [process.execPath, ...opts.nodeOptions, bin]
+  // and with the launcher's own #! flags, which a launcher run by node would otherwise lose
+  const launcher = opts.nodeOptions === undefined ? [bin] : [process.execPath, ...launcherFlags(dir), ...opts.nodeOptions, bin]
   const [command, args] = opts.defaults === true
     ? ['unshare', ['-rn', 'sh', '-c', `${NETNS_SETUP} && exec "$@" daemon`, 'sh', ...launcher]]
     : [launcher[0]!, [...launcher.slice(1), 'daemon']]
@@ -176,7 +182,7 @@ async function cpuMs (pid: number): Promise<number> {
 interface Result {
   post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number
   startEmpty?: number; start10k?: number; rssIdle?: number; profile?: string; droppedProfile?: string
-  rssDefault?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
+  rssDefault?: number; rssDefaultSettled?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
   startMillion?: number; readyMillion?: number; scanMillion?: number; healthMaxDuringScan?: number; rssMillion?: number
 }
 
@@ -198,7 +204,9 @@ async function idleMemory (d: Running): Promise<IdleMemory> {
 }
 
 const IDLE_MS = quick ? 3000 : 8000
-const withMemoryReport = (home: string): StartOptions => ({ nodeOptions: [`--require=${MEMORY_REPORT}`], env: { HEARTH_BENCH_MEMORY: join(home, 'bench-memory.json') } })
+/** Long enough for V8's memory reducer (it starts 8 s after a full GC, then waits for low allocation) to return start-up garbage. */
+const SETTLED_MS = 30_000
+const withMemoryReport = (home: string): StartOptions => ({ env: { NODE_OPTIONS: `--require=${MEMORY_REPORT}`, HEARTH_BENCH_MEMORY: join(home, 'bench-memory.json') } })
 
 /** Start on a home of 10,000 indexed files, then the RSS once the daemon has been idle a while. */
 async function start10kIdle (dir: string, home: string): Promise<{ start10k: number; rssIdle: number }> {
@@ -210,14 +218,16 @@ async function start10kIdle (dir: string, home: string): Promise<{ start10k: num
 }
 
 /** The default configuration (sync and mDNS on, the dashboard) on an empty home: RSS once idle, and what it is made of. */
-async function defaultIdle (dir: string): Promise<Pick<Result, 'rssDefault' | 'rssDefaultFile' | 'rssDefaultAnon' | 'heapDefault' | 'heapDefaultUsed' | 'newSpaceDefault' | 'externalDefault'>> {
+async function defaultIdle (dir: string): Promise<Pick<Result, 'rssDefault' | 'rssDefaultFile' | 'rssDefaultAnon' | 'heapDefault' | 'heapDefaultUsed' | 'newSpaceDefault' | 'externalDefault' | 'rssDefaultSettled'>> {
   const home = await mkdtemp(join(tmpdir(), 'hearth-bench-limits-defaults-'))
   try {
     const d = await startDaemon(dir, home, { ...withMemoryReport(home), defaults: true })
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
     const m = await idleMemory(d)
+    await new Promise((resolve) => setTimeout(resolve, SETTLED_MS - IDLE_MS))
+    const settled = await idleMemory(d)
     await stopDaemon(d)
-    return { rssDefault: m.rss, rssDefaultFile: m.file, rssDefaultAnon: m.anon, heapDefault: m.heapTotal, heapDefaultUsed: m.heapUsed, newSpaceDefault: m.newSpace, externalDefault: m.external }
+    return { rssDefaultSettled: settled.rss, rssDefault: m.rss, rssDefaultFile: m.file, rssDefaultAnon: m.anon, heapDefault: m.heapTotal, heapDefaultUsed: m.heapUsed, newSpaceDefault: m.newSpace, externalDefault: m.external }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -437,6 +447,7 @@ const rows = [
   { what: '      of which new space (MB)', budget: '', floor: '', key: 'newSpaceDefault' as const, digits: 1 },
   { what: '    V8 heap used (MB)', budget: '', floor: '', key: 'heapDefaultUsed' as const, digits: 1 },
   { what: '    external: buffers, WASM (MB)', budget: '', floor: '', key: 'externalDefault' as const, digits: 1 },
+  { what: '  the same daemon 30 s after start (MB)', budget: '', floor: '', key: 'rssDefaultSettled' as const, digits: 0 },
   ...(million
     ? [
         { what: `start to /health, ${MILLION} files (ms)`, budget: '≤ 2000', floor: '', key: 'startMillion' as const, digits: 0 },

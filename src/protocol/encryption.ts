@@ -24,7 +24,9 @@
 // checks every message we write in the tests (with GnuPG). bench/crypto.ts compares the writers.
 // A large file is encrypted as a stream (encryptEnvelopeChunks) so its ciphertext can be chunked,
 // hashed and stored while the rest is still being encrypted (on a worker thread, ingest/encryptor.ts).
-import * as openpgp from 'openpgp'
+// OpenPGP.js (~4 MB of heap and ~2 MB outside it) is imported on the first read or comparison
+// write, not with the daemon: an idle daemon, and one that only writes, never loads it.
+import type * as OpenPgp from 'openpgp'
 import { HearthError } from '../errors.js'
 import { writeMessage, writeMessagePieces } from './openpgp-writer.js'
 
@@ -37,18 +39,26 @@ export interface EncryptOptions {
 
 const PASSWORD_PATTERN = /^[0-9a-f]{64}$/
 
+let library: Promise<typeof OpenPgp> | null = null
+function openpgpLibrary (): Promise<typeof OpenPgp> {
+  library ??= import('openpgp')
+  return library
+}
+
 // The comparison setting (bench/crypto.ts, bench/ingest.ts): OpenPGP.js with its default S2K.
 // Passed on every call rather than set on openpgp.config, so nothing else in the process that
 // touches the global config can change what is written.
-const OPENPGP_DEFAULT_CONFIG: openpgp.PartialConfig = {
-  aeadProtect: false,
-  preferredSymmetricAlgorithm: openpgp.enums.symmetric.aes256,
-  preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed
+function openpgpDefaultConfig (openpgp: typeof OpenPgp): OpenPgp.PartialConfig {
+  return {
+    aeadProtect: false,
+    preferredSymmetricAlgorithm: openpgp.enums.symmetric.aes256,
+    preferredCompressionAlgorithm: openpgp.enums.compression.uncompressed
+  }
 }
 
 // Reading: a peer-supplied message could name an Argon2 S2K with a huge memory parameter; cap it
 // at OpenPGP.js's own encryption default (2^16 KiB = 64 MiB) instead of its 4 GiB read limit.
-const READ_CONFIG: openpgp.PartialConfig = {
+const READ_CONFIG: OpenPgp.PartialConfig = {
   maxArgon2MemoryExponent: 16,
   allowUnauthenticatedMessages: false
 }
@@ -56,8 +66,9 @@ const READ_CONFIG: openpgp.PartialConfig = {
 export async function encryptEnvelopeBytes (plaintext: Uint8Array, passwordHex: string, opts: EncryptOptions = {}): Promise<Uint8Array> {
   checkInput(plaintext, passwordHex)
   if (s2kOf(opts) === 'hearth') return writeMessage(plaintext, passwordHex)
+  const openpgp = await openpgpLibrary()
   const message = await openpgp.createMessage({ binary: plaintext, format: 'binary' })
-  return await openpgp.encrypt({ message, passwords: [passwordHex], format: 'binary', config: OPENPGP_DEFAULT_CONFIG })
+  return await openpgp.encrypt({ message, passwords: [passwordHex], format: 'binary', config: openpgpDefaultConfig(openpgp) })
 }
 
 /**
@@ -82,6 +93,7 @@ export async function * encryptEnvelopeChunks (plaintext: Uint8Array, passwordHe
 export async function decryptEnvelopeBytes (ciphertext: Uint8Array, passwordHex: string): Promise<Uint8Array> {
   checkPassword(passwordHex)
   if (!(ciphertext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'ciphertext must be a Uint8Array')
+  const openpgp = await openpgpLibrary()
   try {
     const message = await openpgp.readMessage({ binaryMessage: ciphertext, config: READ_CONFIG })
     const { data } = await openpgp.decrypt({ message, passwords: [passwordHex], format: 'binary', config: READ_CONFIG })

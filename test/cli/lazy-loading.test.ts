@@ -57,7 +57,9 @@ test('the parts load libp2p, Helia, the Kubo client and the gateway DAG walker o
   assert.deepEqual(configured, [])
 })
 
-test('the parts load viem only with a configured chain or a grant signed as typed data, never on a default start', () => {
+test('the parts load viem only with a configured chain or a grant signed as typed data, and OpenPGP.js only to read a message, never on a default start', () => {
   const { packages } = staticGraph(join(SRC, 'daemon/parts.ts'))
   assert.equal(packages.has('viem'), false, 'owner address, tx key, builder signatures: src/protocol/eth.ts')
+  assert.equal(packages.has('openpgp'), false, 'files are written by src/protocol/openpgp-writer.ts')
+  assert.equal(staticGraph(join(SRC, 'ingest/encryption-worker.ts')).packages.has('openpgp'), false, 'nor does the encryption worker')
 })

@@ -38,7 +38,12 @@ export interface StartOptions {
   /** Wait only until `/health` answers (its parts may still be starting) instead of for readyLine. */
   untilHealth?: boolean
   timeoutMs?: number
+  /** Start the compiled daemon through bin/hearth.js as `hearth daemon` does (its #! line's flags apply) instead of the sources. */
+  viaBin?: boolean
 }
+
+/** The launcher users run (`hearth`, `npm start`, the systemd unit); it runs the compiled dist/. */
+export const BIN = join(REPO_ROOT, 'bin/hearth.js')
 
 /** Environment for a test daemon: quiet logs, no sync listener on all interfaces, the dashboard on a free port. */
 export function testEnv (extra: Record<string, string> = {}): Record<string, string> {
@@ -56,7 +61,8 @@ export async function startDaemonProcess (t: Pick<TestContext, 'after'>, opts: S
   const root = opts.home ?? await tempDir(t, 'hearth-home-')
   const home = homeLayout(root)
   const stderrFd = opts.stderrFile === undefined ? null : openSync(opts.stderrFile, 'a')
-  const child = spawn(process.execPath, [...NODE_ARGS, 'daemon', ...(opts.args ?? [])], {
+  const [command, args] = opts.viaBin === true ? [BIN, []] : [process.execPath, NODE_ARGS]
+  const child = spawn(command, [...args, 'daemon', ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...testEnv(opts.env), HEARTH_HOME: root },
     stdio: ['ignore', 'pipe', stderrFd ?? 'pipe'],

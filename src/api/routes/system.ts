@@ -61,7 +61,8 @@ export function addSystemRoutes (router: Router, deps: SystemRouteDeps): void {
       owner: deps.ownerAddress,
       index: damage === null ? { status: 'ok' } : { status: 'damaged', ...damage },
       ...files,
-      ...services
+      ...services,
+      process: processStatus()
     })
   })
 
@@ -71,6 +72,15 @@ export function addSystemRoutes (router: Router, deps: SystemRouteDeps): void {
     const bytes = await deps.storage.get(cid)
     return { status: 200, body: bytes, headers: { 'content-type': 'application/octet-stream' } }
   })
+}
+
+/**
+ * The daemon process: its Node.js and the flags it runs with (bin/hearth.js sets them, see the
+ * README's "Idle memory"), and its memory in bytes: resident, the V8 heap, memory outside it.
+ */
+function processStatus (): Record<string, unknown> {
+  const { rss, heapTotal, heapUsed, external, arrayBuffers } = process.memoryUsage()
+  return { pid: process.pid, node: process.version, flags: process.execArgv, memory: { rss, heapTotal, heapUsed, external, arrayBuffers } }
 }
 
 /** Counts, rejected and waiting files; null fields when the index is too damaged to tell (its status says why). */
