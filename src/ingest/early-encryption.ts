@@ -7,7 +7,7 @@ import { isCanonicalJson } from '../protocol/canonical-json.js'
 import { ENVELOPE_VERSION, serializeEnvelopeWithData, type Envelope } from '../protocol/envelope.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
 import type { Encryptor } from './encryptor.js'
-import type { EncryptedPiece } from './encryption-job.js'
+import type { EncryptionPart } from './encryption-job.js'
 
 /** An encryption already running for the envelope `bytes` of a body stamped `collectedAt`. */
 export interface EarlyEncryption {
@@ -15,7 +15,7 @@ export interface EarlyEncryption {
   collectedAt: string
   bytes: Uint8Array
   /** The ciphertext pieces, for the one consumer that stores them. */
-  pieces: AsyncIterable<Uint8Array | EncryptedPiece>
+  pieces: AsyncIterable<Uint8Array | EncryptionPart>
   /** Drops the job when its pieces are not used (a failed validation, a taken file name). */
   cancel (): void
 }

@@ -3,12 +3,13 @@
 // straight into the storage backend's importer: chunking, hashing (the CID) and durable block
 // writes of the first pieces run while the rest is still being encrypted, and the whole
 // ciphertext is never held in one buffer. A smaller file is encrypted whole and added as one block.
-// Pieces from the workers come hashed (each piece's SHA-256, the plaintext's with the last one),
-// so the main thread hashes neither the ciphertext nor the plaintext of a large file.
+// Pieces from the workers come hashed (each piece's SHA-256; the plaintext's follows the last
+// piece, read once the blocks are stored), so the main thread hashes neither the ciphertext nor
+// the plaintext of a large file.
 import { CHUNK_SIZE } from '../storage/cid.js'
 import { joinPieces, pieceBytes } from '../storage/stream-pieces.js'
 import type { StorageBackend } from '../storage/types.js'
-import type { EncryptedPiece } from './encryption-job.js'
+import { isPlaintextDigest, type EncryptionPart } from './encryption-job.js'
 import type { Encryptor } from './encryptor.js'
 
 export interface StoredCiphertext {
@@ -19,25 +20,39 @@ export interface StoredCiphertext {
 }
 
 /** `early`: the pieces of an encryption of `plaintext` already running (early-encryption.ts). */
-export async function encryptAndStore (deps: { storage: StorageBackend; encryptor: Encryptor }, plaintext: Uint8Array, passwordHex: string, early?: AsyncIterable<Uint8Array | EncryptedPiece>): Promise<StoredCiphertext> {
+export async function encryptAndStore (deps: { storage: StorageBackend; encryptor: Encryptor }, plaintext: Uint8Array, passwordHex: string, early?: AsyncIterable<Uint8Array | EncryptionPart>): Promise<StoredCiphertext> {
   if (early !== undefined && deps.storage.addStream === undefined) {
-    const joined = await joinPieces(early)
+    const joined = await joinPieces(ciphertextOnly(early))
     return { cid: await deps.storage.add(joined), encryptedSize: joined.byteLength }
   }
   if ((early !== undefined || plaintext.byteLength > CHUNK_SIZE) && deps.storage.addStream !== undefined) {
     let encryptedSize = 0
     let plaintextSha256: string | undefined
-    const pieces = early ?? deps.encryptor.encryptChunks(plaintext, passwordHex)
+    const parts = (early ?? deps.encryptor.encryptChunks(plaintext, passwordHex))[Symbol.asyncIterator]()
     const counted = (async function * () {
-      for await (const piece of pieces) {
-        encryptedSize += pieceBytes(piece).byteLength
-        if (!(piece instanceof Uint8Array)) plaintextSha256 = piece.plaintextSha256 ?? plaintextSha256
-        yield piece
+      for (let r = await parts.next(); r.done !== true; r = await parts.next()) {
+        const part = r.value
+        if (isPlaintextDigest(part)) { plaintextSha256 = part.plaintextSha256; continue }
+        encryptedSize += pieceBytes(part).byteLength
+        yield part
+        // the importer's input ends here, not when the plaintext's digest has come too
+        if (!(part instanceof Uint8Array) && part.last === true) return
       }
     })()
     const cid = await deps.storage.addStream(counted)
+    // the ciphertext is stored whole already: a worker lost now only costs the main thread the
+    // plaintext's digest (the index record is hashed there when none came)
+    try {
+      for (let r = await parts.next(); r.done !== true; r = await parts.next()) {
+        if (isPlaintextDigest(r.value)) plaintextSha256 = r.value.plaintextSha256
+      }
+    } catch {}
     return { cid, encryptedSize, ...(plaintextSha256 !== undefined ? { plaintextSha256 } : {}) }
   }
   const ciphertext = await deps.encryptor.encrypt(plaintext, passwordHex)
   return { cid: await deps.storage.add(ciphertext), encryptedSize: ciphertext.byteLength }
+}
+
+async function * ciphertextOnly (parts: AsyncIterable<Uint8Array | EncryptionPart>): AsyncGenerator<Uint8Array> {
+  for await (const part of parts) if (!isPlaintextDigest(part)) yield pieceBytes(part)
 }

@@ -4,8 +4,9 @@
 //
 // A piece is also hashed here, while it is still in this core's cache: a storage-sized piece is a
 // leaf block of the file's DAG, so its SHA-256 is its CID and the main thread (which stores it)
-// hashes nothing. The plaintext is hashed as it is encrypted, for the file's index record; its
-// digest comes with the last piece.
+// hashes nothing. The plaintext is hashed too, for the file's index record, but after the last
+// piece is out (marked `last`): the main thread writes the last blocks and syncs them meanwhile,
+// and needs the digest only for the index record after that.
 import { createHash } from 'node:crypto'
 import type { JobPart } from '../lifecycle/worker-job.js'
 import { encryptEnvelopeBytes, encryptEnvelopeChunks, type EncryptOptions } from '../protocol/encryption.js'
@@ -20,8 +21,16 @@ export interface EncryptionJob {
   s2k?: EncryptOptions['s2k']
 }
 
-/** A piece of ciphertext from the workers; the last one also carries the plaintext's SHA-256 (hex). */
-export interface EncryptedPiece extends HashedPiece { plaintextSha256?: string }
+/** A piece of ciphertext from the workers, with its SHA-256; the last one says so. */
+export interface EncryptedPiece extends HashedPiece { last?: true }
+
+/** The part after the last piece: the plaintext's SHA-256 (hex). */
+export interface PlaintextDigest { plaintextSha256: string }
+
+/** What a `chunks` job yields: its pieces in order, then the plaintext's digest. */
+export type EncryptionPart = EncryptedPiece | PlaintextDigest
+
+export const isPlaintextDigest = (part: Uint8Array | EncryptionPart): part is PlaintextDigest => 'plaintextSha256' in part
 
 export async function * runEncryptionJob (input: unknown): AsyncGenerator<JobPart> {
   const job = input as EncryptionJob
@@ -31,24 +40,19 @@ export async function * runEncryptionJob (input: unknown): AsyncGenerator<JobPar
     yield { value: message, transfer: ownBuffer(message) }
     return
   }
-  const plain = createHash('sha256')
-  let hashedTo = 0
-  // one piece is held back, so the last one can carry the plaintext's digest
+  // one piece is held back, so the last one can say it is
   let held: Uint8Array | null = null
   for await (const piece of encryptEnvelopeChunks(job.plaintext, job.passwordHex, { ...opts, pieceBytes: job.pieceBytes })) {
-    if (held !== null) yield hashed(held)
+    if (held !== null) yield hashed(held, false)
     held = piece
-    // the plaintext the writer has just read, about one piece of it
-    const to = Math.min(job.plaintext.byteLength, hashedTo + job.pieceBytes)
-    plain.update(job.plaintext.subarray(hashedTo, to))
-    hashedTo = to
   }
-  plain.update(job.plaintext.subarray(hashedTo))
-  if (held !== null) yield hashed(held, plain.digest('hex'))
+  if (held !== null) yield hashed(held, true)
+  const digest: PlaintextDigest = { plaintextSha256: createHash('sha256').update(job.plaintext).digest('hex') }
+  yield { value: digest }
 }
 
-function hashed (bytes: Uint8Array, plaintextSha256?: string): JobPart {
-  const value: EncryptedPiece = { bytes, sha256: createHash('sha256').update(bytes).digest(), ...(plaintextSha256 !== undefined ? { plaintextSha256 } : {}) }
+function hashed (bytes: Uint8Array, last: boolean): JobPart {
+  const value: EncryptedPiece = { bytes, sha256: createHash('sha256').update(bytes).digest(), ...(last ? { last } : {}) }
   return { value, transfer: ownBuffer(bytes) }
 }
 

@@ -12,16 +12,16 @@ import { service, type Service } from '../lifecycle/service.js'
 import { createByteBudget, type ByteBudget } from '../lifecycle/byte-budget.js'
 import { encryptEnvelopeBytes, encryptEnvelopeChunks, type EncryptOptions } from '../protocol/encryption.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
-import type { EncryptedPiece, EncryptionJob } from './encryption-job.js'
+import type { EncryptionJob, EncryptionPart } from './encryption-job.js'
 
 export interface Encryptor {
   /** The whole message. */
   encrypt (plaintext: Uint8Array, passwordHex: string): Promise<Uint8Array>
   /**
    * The message in pieces of CHUNK_SIZE bytes (the last one shorter), in order; from the workers
-   * each with its SHA-256, the last one also with the plaintext's (EncryptedPiece).
+   * each with its SHA-256, followed by the plaintext's (EncryptionPart).
    */
-  encryptChunks (plaintext: Uint8Array, passwordHex: string): AsyncIterable<Uint8Array | EncryptedPiece>
+  encryptChunks (plaintext: Uint8Array, passwordHex: string): AsyncIterable<Uint8Array | EncryptionPart>
   /** A large file is on its way (its body is being read): get a worker ready for it. */
   expectLarge? (): void
 }
@@ -74,7 +74,7 @@ export function workerEncryptor (pool: WorkerPool, opts: EncryptOptions & { minW
       for await (const message of job<Uint8Array>('whole', plaintext, passwordHex)) return message
       throw new HearthError('INTERNAL', 'the encryption worker answered nothing')
     },
-    encryptChunks: (plaintext, passwordHex) => job<EncryptedPiece>('chunks', plaintext, passwordHex),
+    encryptChunks: (plaintext, passwordHex) => job<EncryptionPart>('chunks', plaintext, passwordHex),
     expectLarge: () => { pool.warm() }
   }
 }

@@ -149,18 +149,19 @@ async function listFiles (dir: string): Promise<string[]> {
   return out
 }
 
-test('a worker job\'s pieces come with their SHA-256, and the last one with the plaintext\'s', async () => {
+test('a worker job\'s pieces come with their SHA-256, the last one marked, then the plaintext\'s digest', async () => {
   const { runEncryptionJob } = await import('../../src/ingest/encryption-job.js')
   const password = scopeKeyHex(MASTER, SCOPE)
   const sha256 = (b: Uint8Array): Buffer => createHash('sha256').update(b).digest()
   for (const size of [300_000, 3 * 262_144, 2_000_001]) {
     const plaintext = new Uint8Array(randomBytes(size))
-    const parts: Array<{ bytes: Uint8Array, sha256: Uint8Array, plaintextSha256?: string }> = []
+    const parts: Array<{ bytes?: Uint8Array, sha256?: Uint8Array, last?: true, plaintextSha256?: string }> = []
     for await (const part of runEncryptionJob({ op: 'chunks', plaintext, passwordHex: password, pieceBytes: 262_144 })) parts.push(part.value as typeof parts[number])
-    for (const p of parts) assert.deepEqual(Buffer.from(p.sha256), sha256(p.bytes))
-    assert.deepEqual(parts.map((p) => p.plaintextSha256 !== undefined), parts.map((_, i) => i === parts.length - 1))
-    assert.equal(parts.at(-1)!.plaintextSha256, sha256(plaintext).toString('hex'))
-    const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: Buffer.concat(parts.map((p) => p.bytes)) }), passwords: [password], format: 'binary' })
+    const digest = parts.pop()!
+    assert.deepEqual(digest, { plaintextSha256: sha256(plaintext).toString('hex') })
+    for (const p of parts) assert.deepEqual(Buffer.from(p.sha256!), sha256(p.bytes!))
+    assert.deepEqual(parts.map((p) => p.last === true), parts.map((_, i) => i === parts.length - 1))
+    const { data } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: Buffer.concat(parts.map((p) => p.bytes!)) }), passwords: [password], format: 'binary' })
     assert.equal(Buffer.compare(Buffer.from(data), Buffer.from(plaintext)), 0)
   }
 })
