@@ -15,7 +15,8 @@
 //
 // Triggers: a peer connects; a local change (`notifyLocalChange`, debounced, pokes every connected
 // peer, which pulls at once); a periodic round; `syncNow`. A device that wrote or deleted anything
-// while pulling pokes its own peers, so a file crosses a chain of devices without waiting.
+// while pulling pokes its own peers, so a file crosses a chain of devices without waiting; the
+// peer it pulls from is poked once that pull ends.
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { PeerId, Stream } from '@libp2p/interface'
 import { HearthError } from '../errors.js'
@@ -50,6 +51,8 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
   let stopping = new AbortController()
   let intervalTimer: NodeJS.Timeout | null = null
   let pokeTimer: NodeJS.Timeout | null = null
+  /** Peers a poke passed over while this device pulled from them: poked once that pull ends. */
+  const pokeAfterPull = new Set<string>()
   let localScan: Promise<void> = Promise.resolve()
   let retrying: Promise<RetryResult> | null = null
   const serving = new Set<Promise<void>>()
@@ -150,10 +153,11 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       await state.setPeerInfo(peerId, { lastSyncAt: p.lastSyncAt })
       for (const k of Object.keys(totals) as Array<keyof PullTotals>) totals[k] += round[k]
       emitProgress(peerId, round, await state.cursor(peerId), true)
-      if (round.written > 0 || round.tombstones > 0) notifyLocalChange()
+      if (round.written > 0 || round.tombstones > 0 || pokeAfterPull.delete(peerId)) notifyLocalChange()
       if (round.fetched > 0) logger.info({ peer: peerId, ...round }, 'sync pull finished')
       return { peerId, ok: true, totals: round }
     } catch (err) {
+      if (pokeAfterPull.delete(peerId)) notifyLocalChange()
       const message = (err as Error)?.message ?? String(err)
       p.lastError = message
       if (!stopping.signal.aborted) logger.warn({ peer: peerId, err: message }, 'sync pull failed')
@@ -164,6 +168,10 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
   async function pokeAll (): Promise<void> {
     await rememberLocalDeletions()
     await Promise.all(node.connectedPeers().map(async (peerId) => {
+      // A peer this device is pulling from is busy serving it, and most changes now are the files
+      // it sends: it hears of them once that pull ends, in one poke instead of a reverse pull of
+      // its own per debounce window (each a session, a change page and index reads on both sides).
+      if (scheduler.syncing(peerId)) { pokeAfterPull.add(peerId); return }
       try {
         await pokeSession(await openStream(peerId), peerId, pullContext)
         extra.pokesSent++

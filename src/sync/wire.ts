@@ -56,11 +56,15 @@ export interface ChannelOptions {
   counters: WireCounters
 }
 
+/** A frame as it-length-prefixed hands it over: the pieces of the socket reads it spans. */
+interface FramePieces extends Iterable<Uint8Array> { byteLength: number; subarray (): Uint8Array }
+
 export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
   const frames = lp.decode(stream, { maxDataLength: MAX_FRAME_BYTES })
   const { counters } = opts
 
-  async function nextFrame (timeoutMs = opts.readTimeoutMs): Promise<Uint8Array | null> {
+  /** The next frame as it arrived (the pieces of one or more socket reads), or null at the end. */
+  async function nextPieces (timeoutMs = opts.readTimeoutMs): Promise<FramePieces | null> {
     let timer: NodeJS.Timeout | undefined
     const deadline = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new HearthError('TIMEOUT', `no sync frame from the peer within ${timeoutMs} ms`)), timeoutMs)
@@ -68,9 +72,8 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
     try {
       const next = await Promise.race([frames.next(), deadline])
       if (next.done === true) return null
-      const bytes = next.value.subarray()
-      counters.bytesReceived += bytes.byteLength
-      return bytes
+      counters.bytesReceived += next.value.byteLength
+      return next.value
     } catch (err) {
       if (isHearthError(err)) throw err
       // it-length-prefixed rejects oversized or malformed length prefixes
@@ -82,6 +85,10 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  async function nextFrame (timeoutMs?: number): Promise<Uint8Array | null> {
+    return (await nextPieces(timeoutMs))?.subarray() ?? null
   }
 
   /** Writes length-prefixed frames in one send. */
@@ -125,12 +132,15 @@ export function openChannel (stream: Stream, opts: ChannelOptions): Channel {
       const out = size > BLOB_CHUNK_BYTES ? new Uint8Array(new SharedArrayBuffer(size)) : new Uint8Array(size)
       let filled = 0
       while (filled < size) {
-        const frame = await nextFrame()
+        const frame = await nextPieces()
         if (frame === null || frame.byteLength === 0 || frame.byteLength > size - filled) {
           throw new HearthError('SYNC_PROTOCOL_ERROR', 'blob frames do not add up to the announced size')
         }
-        out.set(frame, filled)
-        filled += frame.byteLength
+        // piece by piece into place: a frame spanning several socket reads is not joined first
+        for (const piece of frame) {
+          out.set(piece, filled)
+          filled += piece.byteLength
+        }
       }
       return out
     },
