@@ -15,8 +15,12 @@ export type Derive = (current: FileRecord | null) => { record: FileRecord; archi
 export type Change = { path: string; record: FileRecord | null; derive?: Derive }
 /** `error`: the change's `derive` failed; that change alone was left out of the batch. */
 export type ChangeResult = { changed: boolean; record: StoredRecord | null; error?: unknown }
-/** What the writer keeps in memory between batches: the last seq and the per-state counters. */
-export interface IndexHead { seq: number; counts: Record<FileState, number> }
+/**
+ * What the writer keeps in memory between batches: the last seq, the per-state counters and the
+ * summaries of the scopes its batches wrote (so the next batch of a scope reads none first; a
+ * head loaded again after a rebuild starts without them).
+ */
+export interface IndexHead { seq: number; counts: Record<FileState, number>; summaries?: Map<string, ScopeSummaryValue | null> }
 
 /**
  * Applies upserts (record) and deletions (null) in one LevelDB batch: the records, their secondary
@@ -117,20 +121,29 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     return { results, head }
   }
 
-  await addSummaries(s, ops, scopeKeys, scopeDelta, current)
+  const summaries = await addSummaries(s, head.summaries, ops, scopeKeys, scopeDelta, current)
   ops.push({ type: 'put', sublevel: s.meta, key: 'seq', value: seq })
   for (const state of FILE_STATES) {
     if (counts[state] !== head.counts[state]) ops.push({ type: 'put', sublevel: s.meta, key: `count:${state}`, value: counts[state] })
   }
   for (const op of also) ops.push(op)
   await s.db.batch(ops, opts.sync === true ? { sync: true } : {})
-  return { results, head: { seq, counts } }
+  const known = head.summaries ?? new Map<string, ScopeSummaryValue | null>()
+  for (const [scope, value] of summaries) known.set(scope, value) // written: what the index holds now
+  return { results, head: { seq, counts, summaries: known } }
 }
 
-/** Adds the new per-scope summaries of every scope the batch touched. */
-async function addSummaries (s: FileIndexStore, ops: BatchOp[], scopeKeys: Map<string, boolean>, delta: Map<string, number>, current: Map<string, StoredRecord | null>): Promise<void> {
+/**
+ * Adds the new per-scope summaries of every scope the batch touched (read from `known` when an
+ * earlier batch of this writer wrote them); returns each one's value after the batch (null: none).
+ */
+async function addSummaries (s: FileIndexStore, known: Map<string, ScopeSummaryValue | null> | undefined, ops: BatchOp[], scopeKeys: Map<string, boolean>, delta: Map<string, number>, current: Map<string, StoredRecord | null>): Promise<Map<string, ScopeSummaryValue | null>> {
   const scopes = [...delta.keys()]
-  const before = await s.scopes.getMany(scopes)
+  const unknown = scopes.filter((scope) => known?.has(scope) !== true)
+  const read = unknown.length === 0 ? [] : await s.scopes.getMany(unknown)
+  const fetched = new Map(unknown.map((scope, i) => [scope, read[i] ?? null]))
+  const before = scopes.map((scope) => (fetched.has(scope) ? fetched.get(scope) : known?.get(scope)) ?? undefined)
+  const after = new Map<string, ScopeSummaryValue | null>()
   // Newest key each scope gains in this batch (still present at its end).
   const added = new Map<string, string>()
   for (const [key, present] of scopeKeys) {
@@ -139,9 +152,11 @@ async function addSummaries (s: FileIndexStore, ops: BatchOp[], scopeKeys: Map<s
   }
   for (const [i, scope] of scopes.entries()) {
     const old = before[i]
+    after.set(scope, old ?? null)
     const count = (old?.count ?? 0) + (delta.get(scope) ?? 0)
     if (count <= 0) {
       if (old !== undefined) ops.push({ type: 'del', sublevel: s.scopes, key: scope })
+      after.set(scope, null)
       continue
     }
     let newest = old === undefined ? null : summaryKey(scope, old)
@@ -154,7 +169,9 @@ async function addSummaries (s: FileIndexStore, ops: BatchOp[], scopeKeys: Map<s
     if (record === null || record === undefined || record.collectedAt === null) continue
     const value: ScopeSummaryValue = { count, latestCollectedAt: record.collectedAt, latestPath: path }
     if (!isDeepStrictEqual(old, value)) ops.push({ type: 'put', sublevel: s.scopes, key: scope, value })
+    after.set(scope, value)
   }
+  return after
 }
 
 /** The newest scope-index key already stored that this batch does not remove. */

@@ -202,6 +202,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     async start () {
       // before anything reads the data folder: files a power cut tore are whole again
       await journal?.replay()
+      if (journal !== undefined) syncer.warm()
       await watchOrPoll()
       startInitialScan()
       retryWaitingFiles()

@@ -34,11 +34,16 @@ export function withVerifiedReads<T extends StorageBackend> (backend: T): T {
     await verifyContent(cid, bytes)
     return bytes
   }
+  // methods bound once, not at every call (a POST reaches storage through here several times)
+  const bound = new Map<PropertyKey, unknown>()
   return new Proxy(backend, {
     get (target, prop) {
       if (prop === 'get') return get
       const value = Reflect.get(target, prop, target) as unknown
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+      if (typeof value !== 'function') return value
+      let fn = bound.get(prop)
+      if (fn === undefined) { fn = (value as (...a: unknown[]) => unknown).bind(target); bound.set(prop, fn) }
+      return fn
     }
   })
 }

@@ -363,3 +363,22 @@ test('putDerived makes the record from the current one inside the write, with it
   assert.deepEqual(paths(await index.versions('s.x', { order: 'asc' })), ['s.x/a.json', `s.x/a.json#${old.cid!}`, 's.x/b.json'])
   assert.equal((await index.verify()).ok, true)
 })
+
+test('scope summaries kept from one batch to the next (no read of them) stay what a fresh read gives, through deletes, a rebuild and a reopen', async (t) => {
+  const { index, db } = await freshIndex(t)
+  const at = (s: number): string => `2026-01-21T10:00:${String(s).padStart(2, '0')}Z`
+  for (let i = 0; i < 6; i++) await index.put(fileRecord(`a.x/${i}.json`, at(i)))
+  await index.put(fileRecord('b.x/0.json', at(30)))
+  await index.delete('a.x/5.json')
+  await index.delete('b.x/0.json')
+  assert.equal(await index.countVersions('a.x'), 5)
+  assert.equal(await index.countVersions('b.x'), 0)
+  assert.equal((await index.latest('a.x'))?.path, 'a.x/4.json', 'the summary moved back to the newest left')
+  await index.rebuild()
+  await index.put(fileRecord('a.x/9.json', at(9)))
+  await index.put(fileRecord('b.x/1.json', at(1)))
+  assert.equal((await index.verify()).ok, true)
+  const again = await openFileIndex({ db })
+  assert.deepEqual(await again.scopes(), await index.scopes())
+  assert.deepEqual((await index.scopes()).map((s) => [s.scope, s.count, s.latestCollectedAt]), [['a.x', 6, at(9)], ['b.x', 1, at(1)]])
+})
