@@ -22,9 +22,13 @@ import { writingFolder } from './atomic-write.js'
 
 /** See README "Watching": covers a writer's back-to-back writes; a file read too early is not JSON yet and waits. */
 export const DEFAULT_QUIET_MS = 25
-/** Dropped files read and looked up together (ingest-many.ts), and how many such batches run at once. */
+/**
+ * Dropped files read and looked up together (ingest-many.ts), and how many such batches run at
+ * once: while one batch's records wait for the index's synced group commit (an fsync can take
+ * 10–170 ms on a busy disk), the next are read and encrypted, and the groups grow.
+ */
 const FRESH_BATCH_FILES = 32
-const FRESH_BATCHES = 2
+const FRESH_BATCHES = 4
 
 export interface IngestSettings {
   concurrency: number
