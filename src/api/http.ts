@@ -41,14 +41,20 @@ export function ok (body: unknown, status = 200, headers?: Record<string, string
   return headers === undefined ? { status, body } : { status, body, headers }
 }
 
-export async function readBody (req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+/**
+ * The request body within `maxBytes`. `envelopeRoom`: a body over 256 KiB is read into shared
+ * memory with room for a data file's envelope around it (the API's own routes: a large POST's
+ * envelope is then built without copying it); a body handed to other code (a mount forwarding it
+ * upstream) stays in ordinary memory.
+ */
+export async function readBody (req: IncomingMessage, maxBytes: number, opts: { envelopeRoom?: boolean } = {}): Promise<Buffer> {
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume()
     throw new HearthError('BODY_TOO_LARGE', `request body is ${declared} bytes; the limit is ${maxBytes}`, { limit: maxBytes })
   }
   // a large body is copied into place as it arrives, with room for the envelope around it
-  const room = Number.isSafeInteger(declared) && declared > ENVELOPE_ROOM_MIN_BYTES ? withEnvelopeRoom(declared) : null
+  const room = opts.envelopeRoom === true && Number.isSafeInteger(declared) && declared > ENVELOPE_ROOM_MIN_BYTES ? withEnvelopeRoom(declared) : null
   const chunks: Buffer[] = []
   let size = 0
   let inRoom = 0

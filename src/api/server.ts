@@ -228,7 +228,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       if (early !== null) { finish(req, res, { ...early, headers: { ...extraHeaders(), ...early.headers } }); return }
 
       let body: Promise<Buffer> | null = null
-      const bytes = async (): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes))
+      const bytes = async (): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes, { envelopeRoom: true }))
       let caller: Caller
       try {
         caller = await listener.authenticate(req, { url, bytes })
