@@ -38,6 +38,8 @@ export interface StartOptions {
   /** Wait only until `/health` answers (its parts may still be starting) instead of for readyLine. */
   untilHealth?: boolean
   timeoutMs?: number
+  /** node flags before the entry (the sources' entry only). */
+  nodeArgs?: string[]
   /** Start the compiled daemon through bin/hearth.js as `hearth daemon` does (its #! line's flags apply) instead of the sources. */
   viaBin?: boolean
 }
@@ -61,7 +63,7 @@ export async function startDaemonProcess (t: Pick<TestContext, 'after'>, opts: S
   const root = opts.home ?? await tempDir(t, 'hearth-home-')
   const home = homeLayout(root)
   const stderrFd = opts.stderrFile === undefined ? null : openSync(opts.stderrFile, 'a')
-  const [command, args] = opts.viaBin === true ? [BIN, []] : [process.execPath, NODE_ARGS]
+  const [command, args] = opts.viaBin === true ? [BIN, []] : [process.execPath, [...(opts.nodeArgs ?? []), ...NODE_ARGS]]
   const child = spawn(command, [...args, 'daemon', ...(opts.args ?? [])], {
     cwd: REPO_ROOT,
     env: { ...testEnv(opts.env), HEARTH_HOME: root },
