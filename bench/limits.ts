@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url'
 import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
 import { dropFiles, floorDropFiles } from './support/dropped-files.js'
-import { launcherFlags } from './support/launcher.js'
+import { launcherSettings } from './support/launcher.js'
 import { floorWriteFsync, floorOpenpgp, floorAesSha } from './support/floors.js'
 
 const args = process.argv.slice(2)
@@ -98,8 +98,10 @@ async function startDaemon (dir: string, home: string, opts: StartOptions = {}):
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', ...(opts.defaults === true ? {} : { HEARTH_SYNC: 'false', HEARTH_UI: 'false' }), ...opts.env }
   const bin = join(dir, 'bin/hearth.js')
   // flags such as --cpu-prof are refused in NODE_OPTIONS: given, node runs the launcher with them
-  // and with the launcher's own #! flags, which a launcher run by node would otherwise lose
-  const launcher = opts.nodeOptions === undefined ? [bin] : [process.execPath, ...launcherFlags(dir), ...opts.nodeOptions, bin]
+  // and with the launcher's own #! flags and environment, which a launcher run by node would lose
+  const settings = launcherSettings(dir)
+  const launcher = opts.nodeOptions === undefined ? [bin] : [process.execPath, ...settings.flags, ...opts.nodeOptions, bin]
+  if (opts.nodeOptions !== undefined) Object.assign(env, settings.env, opts.env)
   const [command, args] = opts.defaults === true
     ? ['unshare', ['-rn', 'sh', '-c', `${NETNS_SETUP} && exec "$@" daemon`, 'sh', ...launcher]]
     : [launcher[0]!, [...launcher.slice(1), 'daemon']]

@@ -1,8 +1,10 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=4
 // Runs the compiled CLI (npm ci builds dist/ through the prepare script).
 // The #! line holds the daemon's process-level settings, the one place they are set: `hearth`
 // (npm's link to this file), `npm start` and the systemd unit all execute this file.
-// --max-semi-space-size=4: V8's young generation grows to 2 × 16 MB by default, which an idle
-// daemon never needs back; 4 MB semi-spaces keep idle RSS ~25 MB lower (README, "Idle memory")
-// and cost no CPU per file in bench/limits.ts (its scavenges stay short: little survives a request).
+// --max-semi-space-size=4: V8's young generation grows to 2 × 16 MB by default and never shrinks
+// while the daemon is idle; 4 MB semi-spaces keep an idle daemon ~30 MB smaller, for more (about
+// as short) scavenges in bursts. MALLOC_ARENA_MAX=2: glibc gives every thread that mallocs (V8's
+// and libuv's workers) an arena of its own, ~6 MB resident in nine of them when idle; two hold
+// ~2 MB. Numbers and what was tried: README, "Idle memory".
 import '../dist/cli/entry.js'

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { launcherFlags } from './launcher.js'
+import { launcherSettings } from './launcher.js'
 import type { Readable } from 'node:stream'
 
 export interface BenchDaemon {
@@ -28,9 +28,10 @@ export async function startBenchDaemon (opts: { name: string, args?: string[], h
   const home = opts.home ?? await mkdtemp(join(tmpdir(), `hearth-bench-${opts.name}-`))
   const entry = opts.checkout === undefined ? ['--import', 'tsx', join(REPO, 'src/cli/entry.ts')] : [join(opts.checkout, 'dist/cli/entry.js')]
   // with the node flags of that checkout's launcher, as `hearth daemon` runs
-  const daemon: ChildProcessByStdio<null, Readable, null> = spawn(process.execPath, [...launcherFlags(opts.checkout ?? REPO), ...entry, 'daemon', ...(opts.args ?? [])], {
+  const launcher = launcherSettings(opts.checkout ?? REPO)
+  const daemon: ChildProcessByStdio<null, Readable, null> = spawn(process.execPath, [...launcher.flags, ...entry, 'daemon', ...(opts.args ?? [])], {
     cwd: opts.checkout ?? REPO,
-    env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', ...opts.env },
+    env: { ...launcher.env, PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit']
   })
   let out = ''

@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { launcherFlags } from './launcher.js'
+import { launcherSettings } from './launcher.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -41,9 +41,10 @@ export interface DistDaemon {
 export async function startDistDaemon (dir: string, home: string, opts: { env?: Record<string, string>; nodeArgs?: string[] } = {}): Promise<DistDaemon> {
   const socketPath = join(home, 'run', 'hearth.sock')
   await rm(socketPath, { force: true })
-  const child = spawn(process.execPath, [...launcherFlags(dir), ...(opts.nodeArgs ?? []), join(dir, 'dist/cli/entry.js'), 'daemon'], {
+  const launcher = launcherSettings(dir)
+  const child = spawn(process.execPath, [...launcher.flags, ...(opts.nodeArgs ?? []), join(dir, 'dist/cli/entry.js'), 'daemon'], {
     cwd: dir,
-    env: { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_UI: 'false', ...opts.env },
+    env: { ...launcher.env, PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_UI: 'false', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit']
   })
   let out = ''

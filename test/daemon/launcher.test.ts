@@ -7,17 +7,18 @@ import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { BIN, REPO_ROOT, startDaemonProcess } from '../support/daemon.js'
 
-/** The node flags on bin/hearth.js's `#!/usr/bin/env -S node …` line. */
-function launcherFlags (): string[] {
+/** The environment and node flags on bin/hearth.js's `#!/usr/bin/env -S VAR=value … node --flag …` line. */
+function launcher (): { env: string[], flags: string[] } {
   const first = readFileSync(BIN, 'utf8').split('\n')[0]!
-  const m = /^#!\/usr\/bin\/env -S node((?: --[a-z0-9-]+(?:=[^\s]+)?)*)$/.exec(first)
-  assert.ok(m !== null, `bin/hearth.js starts with #!/usr/bin/env -S node and flags: ${first}`)
-  return m[1]!.trim().split(/\s+/)
+  const m = /^#!\/usr\/bin\/env -S ((?:[A-Z_]+=[^\s]+ )*)node((?: --[a-z0-9-]+(?:=[^\s]+)?)*)$/.exec(first)
+  assert.ok(m !== null, `bin/hearth.js starts with #!/usr/bin/env -S, variables, node and flags: ${first}`)
+  return { env: m[1]!.trim().split(/\s+/), flags: m[2]!.trim().split(/\s+/) }
 }
 
-test('bin/hearth.js sets the daemon\'s V8 flags on its #! line; npm start and the systemd unit run that file', () => {
-  const flags = launcherFlags()
+test('bin/hearth.js sets the daemon\'s V8 flags and malloc arenas on its #! line; npm start and the systemd unit run that file', () => {
+  const { env, flags } = launcher()
   assert.ok(flags.some((f) => /^--max-semi-space-size=\d+$/.test(f)), 'a young generation sized for an idle daemon')
+  assert.ok(env.includes('MALLOC_ARENA_MAX=2'), 'set before the process starts, as glibc reads it once')
   assert.ok((statSync(BIN).mode & 0o111) !== 0, 'executable, so the #! line applies')
   const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>, bin: Record<string, string> }
   assert.equal(pkg.bin.hearth, 'bin/hearth.js')
@@ -32,7 +33,11 @@ test('a daemon started through bin/hearth.js runs with those flags and reports i
   assert.equal(status.status, 200)
   const proc = status.json.process as { pid: number, node: string, flags: string[], memory: Record<string, number> }
   assert.equal(proc.pid, d.child.pid)
-  assert.deepEqual(proc.flags, launcherFlags())
+  assert.deepEqual(proc.flags, launcher().flags)
+  if (existsSync(`/proc/${proc.pid}/environ`)) {
+    const environ = readFileSync(`/proc/${proc.pid}/environ`, 'utf8').split('\0')
+    for (const assignment of launcher().env) assert.ok(environ.includes(assignment), `${assignment} reaches the daemon`)
+  }
   assert.equal(proc.node, process.version)
   for (const key of ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers']) assert.ok(Number.isSafeInteger(proc.memory[key]) && proc.memory[key]! >= 0, key)
   assert.ok(proc.memory.rss! > proc.memory.heapUsed!)
