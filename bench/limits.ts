@@ -197,6 +197,7 @@ async function idleMemory (d: Running): Promise<IdleMemory> {
   const status = await readFile(`/proc/${d.child.pid!}/status`, 'utf8')
   const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024
   const report = join(d.home, 'bench-memory.json')
+  await rm(report, { force: true })
   process.kill(d.child.pid!, 'SIGUSR2')
   let v8 = { heapTotal: Number.NaN, heapUsed: Number.NaN, newSpace: Number.NaN, external: Number.NaN }
   for (let i = 0; i < 100 && !existsSync(report); i++) await new Promise((resolve) => setTimeout(resolve, 20))

@@ -5,7 +5,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { BIN, REPO_ROOT, startDaemonProcess } from '../support/daemon.js'
+import { BIN, REPO_ROOT, runCli, startDaemonProcess } from '../support/daemon.js'
 
 /** The environment and node flags on bin/hearth.js's `#!/usr/bin/env -S VAR=value … node --flag …` line. */
 function launcher (): { env: string[], flags: string[] } {
@@ -27,7 +27,7 @@ test('bin/hearth.js sets the daemon\'s V8 flags and malloc arenas on its #! line
   assert.ok(unit.includes('ExecStart=/usr/bin/env hearth daemon'), 'the unit runs the same launcher')
 })
 
-test('a daemon started through bin/hearth.js runs with those flags and reports its memory in GET /v1/status', { skip: !existsSync(join(REPO_ROOT, 'dist/cli/entry.js')) && 'dist/ is not built (npm ci builds it; or npm run build)' }, async (t) => {
+test('a daemon started through bin/hearth.js runs with those flags and reports its memory in GET /v1/status and hearth status', { skip: !existsSync(join(REPO_ROOT, 'dist/cli/entry.js')) && 'dist/ is not built (npm ci builds it; or npm run build)' }, async (t) => {
   const d = await startDaemonProcess(t, { viaBin: true })
   const status = await d.request({ path: '/v1/status' })
   assert.equal(status.status, 200)
@@ -41,5 +41,8 @@ test('a daemon started through bin/hearth.js runs with those flags and reports i
   assert.equal(proc.node, process.version)
   for (const key of ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers']) assert.ok(Number.isSafeInteger(proc.memory[key]) && proc.memory[key]! >= 0, key)
   assert.ok(proc.memory.rss! > proc.memory.heapUsed!)
+  const cli = await runCli(d.home, ['status'])
+  assert.equal(cli.code, 0, cli.stderr)
+  assert.match(cli.stdout, /^memory +\d+ MB resident, V8 heap \d+ of \d+ MB \(node v[\d.]+ --max-semi-space-size=\d+\)$/m)
   assert.equal(await d.stop(), 0)
 })

@@ -38,7 +38,12 @@ export const statusCommand: Command = {
         for (const problem of (sync.problems ?? []) as string[]) out += `           PROBLEM: ${problem}\n`
         if (sync.waitingForSchema?.count > 0) out += `           ${waitingLine(sync.waitingForSchema as WaitingForSchema)}\n`
       } else if (sync !== undefined) out += line('sync', 'disabled')
-      const shown = new Set(['owner', 'index', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync'])
+      const proc = s.process as { node?: string, flags?: string[], memory?: Record<string, number> } | undefined
+      if (proc?.memory !== undefined) {
+        const mb = (bytes: number | undefined): string => ((bytes ?? 0) / 1048576).toFixed(0)
+        out += line('memory', `${mb(proc.memory.rss)} MB resident, V8 heap ${mb(proc.memory.heapUsed)} of ${mb(proc.memory.heapTotal)} MB (node ${String(proc.node)}${(proc.flags ?? []).map((f) => ` ${f}`).join('')})`)
+      }
+      const shown = new Set(['owner', 'index', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync', 'process'])
       for (const [name, part] of Object.entries(s as Record<string, unknown>)) {
         if (shown.has(name)) continue
         out += renderTree({ [name]: part }, '')
