@@ -63,7 +63,7 @@ test('ipfs:// definitions come from the storage backend; missing or malformed CI
   const storage = await startStorage(t)
   const bytes = new TextEncoder().encode('{"name":"pinned"}')
   const cid = await storage.add(bytes)
-  const fetchDefinition = createDefinitionFetcher({ storage, timeoutMs: 2000, maxBytes: 1024 })
+  const fetchDefinition = createDefinitionFetcher({ storage, timeoutMs: 10_000, maxBytes: 1024 })
   assert.deepEqual(await fetchDefinition(`ipfs://${cid}`), bytes)
 
   // A well-formed CID of content this node never had.
