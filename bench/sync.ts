@@ -43,7 +43,7 @@ const SETS: FileSet[] = [
   { key: 'large', label: quick ? '3 × 10 MB' : '10 × 10 MB', count: quick ? 3 : 10, bytes: 10 * 1024 * 1024, clients: 1 }
 ].filter((s) => only === null || s.key === only) as FileSet[]
 
-interface Round { seconds: number; idleMs: number; idleBytes: number; profile?: string; window?: { from: number; to: number } }
+interface Round { seconds: number; cpu: { receiver: number; source: number }; idleMs: number; idleBytes: number; profile?: string; window?: { from: number; to: number } }
 
 async function newHome (name: string): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), `hearth-bench-sync-${name}-`))
@@ -67,6 +67,12 @@ async function storedCount (d: DistDaemon): Promise<number> {
   if (r.status === 404) return 0 // the scope is not known here before the first file arrives
   if (r.status !== 200) throw new Error(`versions answered ${r.status}: ${r.body.slice(0, 300)}`)
   return (JSON.parse(r.body) as { total: number }).total
+}
+
+/** CPU time (user + system, ms, every thread) the daemon has used so far: load inflates it far less than time. */
+async function cpuMs (d: DistDaemon): Promise<number> {
+  const fields = (await readFile(`/proc/${d.child.pid!}/stat`, 'utf8')).split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime in clock ticks of 10 ms
 }
 
 async function fill (source: DistDaemon, set: FileSet): Promise<number> {
@@ -126,13 +132,18 @@ async function receiveRound (dir: string, variant: string, source: DistDaemon, s
   const target = await startDistDaemon(dir, home, { env: SYNC_ENV, nodeArgs })
   try {
     const from = monotonicMicros()
+    const cpuBefore = { receiver: await cpuMs(target), source: await cpuMs(source) }
     const started = performance.now()
     await target.json('POST', '/v1/peers', { multiaddr: syncAddress(source) })
     await waitUntil(`${set.label} on the receiver`, async () => (await storedCount(target)) >= set.count, 30 * 60_000)
     const seconds = (performance.now() - started) / 1000
+    const cpu = { receiver: await cpuMs(target) - cpuBefore.receiver, source: await cpuMs(source) - cpuBefore.source }
     const to = monotonicMicros()
-    // the reverse pull (the source reading the receiver's log) and the last cursor writes settle
+    // the reverse pull (the source reading the receiver's log) and the last cursor writes settle;
+    // the receiver pokes the source only once its pull has ended (after the 100 ms poke window)
     await waitUntil('both sides idle', async () => await idle(target) && await idle(source), 60_000, 50)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await waitUntil('both sides idle after the last poke', async () => await idle(target) && await idle(source), 60_000, 50)
     const before = await wireBytes(target)
     const idleStarted = performance.now()
     await target.json('POST', '/v1/sync')
@@ -141,14 +152,14 @@ async function receiveRound (dir: string, variant: string, source: DistDaemon, s
     await target.stop()
     let profile: string | undefined
     if (prof !== null) profile = await summariseNewest(join(prof, 'receiver'), { from, to })
-    return { seconds, idleMs, idleBytes, ...(profile !== undefined ? { profile: `receiver:\n${profile}`, window: { from, to } } : {}) }
+    return { seconds, cpu, idleMs, idleBytes, ...(profile !== undefined ? { profile: `receiver:\n${profile}`, window: { from, to } } : {}) }
   } finally {
     await target.stop()
     await rm(home, { recursive: true, force: true })
   }
 }
 
-interface Result { seconds: number; perFileMs: number; mbPerSec: number; idleMs: number; idleBytes: number; all: number[]; profiles: string[] }
+interface Result { seconds: number; perFileMs: number; mbPerSec: number; cpu: { receiver: number; source: number }; idleMs: number; idleBytes: number; all: number[]; profiles: string[] }
 
 function median (xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
@@ -189,6 +200,7 @@ async function runSet (variant: string, dir: string, set: FileSet): Promise<Resu
       mbPerSec: cipherBytes / 1e6 / seconds,
       idleMs: median(done.map((d) => d.idleMs)),
       idleBytes: median(done.map((d) => d.idleBytes)),
+      cpu: { receiver: median(done.map((d) => d.cpu.receiver)), source: median(done.map((d) => d.cpu.source)) },
       all: done.map((d) => d.seconds),
       profiles
     }
@@ -225,6 +237,7 @@ for (const set of SETS) {
   const pick = (name: string): Result | undefined => results.get(name)?.get(set.key)
   rows.push({ what: `sync ${set.label} until indexed (s)`, budget: set.key === 'small' ? budget : '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.seconds, 2)} (${pick(n)?.all.map((s) => s.toFixed(2)).join(' / ')})`])) })
   rows.push({ what: `sync ${set.label}: ms per file / MB/s of ciphertext`, budget: set.key === 'large' ? budget : '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.perFileMs, 1)} / ${f(pick(n)?.mbPerSec, 1)}`])) })
+  rows.push({ what: `sync ${set.label}: CPU s, receiver / source (user+sys, all threads)`, budget: '', ...Object.fromEntries(selected.map(([n]) => [n, `${f((pick(n)?.cpu.receiver ?? 0) / 1000, 2)} / ${f((pick(n)?.cpu.source ?? 0) / 1000, 2)}`])) })
   rows.push({ what: `second round, nothing new (${set.label}): ms / bytes on the wire`, budget: '', ...Object.fromEntries(selected.map(([n]) => [n, `${f(pick(n)?.idleMs, 1)} / ${f(pick(n)?.idleBytes)}`])) })
 }
 if (pnetRows.length > 0) {
@@ -233,6 +246,7 @@ if (pnetRows.length > 0) {
 }
 if (rows.length > 0) console.table(rows)
 console.log('time: from `POST /v1/peers` on a fresh running receiver until it has indexed every file; median of the rounds (each round in parentheses).')
+console.log('CPU: what each daemon used in that time, all threads (the receiver\'s decryption worker included): on a shared machine compare these more than the times.')
 for (const [name, bySet] of results) {
   for (const [key, r] of bySet) for (const p of r.profiles) console.log(`\nCPU profile, ${name}, ${key} set, during the last round, ${p}`)
 }
