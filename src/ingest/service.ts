@@ -83,7 +83,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   // files whose storage failed go back to the work queue with a growing delay
   const retries = createRetrySet({ retry: (rel) => work.push(rel) })
   const syncer = createFileSyncer()
-  const fileWriter = createFileWriter({ tempDir: writingFolder(deps.pipeline.dataDir) })
+  const fileWriter = createFileWriter({ tempDir: writingFolder(deps.pipeline.dataDir), spares: 8 })
   const journal: IngestJournal | undefined = deps.db === undefined
     ? undefined
     : createIngestJournal({ db: deps.db, dataDir: deps.pipeline.dataDir, storage: deps.pipeline.storage, index: deps.index, syncFiles: syncer, logger, ...(settings.checkpointMs !== undefined ? { delayMs: settings.checkpointMs } : {}) })

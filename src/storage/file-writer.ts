@@ -14,9 +14,12 @@ import { tempName } from './durable-file.js'
 export interface WriterError { message: string; code?: string; syscall?: string }
 export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number }
 type WriterOp =
+  | { op: 'end' }
   | { op: 'create'; files: CreateFile[] }
   | { op: 'blocks'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
 export type WriterRequest = WriterOp & { id: number }
+/** The thread's settings: the temp folder and how many empty temps to keep there (file-writer-thread.ts). */
+export interface WriterSetup { tempDir?: string; spares?: number }
 
 export interface WriterReply {
   id: number
@@ -40,53 +43,69 @@ export interface FileWriter {
 /** Blocks per message: a checkpoint's batch is split so data-file creates are not queued behind all of it. */
 const BLOCKS_PER_MESSAGE = 64
 
-export function createFileWriter (opts: { idleMs?: number; tempDir?: string } = {}): FileWriter {
+/** One thread and the requests it has not answered yet (a thread that ends fails only its own). */
+interface Thread { worker: Worker; waiting: Map<number, { resolve: (r: WriterReply) => void; reject: (err: Error) => void }> }
+
+export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spares?: number } = {}): FileWriter {
   const idleMs = opts.idleMs ?? 30_000
+  const setup: WriterSetup = { ...(opts.tempDir !== undefined ? { tempDir: opts.tempDir } : {}), ...(opts.spares !== undefined ? { spares: opts.spares } : {}) }
   // creates asked for in this turn of the event loop, sent together
   let creates: Array<{ file: CreateFile; resolve: (r: { written: boolean; mtimeMs: number }) => void; reject: (err: unknown) => void }> = []
-  let worker: Worker | null = null
+  let current: Thread | null = null
   let nextId = 0
-  const waiting = new Map<number, { resolve: (r: WriterReply) => void; reject: (err: Error) => void }>()
   let idleTimer: NodeJS.Timeout | null = null
 
-  function start (): Worker {
-    const w = startWriterThread()
+  function start (): Thread {
+    const t: Thread = { worker: startWriterThread(setup), waiting: new Map() }
     const fail = (err: Error): void => {
-      if (worker === w) worker = null
-      for (const p of waiting.values()) p.reject(err)
-      waiting.clear()
+      if (current === t) current = null
+      for (const p of t.waiting.values()) p.reject(err)
+      t.waiting.clear()
     }
-    w.on('message', (reply: WriterReply) => {
-      const p = waiting.get(reply.id)
+    t.worker.on('message', (reply: WriterReply) => {
+      const p = t.waiting.get(reply.id)
       if (p === undefined) return
-      waiting.delete(reply.id)
+      t.waiting.delete(reply.id)
       p.resolve(reply)
-      if (waiting.size === 0) idle()
+      if (t.waiting.size === 0 && current === t) idle()
     })
-    w.on('error', fail)
-    w.on('exit', (code) => { fail(new Error(`the file writer thread exited (${code})`)) })
-    return w
+    t.worker.on('error', fail)
+    t.worker.on('exit', (code) => { fail(new Error(`the file writer thread exited (${code})`)) })
+    return t
   }
 
   /** No request in flight: the thread no longer keeps the process alive, and ends after idleMs. */
   function idle (): void {
-    worker?.unref()
+    current?.worker.unref()
     idleTimer ??= setTimeout(() => {
       idleTimer = null
-      if (waiting.size === 0 && worker !== null) { const w = worker; worker = null; void w.terminate() }
+      if (current !== null && current.waiting.size === 0) void retire()
     }, idleMs)
     idleTimer.unref()
   }
 
+  async function post (t: Thread, req: WriterOp): Promise<WriterReply> {
+    t.worker.ref()
+    const id = nextId++
+    return await new Promise<WriterReply>((resolve, reject) => {
+      t.waiting.set(id, { resolve, reject })
+      t.worker.postMessage({ ...req, id })
+    })
+  }
+
+  /** Ends the thread once it has removed its spare temps; a request meanwhile starts a new one. */
+  async function retire (): Promise<void> {
+    const t = current
+    if (t === null) return
+    current = null
+    await post(t, { op: 'end' }).catch(() => {})
+    await t.worker.terminate()
+  }
+
   async function send (req: WriterOp): Promise<WriterReply> {
     if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
-    worker ??= start()
-    worker.ref()
-    const id = nextId++
-    const reply = await new Promise<WriterReply>((resolve, reject) => {
-      waiting.set(id, { resolve, reject })
-      worker!.postMessage({ ...req, id })
-    })
+    current ??= start()
+    const reply = await post(current, req)
     if (reply.error !== undefined) throw errnoError(reply.error)
     return reply
   }
@@ -119,9 +138,7 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string } = 
     },
     async close () {
       if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
-      const w = worker
-      worker = null
-      await w?.terminate()
+      await retire()
     }
   }
 }
@@ -141,9 +158,9 @@ function errnoError (e: WriterError): Error {
 }
 
 /** A .ts thread (tests, benches under tsx) loads tsx's hooks first: a worker does not inherit them. */
-function startWriterThread (): Worker {
+function startWriterThread (setup: WriterSetup): Worker {
   const script = new URL(import.meta.url.endsWith('.ts') ? './file-writer-thread.ts' : './file-writer-thread.js', import.meta.url)
-  if (!script.pathname.endsWith('.ts')) return new Worker(script)
+  if (!script.pathname.endsWith('.ts')) return new Worker(script, { workerData: setup })
   const boot = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register() }).then(() => import(${JSON.stringify(script.href)}))`
-  return new Worker(boot, { eval: true })
+  return new Worker(boot, { eval: true, workerData: setup })
 }
