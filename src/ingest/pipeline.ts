@@ -287,7 +287,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   }
 
   const receive = createReceiver({ ...deps, locks, record, scopeKey })
-  const prepareReceive = createReceivePreparer({ schemas: deps.schemas, scopeKey })
+  const prepareReceive = createReceivePreparer({ schemas: deps.schemas, scopeKey, ...(deps.maxJsonValues !== undefined ? { maxJsonValues: deps.maxJsonValues } : {}) })
 
   async function admit<T> (bytes: number | null, fn: () => Promise<T>): Promise<T> {
     // a worker that ended while idle loads while the body is read and parsed, not after

@@ -102,8 +102,8 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists'
     const schema = await deps.schemas.byId(meta.schemaId)
     if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${meta.schemaId} of ${meta.cid} is not known yet`, { schemaId: meta.schemaId })
-    const { plaintext, sha256 } = await (meta.decrypted ?? decryptReceived(ciphertext, scopeKey(schema.scope)))
-    const env = parseEnvelopeBytes(plaintext, { maxValues: deps.maxJsonValues })
+    const { plaintext, sha256, envelope } = await (meta.decrypted ?? decryptReceived(ciphertext, scopeKey(schema.scope)))
+    const env = envelope ?? parseEnvelopeBytes(plaintext, { maxValues: deps.maxJsonValues })
     if (env.scope !== schema.scope) {
       throw new HearthError('SCOPE_MISMATCH', `file ${meta.cid} says scope ${env.scope} but schema ${schema.id} is for ${schema.scope}`)
     }
@@ -142,13 +142,13 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
 /** Starts a received file's decryption ahead of its receive (hand the result to it as `meta.decrypted`). */
 export type ReceivePreparer = (ciphertext: Uint8Array, schemaId: string, decrypt: Decrypt) => Promise<DecryptedFile>
 
-export function createReceivePreparer (deps: Pick<ReceiverDeps, 'schemas' | 'scopeKey'>): ReceivePreparer {
+export function createReceivePreparer (deps: Pick<ReceiverDeps, 'schemas' | 'scopeKey' | 'maxJsonValues'>): ReceivePreparer {
   return (ciphertext, schemaId, decrypt) => {
     const decrypted = (async () => {
       const schema = await deps.schemas.byId(schemaId)
       // the receive reports the unknown schema itself (it parks the file)
       if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${schemaId} is not known yet`, { schemaId })
-      return await decrypt(ciphertext, deps.scopeKey(schema.scope))
+      return await decrypt(ciphertext, deps.scopeKey(schema.scope), deps.maxJsonValues !== undefined ? { maxJsonValues: deps.maxJsonValues } : {})
     })()
     // awaited by the receive, or never (the file failed its CID check first): no unhandled rejection
     decrypted.catch(() => {})

@@ -11,7 +11,7 @@ import type { ReceiveHook, ReceiveOutcome } from './pull.js'
 
 export const PEER_FILE_REJECTED_CODES: ReadonlySet<string> = new Set([
   'DECRYPTION_FAILED', 'SCOPE_MISMATCH', 'SCHEMA_VALIDATION_FAILED', 'INVALID_ENVELOPE', 'INVALID_JSON', 'JSON_TOO_DEEP',
-  'NUMBER_NOT_REPRESENTABLE', 'SCHEMA_SCOPE_MISMATCH', 'INVALID_SCOPE'
+  'NUMBER_NOT_REPRESENTABLE', 'JSON_TOO_MANY_VALUES', 'SCHEMA_SCOPE_MISMATCH', 'INVALID_SCOPE'
 ])
 
 /** The outcome a receive failure stands for, or null when it must be thrown (transient). */

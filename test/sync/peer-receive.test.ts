@@ -8,7 +8,7 @@ import type { LiveEntry } from '../../src/sync/protocol.js'
 const entry = { seq: 1, cid: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', schemaId: '7', fileId: null, size: 10, scope: 'a.b' } as unknown as LiveEntry
 
 test('a peer file that can never be used is rejected, an unknown schema parks it, anything else is retried', () => {
-  for (const code of ['DECRYPTION_FAILED', 'SCOPE_MISMATCH', 'SCHEMA_VALIDATION_FAILED', 'INVALID_ENVELOPE', 'INVALID_JSON', 'JSON_TOO_DEEP', 'NUMBER_NOT_REPRESENTABLE', 'SCHEMA_SCOPE_MISMATCH', 'INVALID_SCOPE'] as const) {
+  for (const code of ['DECRYPTION_FAILED', 'SCOPE_MISMATCH', 'SCHEMA_VALIDATION_FAILED', 'INVALID_ENVELOPE', 'INVALID_JSON', 'JSON_TOO_DEEP', 'NUMBER_NOT_REPRESENTABLE', 'JSON_TOO_MANY_VALUES', 'SCHEMA_SCOPE_MISMATCH', 'INVALID_SCOPE'] as const) {
     assert.equal(outcomeOfFailure(new HearthError(code, 'x')), 'rejected', code)
   }
   assert.equal(outcomeOfFailure(new HearthError('SCHEMA_NOT_FOUND', 'x')), 'waiting-schema')
