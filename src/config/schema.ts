@@ -144,7 +144,7 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     accessLogDays: integer(365, 1, 36_500, 'days of access log kept (whole days are dropped)')
   }),
   ingest: object({
-    concurrency: integer(16, 1, 256, 'files processed at once (they wait on fsync more than on the CPU, and concurrent files share syncs)'),
+    concurrency: integer(16, 1, 256, 'files retried or read again processed at once (they wait on fsync more than on the CPU, and concurrent files share syncs); dropped files and the scans go in batches of 32'),
     quietMs: integer(25, 0, 60_000, 'a dropped file is read once no change of it was seen this long; one that is not complete JSON yet waits for `ingest.stabilityMs` instead of being rejected'),
     stabilityMs: integer(300, 0, 60_000, 'a dropped file that is not complete JSON when read is read again once it stayed unchanged this long, and only then rejected'),
     maxFileBytes: integer(16 * 1024 * 1024, 1, 1024 * 1024 * 1024, 'largest dropped data file read; a larger one is rejected unread (`FILE_TOO_LARGE`)'),

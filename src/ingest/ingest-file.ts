@@ -16,6 +16,11 @@ import { FINAL_STATES, isTransientFailure, type IngestDeps, type IngestResult, t
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
 const WAITING_STATES = new Set(['waiting-schema', 'waiting-storage'])
 
+/** The cheap first check: indexed with the same size and mtime (and not waiting) → nothing to do. */
+export function unchangedSince (existing: FileRecord | null, st: { size: number; mtimeMs: number }): boolean {
+  return existing !== null && !WAITING_STATES.has(existing.state) && existing.size === st.size && existing.mtimeMs === st.mtimeMs
+}
+
 /** A stored version of a name under its archive path `path#cid`; none for a version not stored. */
 export function archivedVersion (existing: FileRecord): FileRecord | undefined {
   return FINAL_STATES.has(existing.state) ? { ...existing, path: `${existing.path}#${existing.cid ?? 'old'}`, updatedAt: Date.now() } : undefined
@@ -80,8 +85,7 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
       st = found
       existing = await deps.index.get(rel) ?? null
     }
-    // a cheap first check: same size and mtime as when it was indexed → nothing to do
-    if (existing !== null && !WAITING_STATES.has(existing.state) && existing.size === st.size && existing.mtimeMs === st.mtimeMs) {
+    if (existing !== null && unchangedSince(existing, st)) {
       return { outcome: 'unchanged', path: rel, record: existing }
     }
     const base = {

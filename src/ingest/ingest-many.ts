@@ -1,24 +1,36 @@
-// A batch of files the watcher has just seen written (a burst of dropped files), ingested with
-// the per-file work shared where it can be: every path's lock taken at once, their index records
-// looked up in one LevelDB read, each scope folder resolved once, each file read on this thread
-// (readSmallDataFileSync: its pages are still cached, four system calls instead of four thread-
-// pool round trips), the schema an envelope names looked up once per batch; then the files go
+// A batch of files the watcher has just seen written (a burst of dropped files) or a scan has
+// found, ingested with the per-file work shared where it can be: every path's lock taken at once, their index records
+// looked up in one LevelDB read; for files just written, each scope folder resolved once, each
+// file read on this thread (readSmallDataFileSync: its pages are still cached, four system calls
+// instead of four thread-pool round trips), the schema an envelope names looked up once per batch
+// (a scan's files are stat'ed as before, and only a changed one is read); then the files go
 // through the same steps as any other (ingest-file.ts) side by side, so their ciphertext blocks
 // and index records share the storage's and the index's group commits.
-import { realpath } from 'node:fs/promises'
+import { realpath, stat } from 'node:fs/promises'
 import { join, relative, isAbsolute } from 'node:path'
 import { asStorageFull } from '../errors.js'
 import type { FileOrigin } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
-import { classifyDataPath } from './layout.js'
+import { absoluteDataPath, classifyDataPath } from './layout.js'
 import { readSmallDataFileSync } from './data-file.js'
 import type { PathLocks } from './path-locks.js'
-import type { DataPath, FileIngest, SeenFile } from './ingest-file.js'
+import { unchangedSince, type DataPath, type FileIngest, type SeenFile } from './ingest-file.js'
 import { JOURNAL_MAX_BYTES, type IngestDeps, type IngestResult } from './pipeline-contract.js'
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
 
-export type IngestMany = (rels: readonly string[], opts?: { origin?: FileOrigin; waitIfIncomplete?: boolean }) => Promise<Array<Settled<IngestResult>>>
+export interface IngestManyOptions {
+  origin?: FileOrigin
+  waitIfIncomplete?: boolean
+  /**
+   * The files were just written (the watcher saw them): read on this thread. Otherwise (a scan,
+   * mostly of unchanged files whose inodes may not be cached) each is stat'ed off the thread and
+   * compared with its record, and only a changed one is read.
+   */
+  justWritten?: boolean
+}
+
+export type IngestMany = (rels: readonly string[], opts?: IngestManyOptions) => Promise<Array<Settled<IngestResult>>>
 
 export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; maxFileBytes: number; ingestLocked: FileIngest['ingestLocked'] }): IngestMany {
   const { deps, locks, ingestLocked } = ctx
@@ -67,15 +79,24 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
       const paths = files.map(({ file }) => file.rel)
       const [records, folders] = await Promise.all([
         deps.index.getMany !== undefined ? deps.index.getMany(paths) : Promise.all(paths.map(async (p) => await deps.index.get(p) ?? null)),
-        scopeFolders(files.map(({ file }) => file))
+        opts.justWritten === true ? scopeFolders(files.map(({ file }) => file)) : null
       ])
       const schemaByUrl = schemaLookups()
       await Promise.all(files.map(async ({ at, file }, i) => {
         try {
-          const real = folders.get(file.scopeFolder) ?? null
+          const existing = records[i] ?? null
+          if (opts.justWritten !== true) {
+            // follows a symlink, as ingestLocked's stat does: the target's size and mtime change with the data
+            const st = await stat(absoluteDataPath(deps.dataDir, file.rel)).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err })
+            if (st === null) { results[at] = { ok: true, value: { outcome: 'missing', path: file.rel } }; return }
+            if (existing !== null && unchangedSince(existing, st)) { results[at] = { ok: true, value: { outcome: 'unchanged', path: file.rel, record: existing } }; return }
+            results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true) }
+            return
+          }
+          const real = folders!.get(file.scopeFolder) ?? null
           const read = real === null ? null : readSmallDataFileSync(real, file.name, syncReadMax)
           if (read === 'missing') { results[at] = { ok: true, value: { outcome: 'missing', path: file.rel } }; return }
-          const seen: SeenFile | undefined = read === null ? undefined : { existing: records[i] ?? null, read, schemaByUrl }
+          const seen: SeenFile | undefined = read === null ? undefined : { existing, read, schemaByUrl }
           results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, seen) }
         } catch (err) {
           // a full disk (blocks, index) is waited out like an unreachable storage backend

@@ -29,6 +29,8 @@ export const DEFAULT_QUIET_MS = 25
  */
 const FRESH_BATCH_FILES = 32
 const FRESH_BATCHES = 4
+/** A scan's batches at once: one's stats and records are read while the other's changed files are ingested. */
+const SCAN_BATCHES = 2
 
 export interface IngestSettings {
   concurrency: number
@@ -105,7 +107,17 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     concurrency: FRESH_BATCHES,
     batchSize: FRESH_BATCH_FILES,
     runBatch: async (rels) => {
-      const results = await pipeline.ingestMany(rels, { waitIfIncomplete: true })
+      const results = await pipeline.ingestMany(rels, { waitIfIncomplete: true, justWritten: true })
+      for (const [i, rel] of rels.entries()) await outcome(rel, results[i]!)
+    }
+  })
+  // The initial scan and the polling rescan: mostly unchanged files, one stat each and their
+  // records read in batches (one LevelDB read per batch instead of one per file)
+  const scanWork = createWorkQueue({
+    concurrency: SCAN_BATCHES,
+    batchSize: FRESH_BATCH_FILES,
+    runBatch: async (rels) => {
+      const results = await pipeline.ingestMany(rels)
       for (const [i, rel] of rels.entries()) await outcome(rel, results[i]!)
     }
   })
@@ -144,7 +156,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     if (settings.usePolling) {
       // filesystems without change notifications (network mounts): a periodic reconcile scan,
       // cheap for unchanged files (one stat and one index read each)
-      const pollTimer = setInterval(() => { void scanDataFolder({ dataDir: deps.pipeline.dataDir, queue: work }).catch((err) => logger.warn({ err }, 'polling scan failed')) }, settings.pollIntervalMs)
+      const pollTimer = setInterval(() => { void scanDataFolder({ dataDir: deps.pipeline.dataDir, queue: scanWork }).catch((err) => logger.warn({ err }, 'polling scan failed')) }, settings.pollIntervalMs)
       pollTimer.unref()
       stops.push(() => { clearInterval(pollTimer) })
       return
@@ -165,7 +177,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     stops.push(() => { scanAbort.abort() })
     scanDataFolder({
       dataDir: deps.pipeline.dataDir,
-      queue: work,
+      queue: scanWork,
       signal: scanAbort.signal,
       progressEvery: 10_000,
       onProgress: (p) => {
@@ -190,6 +202,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   const stop = async (): Promise<void> => {
     while (stops.length > 0) await stops.pop()!()
     await fresh.close()
+    await scanWork.close()
     await work.close()
     unsettled.close()
     retries.stop()
@@ -213,7 +226,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     },
     stop,
     async status () {
-      return { queued: work.size + fresh.size, running: work.running + fresh.running, waitingForStorage: retries.size, scan: { ...scanState } }
+      return { queued: work.size + fresh.size + scanWork.size, running: work.running + fresh.running + scanWork.running, waitingForStorage: retries.size, scan: { ...scanState } }
     }
   }
 }

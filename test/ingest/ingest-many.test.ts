@@ -37,7 +37,7 @@ test('a batch of dropped files: each stored once and decryptable, results in ord
     rels.push(`${SCOPE}/${name(i)}`)
   }
   const batch = [...rels, rels[3]!, `${SCOPE}/notes.txt`, `${SCOPE}/${name(99)}`]
-  const results = await r.pipeline.ingestMany(batch)
+  const results = await r.pipeline.ingestMany(batch, { justWritten: true })
   assert.deepEqual(results.map((x) => x.ok ? x.value.outcome : 'error'), [...rels.map(() => 'ingested'), 'ingested', 'ignored', 'missing'])
   assert.deepEqual(r.stored.sort(), [...rels].sort(), 'a path named twice is ingested once')
   assert.equal(r.storage.blobs.size, 20)
@@ -46,7 +46,7 @@ test('a batch of dropped files: each stored once and decryptable, results in ord
     const plain = JSON.parse(new TextDecoder().decode(await decryptEnvelopeBytes(await r.storage.get(record!.cid!), scopeKeyHex(MASTER, SCOPE))))
     assert.equal(plain.collectedAt, at(rels.indexOf(rel)))
   }
-  const again = await r.pipeline.ingestMany(rels)
+  const again = await r.pipeline.ingestMany(rels, { justWritten: true })
   assert.ok(again.every((x) => x.ok && x.value.outcome === 'unchanged'))
   assert.equal(r.storage.blobs.size, 20, 'nothing encrypted again')
 })
@@ -61,7 +61,7 @@ test('in a batch, a symlink is resolved (inside: stored; outside: refused), a FI
   await symlink(join(r.dataDir, 'elsewhere', 'target.json'), join(r.dataDir, SCOPE, name(2)))
   execFileSync('mkfifo', [join(r.dataDir, SCOPE, name(3))])
   await mkdir(join(r.dataDir, SCOPE, name(4)))
-  const results = await r.pipeline.ingestMany([1, 2, 3, 4].map((i) => `${SCOPE}/${name(i)}`))
+  const results = await r.pipeline.ingestMany([1, 2, 3, 4].map((i) => `${SCOPE}/${name(i)}`), { justWritten: true })
   const view = results.map((x) => x.ok ? [x.value.outcome, x.value.record?.errorCode ?? null] : ['error', null])
   assert.deepEqual(view, [['rejected', 'PATH_OUTSIDE_DATA'], ['ingested', null], ['rejected', 'FILE_UNREADABLE'], ['ignored', null]])
 })
@@ -70,12 +70,12 @@ test('a half-written file is incomplete when it may still be written (nothing re
   const r = await rig(t)
   const rel = `${SCOPE}/${name(5)}`
   await writeFile(join(r.dataDir, rel), envelope('half', at(5)).slice(0, 40))
-  const [early] = await r.pipeline.ingestMany([rel], { waitIfIncomplete: true })
+  const [early] = await r.pipeline.ingestMany([rel], { waitIfIncomplete: true, justWritten: true })
   assert.ok(early?.ok)
   assert.equal(early.value.outcome, 'incomplete')
   assert.equal(early.value.seen?.size, 40)
   assert.equal(await r.index.get(rel), null, 'nothing recorded')
-  const [last] = await r.pipeline.ingestMany([rel])
+  const [last] = await r.pipeline.ingestMany([rel], { justWritten: true })
   assert.ok(last?.ok)
   assert.equal(last.value.outcome, 'rejected')
   assert.equal(last.value.record?.errorCode, 'INVALID_JSON')
@@ -85,8 +85,26 @@ test('a file ingested by another path while in a batch is ingested once', async 
   const r = await rig(t)
   const rel = `${SCOPE}/${name(6)}`
   await writeFile(join(r.dataDir, rel), envelope('raced', at(6)))
-  const [one, [many]] = await Promise.all([r.pipeline.ingestPath(rel), r.pipeline.ingestMany([rel])])
+  const [one, [many]] = await Promise.all([r.pipeline.ingestPath(rel), r.pipeline.ingestMany([rel], { justWritten: true })])
   assert.ok(many?.ok)
   assert.deepEqual([one.outcome, many.value.outcome].sort(), ['ingested', 'unchanged'])
   assert.equal(r.storage.blobs.size, 1)
+})
+
+test('a scan\'s batch (files not just written): unchanged files are left alone, a changed one is a new version, a FIFO or folder goes the general way', async (t) => {
+  const r = await rig(t)
+  const rels: string[] = []
+  for (let i = 10; i < 14; i++) {
+    await writeFile(join(r.dataDir, SCOPE, name(i)), envelope(`user${i}`, at(i)))
+    rels.push(`${SCOPE}/${name(i)}`)
+  }
+  assert.ok((await r.pipeline.ingestMany(rels)).every((x) => x.ok && x.value.outcome === 'ingested'))
+  const before = await r.index.get(rels[1]!)
+  await writeFile(join(r.dataDir, rels[1]!), envelope('edited', at(11)))
+  execFileSync('mkfifo', [join(r.dataDir, SCOPE, name(14))])
+  await mkdir(join(r.dataDir, SCOPE, name(15)))
+  const results = await r.pipeline.ingestMany([...rels, `${SCOPE}/${name(14)}`, `${SCOPE}/${name(15)}`, `${SCOPE}/${name(16)}`])
+  assert.deepEqual(results.map((x) => x.ok ? x.value.outcome : 'error'), ['unchanged', 'ingested', 'unchanged', 'unchanged', 'rejected', 'ignored', 'missing'])
+  assert.equal(r.storage.blobs.size, 5, 'only the edited file encrypted again')
+  assert.equal((await r.index.get(`${rels[1]!}#${before!.cid!}`))?.state, 'stored', 'its old version archived')
 })
