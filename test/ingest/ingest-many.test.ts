@@ -29,13 +29,19 @@ async function rig (t: TestContext): Promise<{ pipeline: IngestPipeline; index: 
 const name = (i: number): string => `2026-03-01T00-00-${String(i).padStart(2, '0')}Z.json`
 const at = (i: number): string => `2026-03-01T00:00:${String(i).padStart(2, '0')}Z`
 
-test('a batch of dropped files: each stored once and decryptable, results in order, a second batch changes nothing', async (t) => {
-  const r = await rig(t)
+/** Envelopes number `from` to `to` (exclusive) written into the scope folder; their paths. */
+async function writeEnvelopes (dataDir: string, from: number, to: number): Promise<string[]> {
   const rels: string[] = []
-  for (let i = 0; i < 20; i++) {
-    await writeFile(join(r.dataDir, SCOPE, name(i)), envelope(`user${i}`, at(i)))
+  for (let i = from; i < to; i++) {
+    await writeFile(join(dataDir, SCOPE, name(i)), envelope(`user${i}`, at(i)))
     rels.push(`${SCOPE}/${name(i)}`)
   }
+  return rels
+}
+
+test('a batch of dropped files: each stored once and decryptable, results in order, a second batch changes nothing', async (t) => {
+  const r = await rig(t)
+  const rels = await writeEnvelopes(r.dataDir, 0, 20)
   const batch = [...rels, rels[3]!, `${SCOPE}/notes.txt`, `${SCOPE}/${name(99)}`]
   const results = await r.pipeline.ingestMany(batch, { justWritten: true })
   assert.deepEqual(results.map((x) => x.ok ? x.value.outcome : 'error'), [...rels.map(() => 'ingested'), 'ingested', 'ignored', 'missing'])
@@ -93,11 +99,7 @@ test('a file ingested by another path while in a batch is ingested once', async 
 
 test('a scan\'s batch (files not just written): unchanged files are left alone, a changed one is a new version, a FIFO or folder goes the general way', async (t) => {
   const r = await rig(t)
-  const rels: string[] = []
-  for (let i = 10; i < 14; i++) {
-    await writeFile(join(r.dataDir, SCOPE, name(i)), envelope(`user${i}`, at(i)))
-    rels.push(`${SCOPE}/${name(i)}`)
-  }
+  const rels = await writeEnvelopes(r.dataDir, 10, 14)
   assert.ok((await r.pipeline.ingestMany(rels)).every((x) => x.ok && x.value.outcome === 'ingested'))
   const before = await r.index.get(rels[1]!)
   await writeFile(join(r.dataDir, rels[1]!), envelope('edited', at(11)))
