@@ -6,7 +6,7 @@
 // envelope checked) and hands the envelope back, which costs this thread a structured-clone copy
 // instead of the parse. Both give the same result, and the same errors.
 import { createHash } from 'node:crypto'
-import { HearthError } from '../errors.js'
+import { HearthError, isHearthError } from '../errors.js'
 import { createWorkerPool, type WorkerPool } from '../lifecycle/worker-pool.js'
 import type { Logger } from '../log.js'
 import { decryptEnvelopeBytes } from '../protocol/encryption.js'
@@ -34,7 +34,7 @@ export function createDecryptionWorkers (opts: { size?: number; maxQueued?: numb
   const self = import.meta.url
   const script = opts.script ?? new URL(`./decrypt-worker${self.endsWith('.ts') ? '.ts' : '.js'}`, self)
   // received files are in memory already (the sync engine bounds them); the job limit adds nothing
-  return createWorkerPool({ name: 'decryptionWorkers', script, size: opts.size ?? 1, maxQueued: opts.maxQueued ?? 64, maxJobBytes: Number.MAX_SAFE_INTEGER, logger: opts.logger })
+  return createWorkerPool({ name: 'decryptionWorkers', script, size: opts.size ?? 1, maxQueued: opts.maxQueued ?? 256, maxJobBytes: Number.MAX_SAFE_INTEGER, logger: opts.logger })
 }
 
 /**
@@ -45,8 +45,14 @@ export function workerDecrypt (pool: WorkerPool): Decrypt {
   return async (ciphertext, passwordHex, opts = {}) => {
     const job: DecryptJob = { ciphertext, passwordHex, ...(opts.maxJsonValues !== undefined ? { maxJsonValues: opts.maxJsonValues } : {}) }
     let done: DecryptedFile | undefined
-    // read to the job's end, so the worker is free (and the job counted) when this resolves
-    for await (const part of pool.run<DecryptedFile>(job, { bytes: ciphertext.byteLength })) done ??= part
+    try {
+      // read to the job's end, so the worker is free (and the job counted) when this resolves
+      for await (const part of pool.run<DecryptedFile>(job, { bytes: ciphertext.byteLength })) done ??= part
+    } catch (err) {
+      // more files waiting than the queue holds: this one is decrypted here (the receive parses it)
+      if (isHearthError(err, 'WORKERS_BUSY')) return await decryptReceived(ciphertext, passwordHex)
+      throw err
+    }
     if (done === undefined) throw new HearthError('INTERNAL', 'the decryption worker answered nothing')
     return done
   }

@@ -82,3 +82,18 @@ test('a preparation resolves the schema\'s scope key, reports an unknown schema,
   await new Promise((resolve) => setTimeout(resolve, 50))
   assert.deepEqual(unhandled, [])
 })
+
+test('files beyond the worker\'s queue are decrypted in this thread instead of failing', async (t) => {
+  const workers = createDecryptionWorkers({ maxQueued: 0 })
+  await workers.start()
+  t.after(async () => { await workers.stop() })
+  const files = await Promise.all([0, 1, 2].map(async (i) => {
+    const plaintext = envelopeBytes(400_000, `u${i}`)
+    return { plaintext, ciphertext: await encryptEnvelopeBytes(plaintext, KEY) }
+  }))
+  const done = await Promise.all(files.map(async (f) => await workerDecrypt(workers)(f.ciphertext, KEY)))
+  done.forEach((d, i) => { assert.equal(Buffer.compare(d.plaintext, files[i]!.plaintext), 0) })
+  // one ran on the worker (parsed there), the others here (parsed by the receive)
+  assert.equal(done.filter((d) => d.envelope !== undefined).length, 1)
+  assert.equal((await workers.status()).finished, 1)
+})
