@@ -62,6 +62,7 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
     }
   }
 
+  // never throws: a result or an error for each path
   return async function ingestMany (rels, opts = {}) {
     const results = new Array<Settled<IngestResult>>(rels.length)
     const files: Array<{ at: number; file: DataPath }> = []
@@ -106,8 +107,9 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
         }
       }))
     } catch (err) {
+      // the batch's shared reads failed (a damaged index, a full disk): every file of it reports that
       for (const release of releases) release()
-      throw err
+      for (const { at, file } of files) results[at] ??= { ok: false, error: asStorageFull(err, `storing ${file.rel}`) }
     }
     rels.forEach((rel, at) => { results[at] ??= results[first.get(classifyDataPath(rel).rel)!]! })
     return results

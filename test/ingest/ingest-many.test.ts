@@ -7,12 +7,14 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { FileIndex } from '../../src/db/file-index.js'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
 import { decryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 import { silentLogger } from '../../src/log.js'
-import type { MemoryStorage } from '../support/memory-storage.js'
+import { memoryStorage, type MemoryStorage } from '../support/memory-storage.js'
+import { openDatabase } from '../../src/db/database.js'
+import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import { createSchemaValidators } from '../../src/registry/validators.js'
 import { SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -109,4 +111,19 @@ test('a scan\'s batch (files not just written): unchanged files are left alone, 
   assert.deepEqual(results.map((x) => x.ok ? x.value.outcome : 'error'), ['unchanged', 'ingested', 'unchanged', 'unchanged', 'rejected', 'ignored', 'missing'])
   assert.equal(r.storage.blobs.size, 5, 'only the edited file encrypted again')
   assert.equal((await r.index.get(`${rels[1]!}#${before!.cid!}`))?.state, 'stored', 'its old version archived')
+})
+
+test('a batch whose shared index read fails reports that error for each of its files (nothing is thrown or lost)', async (t) => {
+  const root = await tempDir(t, 'hearth-ingest-many-closed-')
+  const dataDir = join(root, 'data')
+  await mkdir(join(dataDir, SCOPE), { recursive: true })
+  const db = await openDatabase(join(root, 'index'))
+  const index = await openFileIndex({ db })
+  const validators = createSchemaValidators()
+  const pipeline = createIngestPipeline({ dataDir, index, storage: memoryStorage(), schemas: schemaLookup, validate: (s, d) => validators.validateData(s, d), masterKey: MASTER, logger: silentLogger() })
+  const rels = await writeEnvelopes(dataDir, 30, 33)
+  await db.close()
+  const results = await pipeline.ingestMany(rels, { justWritten: true })
+  assert.equal(results.length, 3)
+  assert.ok(results.every((x) => !x.ok && x.error instanceof Error), 'an error for each file')
 })
