@@ -66,6 +66,8 @@ export interface IngestStatus {
   queued: number
   running: number
   waitingForStorage: number
+  /** Dropped files read before they were complete JSON, waiting for their writer (unsettled.ts). */
+  waitingForWriter: number
   scan: ScanProgress
 }
 
@@ -226,7 +228,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     },
     stop,
     async status () {
-      return { queued: work.size + fresh.size + scanWork.size, running: work.running + fresh.running + scanWork.running, waitingForStorage: retries.size, scan: { ...scanState } }
+      return { queued: work.size + fresh.size + scanWork.size, running: work.running + fresh.running + scanWork.running, waitingForStorage: retries.size, waitingForWriter: unsettled.size, scan: { ...scanState } }
     }
   }
 }

@@ -68,9 +68,12 @@ test('a file written slowly in chunks is stored once complete, with nothing reco
   const at = '2026-02-01T00:00:00.000Z'
   const bytes = envelopeBytes('slow', at)
   const path = `${SCOPE}/2026-02-01T00-00-00.000Z.json`
+  let waited = 0
   await writeSlowly(d, '2026-02-01T00-00-00.000Z.json', bytes, 4, 300, async () => {
     assert.deepEqual(await versionsOf(d, path), [], 'nothing is recorded for a half-written file')
+    waited = Math.max(waited, (await d.request({ path: '/v1/status' })).json.ingest.waitingForWriter)
   })
+  assert.equal(waited, 1, '/v1/status shows the file waiting for its writer')
   const [stored] = await waitFor('the slow file stored', async () => {
     const v = await versionsOf(d, path)
     return v.length === 1 && v[0].state === 'stored' ? v : null

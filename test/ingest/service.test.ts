@@ -42,7 +42,7 @@ for (const usePolling of [false, true]) {
   test(`files from the initial scan and later drops are stored once and announced (${usePolling ? 'polling' : 'watching'})`, async (t) => {
     const r = await rig(t, { usePolling })
     const before = await dropFile(r.dataDir, SCOPE, '2026-01-01T00-00-00Z.json', envelope('early', '2026-01-01T00:00:00Z'))
-    assert.deepEqual(await r.ingest.status(), { queued: 0, running: 0, waitingForStorage: 0, scan: { seen: 0, queued: 0, done: false } })
+    assert.deepEqual(await r.ingest.status(), { queued: 0, running: 0, waitingForStorage: 0, waitingForWriter: 0, scan: { seen: 0, queued: 0, done: false } })
     await r.ingest.start()
     const scan = await r.ingest.scanned
     assert.equal(scan.done, true)
