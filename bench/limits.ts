@@ -2,7 +2,8 @@
 // printed next to the floors measured in the same run, for the current checkout and (with
 // --base DIR, a checkout of an older commit whose dependencies match) the old code side by side:
 //   floors:  bare write+fsync of 1 KB files at 16 concurrent; bare openpgp.encrypt of a 1 KB
-//            envelope with minimal S2K; node:crypto AES-256-CFB + SHA-256 over 10 MB
+//            envelope with minimal S2K, and Hearth's own writer of the same message form;
+//            node:crypto AES-256-CFB + SHA-256 over 10 MB
 //   rows:    POST 1 KB at 16 concurrent (files/s) and at one client (p50); POST 10 MB (median);
 //            1,000 × 1 KB dropped into the data folder until all are indexed (files/s);
 //            start until /health answers with an empty home and with 10,000 files; idle RSS
@@ -34,7 +35,7 @@ import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
 import { dropFiles, floorDropFiles } from './support/dropped-files.js'
 import { launcherSettings } from './support/launcher.js'
-import { floorWriteFsync, floorOpenpgp, floorAesSha } from './support/floors.js'
+import { floorWriteFsync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -397,11 +398,12 @@ const selected = variants.filter(([name]) => onlyVariant === null || name === on
 // the start rows have no floor to compare with
 if (!startOnly && !droppedOnly) console.error('floors …')
 const floors = startOnly || droppedOnly
-  ? { fsync16: Number.NaN, fsync1: Number.NaN, openpgp: Number.NaN, aesSha10mb: Number.NaN }
+  ? { fsync16: Number.NaN, fsync1: Number.NaN, openpgp: Number.NaN, writer: Number.NaN, aesSha10mb: Number.NaN }
   : {
       fsync16: await floorWriteFsync(16, N16),
       fsync1: await floorWriteFsync(1, N1),
       openpgp: await floorOpenpgp(quick ? 500 : 2000),
+      writer: floorHearthWriter(quick ? 2000 : 8000),
       aesSha10mb: postOnly ? Number.NaN : floorAesSha(10 * 1024 * 1024, 5)
     }
 // the dropped-files row cannot beat the bench's own writing of those files
@@ -436,9 +438,9 @@ try {
 
 const f = (n: number | undefined, digits = 0): string => n === undefined || Number.isNaN(n) ? '' : n.toFixed(digits)
 const rows = [
-  { what: '1 KB POST, 16 concurrent (files/s)', budget: '≥ 3000', floor: `fsync ${f(floors.fsync16)} · openpgp ${f(floors.openpgp)}`, key: 'post16' as const, digits: 0 },
+  { what: '1 KB POST, 16 concurrent (files/s)', budget: '≥ 3000', floor: `fsync ${f(floors.fsync16)} · openpgp ${f(floors.openpgp)} · ours ${f(floors.writer)}`, key: 'post16' as const, digits: 0 },
   { what: '  daemon CPU per file (ms, user+sys)', budget: '', floor: '', key: 'post16Cpu' as const, digits: 2 },
-  { what: '1 KB POST, one client, p50 (ms)', budget: '≤ 1', floor: `fsync ${f(1000 / floors.fsync1, 2)} · openpgp ${f(1000 / floors.openpgp, 2)}`, key: 'post1p50' as const, digits: 2 },
+  { what: '1 KB POST, one client, p50 (ms)', budget: '≤ 1', floor: `fsync ${f(1000 / floors.fsync1, 2)} · openpgp ${f(1000 / floors.openpgp, 2)} · ours ${f(1000 / floors.writer, 2)}`, key: 'post1p50' as const, digits: 2 },
   { what: '1 KB POST, one client, p99 (ms)', budget: '', floor: '', key: 'post1p99' as const, digits: 2 },
   { what: '10 MB POST (ms, median of 5)', budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha10mb, 1)}`, key: 'post10mb' as const, digits: 1 },
   { what: '1,000 dropped 1 KB files until indexed (files/s)', budget: '≥ 3000', floor: `dropping alone ${f(dropFloor)}`, key: 'dropped' as const, digits: 0 },

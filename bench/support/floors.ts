@@ -5,6 +5,7 @@ import { mkdtemp, rm, open, link, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
+import { writeMessage } from '../../src/protocol/openpgp-writer.js'
 
 /** Bare write+fsync+link of 1 KB files at `concurrency` (files/s). */
 export async function floorWriteFsync (concurrency: number, total: number): Promise<number> {
@@ -38,6 +39,15 @@ export async function floorOpenpgp (total: number): Promise<number> {
     const message = await openpgp.createMessage({ binary: plaintext, format: 'binary' })
     await openpgp.encrypt({ message, passwords: [password], format: 'binary', config })
   }
+  return total / ((performance.now() - started) / 1000)
+}
+
+/** Hearth's own writer (the message form every stored file has) over a 1 KB envelope (files/s). */
+export function floorHearthWriter (total: number): number {
+  const plaintext = randomBytes(1100)
+  const password = randomBytes(32).toString('hex')
+  const started = performance.now()
+  for (let i = 0; i < total; i++) writeMessage(plaintext, password)
   return total / ((performance.now() - started) / 1000)
 }
 
