@@ -119,9 +119,14 @@ interface NativeSecp256k1 { ecdsaRecover (sig: Uint8Array, recid: number, msg32:
  * pure-JS path, which alone would take the signed-read budget (bench/builders.ts); @noble/curves is the
  * fallback where the binding cannot load.
  */
-const native: NativeSecp256k1 | null = (() => {
-  try { return createRequire(import.meta.url)('secp256k1') as NativeSecp256k1 } catch { return null }
-})()
+let native: NativeSecp256k1 | null | undefined
+/** Loaded on the first signed request, not with the module: a daemon no builder calls keeps its memory. */
+function nativeSecp256k1 (): NativeSecp256k1 | null {
+  if (native === undefined) {
+    try { native = createRequire(import.meta.url)('secp256k1') as NativeSecp256k1 } catch { native = null }
+  }
+  return native
+}
 
 const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n
 
@@ -132,8 +137,9 @@ async function recoverPersonal (message: string, signature: Hex): Promise<Addres
   if (recid !== 0 && recid !== 1) throw new Error('bad v')
   // a high-s signature is the malleable twin of a low-s one: refusing it keeps "a signature works once" true
   if (BigInt(`0x${signature.slice(66, 130)}`) > HALF_ORDER) throw new Error('high s')
-  if (native === null) return recoverPersonalSigner(message, bytes)
-  const pub = native.ecdsaRecover(bytes.subarray(0, 64), recid, personalMessageHash(message), false)
+  const secp = nativeSecp256k1()
+  if (secp === null) return recoverPersonalSigner(message, bytes)
+  const pub = secp.ecdsaRecover(bytes.subarray(0, 64), recid, personalMessageHash(message), false)
   return checksumAddress(bytesToHex(keccak256(pub.subarray(1)).subarray(12)))
 }
 

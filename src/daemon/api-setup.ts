@@ -28,7 +28,8 @@ import type { Dashboard } from '../ui/dashboard.js'
 import type { Builders } from '../builders/index.js'
 import { addConnectorRoutes } from '../api/routes/connectors.js'
 import { connectorDirs } from '../connectors/loader.js'
-import { PROXY_MOUNT_PREFIXES, type Proxy } from '../proxy/index.js'
+import type { Proxy } from '../proxy/index.js'
+import { PROXY_MOUNT_PREFIXES } from '../proxy/basics.js'
 import type { SchemaSetup } from './schemas-setup.js'
 
 export interface OwnerApiDeps {

@@ -16,7 +16,8 @@ import { chainNotConfigured, createChainRegistrar } from '../chain/registrar.js'
 import { createIngestService } from '../ingest/service.js'
 import { encryptionFor } from '../ingest/encryptor.js'
 import { createSyncService } from '../sync/service.js'
-import { createProxy, type QueuedImageRequest } from '../proxy/index.js'
+import type { QueuedImageRequest } from '../proxy/index.js'
+import { createLazyProxy } from '../proxy/lazy.js'
 import { staleTempsService, databaseService } from './foundation.js'
 import { ensureIdentity } from './identity-setup.js'
 import { chainConnection } from './chain-setup.js'
@@ -86,7 +87,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     logger,
     print
   }))
-  const proxy = await services.start(createProxy({
+  const proxy = await services.start(createLazyProxy({
     config: config.upstream,
     home,
     kv: openKv(db, 'proxy'),

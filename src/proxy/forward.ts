@@ -23,7 +23,8 @@ import type { PassthroughContext, ProxyAnswer } from './types.js'
 import { pipeStream } from './stream.js'
 import { isOfflineError, parseJsonBody, readBody, type HttpTransport, type UpstreamResponse } from './upstream.js'
 
-export const API_PREFIX = '/api/v0'
+import { API_PREFIX } from './basics.js'
+export { API_PREFIX }
 
 export interface ForwardDeps {
   config: ProxyConfig

@@ -11,7 +11,6 @@
 // endpoints (`/v1/upstream/...`, `/v1/images[/:id]`) are ordinary routes over `login`,
 // `credentials`, `status`, `listImages` and `getImage`.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { HearthError } from '../errors.js'
 import type { HomeLayout } from '../home.js'
 import { silentLogger, type Logger } from '../log.js'
 import type { DurableQueue } from '../db/types.js'
@@ -26,7 +25,8 @@ import { createModelTracker, type ModelStatus } from './models.js'
 import { createDownloader } from './download.js'
 import { createImageJobs } from './image-jobs.js'
 import { createImageQueue, type QueuedImageRequest } from './image-queue.js'
-import { API_PREFIX, createForwarder } from './forward.js'
+import { createForwarder } from './forward.js'
+import { proxyConfigured, upstreamNotConfigured } from './basics.js'
 import { imageView, tokenView, type ImageView } from './views.js'
 import type { PassthroughContext, ProxyAnswer, ProxyKv, UpstreamHealth } from './types.js'
 import type { Service } from '../lifecycle/service.js'
@@ -46,6 +46,8 @@ export interface ProxyDeps {
   /** A durable queue for image requests made offline (e.g. `createDurableQueue(db, 'upstream-images')`). */
   queue: DurableQueue<QueuedImageRequest>
   logger?: Logger
+  /** The token store to use (lazy.ts makes one before the proxy loads); by default one in `home.identity`. */
+  credentials?: CredentialStore
 }
 
 export interface ProxyStatus {
@@ -81,15 +83,14 @@ export interface Proxy extends Service {
   settled (): Promise<void>
 }
 
-/** Path prefixes to mount `handle` on (the API server's raw mounts). */
-export const PROXY_MOUNT_PREFIXES = [`${API_PREFIX}/`] as const
+export { PROXY_MOUNT_PREFIXES } from './basics.js'
 
 export function createProxy (deps: ProxyDeps): Proxy {
   const logger = deps.logger ?? silentLogger()
-  const configured = typeof deps.config.baseUrl === 'string' && deps.config.baseUrl.length > 0
+  const configured = proxyConfigured(deps.config)
   // Unconfigured, nothing below ever sends a request: handle() and start() stop first.
   const config = resolveProxyConfig({ ...deps.config, baseUrl: configured ? deps.config.baseUrl as string : 'http://unconfigured.invalid' })
-  const credentials = createCredentialStore({ identityDir: deps.home.identity })
+  const credentials = deps.credentials ?? createCredentialStore({ identityDir: deps.home.identity })
   const transport = createHttpTransport()
   let onBack = (): void => {}
   const health = createHealthTracker({ onBack: () => { onBack() } })
@@ -121,7 +122,7 @@ export function createProxy (deps: ProxyDeps): Proxy {
     }
   }
 
-  const notConfigured = (): HearthError => new HearthError('UPSTREAM_UNAVAILABLE', 'no conversation service is configured; set upstream.baseUrl in config.json')
+  const notConfigured = upstreamNotConfigured
   const loginFlow = createLoginFlow({ api, credentials })
   const login: LoginFlow = {
     async start (email) { if (!configured) throw notConfigured(); await loginFlow.start(email) },

@@ -14,14 +14,23 @@ const RECORDER = join(REPO_ROOT, 'test/support/load-recorder.mjs')
 /** The packages under node_modules the process has loaded so far. */
 async function loadedPackages (file: string): Promise<Set<string>> {
   const packages = new Set<string>()
-  for (const url of (await readFile(file, 'utf8')).split('\n')) {
+  for (const url of await loadedUrls(file)) {
     const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url.slice(url.lastIndexOf('/node_modules/')))
     if (m !== null) packages.add(m[1]!)
   }
   return packages
 }
 
-test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia or the Kubo client; a POST does not load OpenPGP.js', async (t) => {
+async function loadedUrls (file: string): Promise<string[]> {
+  return (await readFile(file, 'utf8')).split('\n')
+}
+
+/** Hearth's own modules of one folder of src/ (or dist/) the process has loaded so far. */
+async function loadedParts (file: string, folder: string): Promise<string[]> {
+  return (await loadedUrls(file)).filter((url) => !url.includes('/node_modules/') && new RegExp(`/(src|dist)/${folder}/`).test(url))
+}
+
+test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia, the Kubo client, the unconfigured proxy or libsecp256k1; a POST does not load OpenPGP.js', async (t) => {
   const loaded = join(await tempDir(t), 'loaded.txt')
   const d = await startDaemonProcess(t, {
     nodeArgs: ['--import', RECORDER],
@@ -30,6 +39,16 @@ test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia 
   const atStart = await loadedPackages(loaded)
   assert.ok(atStart.has('libp2p'), 'the recorder sees what the daemon loads (sync is on)')
   for (const heavy of ['viem', 'openpgp', 'helia', '@helia/unixfs', 'kubo-rpc-client']) assert.ok(!atStart.has(heavy), `${heavy} is not loaded by a default start`)
+  // the builders' native libsecp256k1 (a require, which the recorder does not see) waits for the first signed request
+  assert.ok(!(await readFile(`/proc/${d.child.pid!}/maps`, 'utf8')).includes('secp256k1'), 'libsecp256k1 is not mapped at idle')
+  // without upstream.baseUrl the proxy's modules wait for a call that needs them (src/proxy/lazy.ts)
+  assert.deepEqual((await loadedParts(loaded, 'proxy')).map((url) => url.slice(url.lastIndexOf('/') + 1).replace(/\.[jt]s$/, '')).sort(), ['basics', 'credentials', 'lazy', 'views'], 'the proxy is not loaded at idle')
+  const passthrough = await d.request({ method: 'GET', path: '/api/v0/conversations' })
+  assert.equal(passthrough.status, 503, JSON.stringify(passthrough.json))
+  assert.equal((await loadedParts(loaded, 'proxy')).length, 4, 'an unconfigured passthrough answers without loading the proxy')
+  const images = await d.request({ method: 'GET', path: '/v1/images' })
+  assert.equal(images.status, 200, JSON.stringify(images.json))
+  assert.ok((await loadedParts(loaded, 'proxy')).some((url) => /\/image-jobs\.[jt]s$/.test(url)), 'a call that needs it loads the proxy')
   const posted = await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: 'alice', bio: 'x'.repeat(2000) } })
   assert.equal(posted.status, 201, JSON.stringify(posted.json))
   assert.ok(!(await loadedPackages(loaded)).has('openpgp'), 'files are encrypted by src/protocol/openpgp-writer.ts')
