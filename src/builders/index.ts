@@ -17,13 +17,10 @@ import type { ApiServer } from '../api/server.js'
 import { scanConnectors } from '../connectors/loader.js'
 import { openAccessLog } from './access-log.js'
 import { openAccessRequests } from './access-requests.js'
-import { createAuthorizer } from './authorize.js'
 import { openBuilderRegistry } from './builder-registry.js'
 import { openGrantStore } from './grant-store.js'
-import { addBuilderRoutes, builderListener } from './listener.js'
 import { createOwnerBuilders, type OwnerBuilders } from './owner.js'
 import { addOwnerBuilderRoutes } from './owner-routes.js'
-import { createRateLimiter } from './rate-limit.js'
 import { createGrantRelay, type GrantRelay, type RelayJob, type RelayState } from './relay.js'
 import { openReplayCache } from './replay-cache.js'
 
@@ -62,8 +59,16 @@ export function parseListen (listen: string): { host: string; port: number } {
   return { host: (m[1] ?? m[2]) as string, port }
 }
 
-export function setUpBuilders (deps: BuildersDeps): Builders {
+/**
+ * The builder side; the builder listener's part (its routes, request signatures with the native
+ * libsecp256k1, rate limits, authorization) is loaded only when `builders.listen` is set: without
+ * that listener no caller holds `builder` access, so its routes could never be reached.
+ */
+export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
   const { db, identity, logger, config } = deps
+  const builderSide = config.listen === null
+    ? null
+    : await Promise.all([import('./listener.js'), import('./authorize.js'), import('./rate-limit.js')])
   const owner = identity.ownerAddress as Address
   const registry = openBuilderRegistry(db)
   const requests = openAccessRequests(db)
@@ -85,7 +90,7 @@ export function setUpBuilders (deps: BuildersDeps): Builders {
       ownerKey: identity.ownerPrivateKey,
       logger
     })
-  const authorizer = createAuthorizer({ owner, registry, grants, chain: perms, logger })
+  const authorizer = builderSide === null ? null : builderSide[1].createAuthorizer({ owner, registry, grants, chain: perms, logger })
   const ownerSide = createOwnerBuilders({
     owner,
     ownerKey: identity.ownerPrivateKey,
@@ -121,7 +126,8 @@ export function setUpBuilders (deps: BuildersDeps): Builders {
     owner: ownerSide,
     addRoutes (router) {
       addOwnerBuilderRoutes(router, { owner: ownerSide, requests, grants, log })
-      addBuilderRoutes(router, {
+      if (builderSide === null || authorizer === null) return
+      builderSide[0].addBuilderRoutes(router, {
         index: deps.index,
         dataDir: deps.dataDir,
         storage: deps.storage,
@@ -149,7 +155,8 @@ export function setUpBuilders (deps: BuildersDeps): Builders {
         await queueLocalGrants()
         relay.start()
       }
-      if (config.listen === null) return { port: null, audience: null }
+      if (config.listen === null || builderSide === null || authorizer === null) return { port: null, audience: null }
+      const [{ builderListener }, , { createRateLimiter }] = builderSide
       const { host, port } = parseListen(config.listen)
       const listenerDeps = {
         audience: '',

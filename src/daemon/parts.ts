@@ -95,7 +95,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     logger
   }))
   const importJobs = await services.start(importJobsService(createImportJobs({ dir: join(home.root, 'imports'), connectorDirs: connectorDirs(home), socketPath: home.socket, logger, maxBytes: MAX_IMPORT_BYTES })))
-  const builders = setUpBuilders({ config: config.builders, db, index, storage, dataDir: home.data, identity, chain: chain?.client ?? null, permissions: chain?.permissions ?? null, connectorDirs: connectorDirs(home), logger })
+  const builders = await setUpBuilders({ config: config.builders, db, index, storage, dataDir: home.data, identity, chain: chain?.client ?? null, permissions: chain?.permissions ?? null, connectorDirs: connectorDirs(home), logger })
   await services.start(ingest)
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
