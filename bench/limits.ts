@@ -156,8 +156,12 @@ async function postMany (d: Running, clients: number, total: number, body: strin
 }
 
 async function storedCount (d: Running): Promise<number> {
-  const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { files: { counts: Record<string, number> } }
-  return (status.files.counts.stored ?? 0) + (status.files.counts.registered ?? 0)
+  for (;;) {
+    // a daemon just restarted (the profiled phases) answers the starting shape, without counts
+    const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { files?: { counts: Record<string, number> } }
+    if (status.files !== undefined) return (status.files.counts.stored ?? 0) + (status.files.counts.registered ?? 0)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
 }
 
 async function versionCount (d: Running): Promise<number> {
