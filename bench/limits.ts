@@ -36,6 +36,7 @@ import { buildMillionHome } from './support/million-home.js'
 import { dropFiles, floorDropFiles } from './support/dropped-files.js'
 import { launcherSettings } from './support/launcher.js'
 import { floorWriteFsync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
+import { endsWithBench } from './support/children.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -106,7 +107,7 @@ async function startDaemon (dir: string, home: string, opts: StartOptions = {}):
   const [command, args] = opts.defaults === true
     ? ['unshare', ['-rn', 'sh', '-c', `${NETNS_SETUP} && exec "$@" daemon`, 'sh', ...launcher]]
     : [launcher[0]!, [...launcher.slice(1), 'daemon']]
-  const child = spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] })
+  const child = endsWithBench(spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] }))
   const agent = new Agent({ keepAlive: true, maxSockets: 64 })
   for (;;) {
     if (child.exitCode !== null) throw new Error(`daemon in ${dir} exited with ${child.exitCode}`)

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { launcherSettings } from './launcher.js'
 import type { Readable } from 'node:stream'
+import { endsWithBench } from './children.js'
 
 export interface BenchDaemon {
   home: string
@@ -29,11 +30,11 @@ export async function startBenchDaemon (opts: { name: string, args?: string[], h
   const entry = opts.checkout === undefined ? ['--import', 'tsx', join(REPO, 'src/cli/entry.ts')] : [join(opts.checkout, 'dist/cli/entry.js')]
   // with the node flags of that checkout's launcher, as `hearth daemon` runs
   const launcher = launcherSettings(opts.checkout ?? REPO)
-  const daemon: ChildProcessByStdio<null, Readable, null> = spawn(process.execPath, [...launcher.flags, ...entry, 'daemon', ...(opts.args ?? [])], {
+  const daemon: ChildProcessByStdio<null, Readable, null> = endsWithBench(spawn(process.execPath, [...launcher.flags, ...entry, 'daemon', ...(opts.args ?? [])], {
     cwd: opts.checkout ?? REPO,
     env: { ...launcher.env, PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit']
-  })
+  }))
   let out = ''
   daemon.stdout.on('data', (c: Buffer) => { out += c.toString() })
   while (!out.includes('\nready\n')) {

@@ -7,6 +7,7 @@ import { Agent, request } from 'node:http'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { launcherSettings } from './launcher.js'
+import { endsWithBench } from './children.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 
@@ -42,11 +43,11 @@ export async function startDistDaemon (dir: string, home: string, opts: { env?: 
   const socketPath = join(home, 'run', 'hearth.sock')
   await rm(socketPath, { force: true })
   const launcher = launcherSettings(dir)
-  const child = spawn(process.execPath, [...launcher.flags, ...(opts.nodeArgs ?? []), join(dir, 'dist/cli/entry.js'), 'daemon'], {
+  const child = endsWithBench(spawn(process.execPath, [...launcher.flags, ...(opts.nodeArgs ?? []), join(dir, 'dist/cli/entry.js'), 'daemon'], {
     cwd: dir,
     env: { ...launcher.env, PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_UI: 'false', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit']
-  })
+  }))
   let out = ''
   child.stdout!.on('data', (c: Buffer) => { out += c.toString() })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
