@@ -16,7 +16,7 @@ import { daemonRequest } from '../../src/client/daemon-client.js'
 import { tempDir } from '../support/tmp.js'
 import { waitFor } from '../support/data-files.js'
 import { spawnSync } from 'node:child_process'
-import { NODE_ARGS, REPO_ROOT, startDaemonProcess, testEnv } from '../support/daemon.js'
+import { NODE_ARGS, REPO_ROOT, runCli, startDaemonProcess, testEnv } from '../support/daemon.js'
 
 const exists = async (path: string): Promise<boolean> => await access(path).then(() => true, () => false)
 
@@ -93,6 +93,9 @@ test('a real daemon answers /health while a slow part starts; other routes answe
   const status = await get(home, '/v1/status')
   assert.equal(status.status, 200)
   assert.equal(status.json.status, 'starting')
+  const cli = await runCli(home, ['status'])
+  assert.equal(cli.code, 0, cli.stderr)
+  assert.match(cli.stdout, /daemon\s+starting chainConnection \(up: home, api, staleTemps, database, storage\)/)
 
   const early = await daemonRequest(home.socket, { method: 'POST', path: '/v1/data/instagram.profile', body: POST_BODY, retryWhileStarting: false })
   assert.equal(early.status, 503)

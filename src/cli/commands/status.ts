@@ -24,6 +24,12 @@ export const statusCommand: Command = {
       const { values } = parseArgs({ args: ctx.args, options: { json: { type: 'boolean' } } })
       const s = await callDaemon(ctx, { path: '/v1/status' })
       if (values.json === true) { writeJson(ctx, s); return EXIT.OK }
+      if (s.status === 'starting') {
+        // answered before the index and the parts are up (README: start-up, /health first)
+        const started = Array.isArray(s.started) ? (s.started as string[]).join(', ') : ''
+        ctx.stdout.write(line('owner', String(s.owner ?? 'not loaded yet')) + line('daemon', `starting ${String(s.starting ?? '')} (up: ${started}), ${String(s.uptimeMs)} ms since start`))
+        return EXIT.OK
+      }
       let out = line('owner', String(s.owner))
       if (s.index?.status === 'damaged') out += line('index', `DAMAGED since ${String(s.index.since)}: ${String(s.index.message)}; ${String(s.index.repair)}`)
       out += line('files', s.files === null ? 'unknown: the index cannot be read' : `${String(s.files.total)} (${counts(s.files.counts)})`)
