@@ -176,6 +176,9 @@ export async function handlePage (run: SessionRun, page: { entries: WireEntry[];
           cursor.finish(i)
           continue
         }
+        // the batch's memory and the window were counted with the listed size: a peer must not
+        // make this device read (and start decrypting) more than it listed
+        if (answer.size !== entry.size) throw new HearthError('SYNC_PROTOCOL_ERROR', `the blob of ${entry.cid} is ${answer.size} bytes, not the ${entry.size} listed`)
         const bytes = await ch.readBlob(answer.size)
         await window.fill() // keep the peer sending while this device stores, decrypts and writes
         totals.fetched++

@@ -102,7 +102,7 @@ test('malformed requests end their stream with an error and the device keeps ser
   await waitFor('a well-behaved device to still sync', async () => (await b.index.count()) === 1)
 })
 
-test('a peer that answers with wrong bytes or garbage cannot make a device write anything', async (t) => {
+test('a peer that answers with wrong bytes, garbage or a blob larger than it listed cannot make a device write anything', async (t) => {
   const dir = await tempDir(t)
   const owner = await testOwner()
   const b = await startDevice({ dir: join(dir, 'b'), owner })
@@ -110,22 +110,23 @@ test('a peer that answers with wrong bytes or garbage cannot make a device write
   const r = await rawNode(t, dir, owner.masterKey)
   const honest = new TextEncoder().encode('the bytes the CID names')
   const cid = CID.create(1, raw.code, await sha256.digest(honest)).toString()
+  const otherCid = CID.create(1, raw.code, await sha256.digest(new TextEncoder().encode('listed at 23 bytes, too'))).toString()
   let sessions = 0
-  let mode: 'wrong-bytes' | 'garbage' = 'wrong-bytes'
+  let mode: 'wrong-bytes' | 'garbage' | 'oversize' = 'wrong-bytes'
   await r.libp2p.handle(SYNC_PROTOCOL_ID, async (stream) => {
     sessions++
     const ch = openChannel(stream, { readTimeoutMs: 5_000, counters: newCounters() })
     try {
       await ch.read() // the device's hello
-      await ch.send({ type: 'hello', protocolVersion: 1, ownerAddress: owner.ownerAddress, head: 1, cursor: 0 })
+      await ch.send({ type: 'hello', protocolVersion: 1, ownerAddress: owner.ownerAddress, head: mode === 'oversize' ? 2 : 1, cursor: 0 })
       for (;;) {
         const m = await ch.read()
         if (m === null || m.type === 'ack') break
         if (m.type === 'changes-request') {
           if (mode === 'garbage') { stream.send(lp.encode.single(json({ type: 'changes', entries: [{ seq: 'one' }], next: 1, done: true }))); continue }
-          await ch.send({ type: 'changes', entries: [{ seq: 1, cid, schemaId: '1', collectedAt: instant(1), size: honest.byteLength, fileId: null }], next: 1, done: true })
+          await ch.send({ type: 'changes', entries: [mode === 'oversize' ? { seq: 2, cid: otherCid, schemaId: '1', collectedAt: instant(2), size: honest.byteLength, fileId: null } : { seq: 1, cid, schemaId: '1', collectedAt: instant(1), size: honest.byteLength, fileId: null }], next: mode === 'oversize' ? 2 : 1, done: true })
         } else if (m.type === 'fetch') {
-          const lie = new TextEncoder().encode('other bytes, same length!')
+          const lie = mode === 'oversize' ? new Uint8Array(4 * 1024 * 1024) : new TextEncoder().encode('other bytes, same len!!')
           await ch.send({ type: 'blob', cid: m.cid, size: lie.byteLength })
           await ch.sendBlob(lie)
         }
@@ -153,6 +154,16 @@ test('a peer that answers with wrong bytes or garbage cannot make a device write
   assert.ok(sessions >= 2)
   const status = (await b.engine.peers()).find((p) => p.peerId === r.peerId)
   assert.match(status?.lastError ?? '', /malformed/)
+
+  mode = 'oversize'
+  await b.index.put({ // restart the cursor again
+    path: 'instagram.profile/y.json', scope: 'instagram.profile', collectedAt: instant(10), schemaId: '1', cid: null, size: 1,
+    encryptedSize: null, sha256: 'c'.repeat(64), mtimeMs: 0, state: 'waiting-schema', origin: 'local', updatedAt: 0
+  })
+  const [oversized] = await b.engine.syncNow({ peerId: r.peerId })
+  assert.equal(oversized?.ok, false)
+  assert.match(oversized?.error ?? '', /not the 23 listed/)
+  assert.deepEqual(b.received, [], 'nothing reached the receive hook')
   // still alive and serving: another owner's node is still refused, the same owner's gets answers
   const stranger = await rawNode(t, join(dir, 's'), (await testOwner(OTHER_OWNER_KEY)).masterKey)
   await assert.rejects(stranger.libp2p.dial(multiaddr(b.addrs()[0]!)))
