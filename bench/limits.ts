@@ -24,9 +24,9 @@
 //      [--start-only] [--dropped-only] [--post-only] [--million]
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised)
 import '../src/polyfill.js'
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm, readFile } from 'node:fs/promises'
-import { existsSync, statSync, readdirSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Agent, request } from 'node:http'
@@ -37,6 +37,8 @@ import { dropFiles, floorDropFiles } from './support/dropped-files.js'
 import { launcherSettings } from './support/launcher.js'
 import { floorWriteFsync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
 import { endsWithBench } from './support/children.js'
+import { ensureBuilt } from './support/dist-daemon.js'
+import { cpuMs } from './support/cpu-time.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -61,21 +63,6 @@ const START_FILES = 10_000
 function median (xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)]!
-}
-
-function newestMtime (dir: string): number {
-  let newest = 0
-  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile()) newest = Math.max(newest, statSync(join(e.parentPath, e.name)).mtimeMs)
-  }
-  return newest
-}
-
-function ensureBuilt (dir: string): void {
-  const dist = join(dir, 'dist')
-  if (existsSync(join(dist, 'cli/entry.js')) && newestMtime(dist) >= newestMtime(join(dir, 'src'))) return
-  console.error(`  building ${dir} …`)
-  execFileSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' })
 }
 
 interface Running { child: ChildProcess; home: string; socketPath: string; agent: Agent; startMs: number }
@@ -182,11 +169,6 @@ function rssMb (pid: number): Promise<number> {
 }
 
 /** CPU time (user + system, ms) the process has used so far: per-file cost that load does not inflate. */
-async function cpuMs (pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime in clock ticks of 10 ms
-}
-
 interface Result {
   post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number
   startEmpty?: number; start10k?: number; rssIdle?: number; profile?: string; droppedProfile?: string
@@ -220,6 +202,8 @@ const withMemoryReport = (home: string): StartOptions => ({ env: { NODE_OPTIONS:
 /** Start on a home of 10,000 indexed files, then the RSS once the daemon has been idle a while. */
 async function start10kIdle (dir: string, home: string): Promise<{ start10k: number; rssIdle: number }> {
   const d = await startDaemon(dir, home, withMemoryReport(home))
+  // idle means every part up and the initial scan over, as in the default configuration's row
+  await waitForScan(d)
   await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
   const rssIdle = (await idleMemory(d)).rss
   await stopDaemon(d)

@@ -23,6 +23,7 @@ import { homeLayout } from '../src/home.js'
 import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
 import { ensureBuilt, startDistDaemon, type DistDaemon } from './support/dist-daemon.js'
 import { bareCipherRow, streamRows, type CipherRow } from './support/pnet-transport.js'
+import { cpuMs } from './support/cpu-time.js'
 
 const args = process.argv.slice(2)
 const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
@@ -70,11 +71,6 @@ async function storedCount (d: DistDaemon): Promise<number> {
 }
 
 /** CPU time (user + system, ms, every thread) the daemon has used so far: load inflates it far less than time. */
-async function cpuMs (d: DistDaemon): Promise<number> {
-  const fields = (await readFile(`/proc/${d.child.pid!}/stat`, 'utf8')).split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10 // utime, stime in clock ticks of 10 ms
-}
-
 async function fill (source: DistDaemon, set: FileSet): Promise<number> {
   let next = 0
   let cipherBytes = 0
@@ -132,12 +128,12 @@ async function receiveRound (dir: string, variant: string, source: DistDaemon, s
   const target = await startDistDaemon(dir, home, { env: SYNC_ENV, nodeArgs })
   try {
     const from = monotonicMicros()
-    const cpuBefore = { receiver: await cpuMs(target), source: await cpuMs(source) }
+    const cpuBefore = { receiver: await cpuMs(target.child.pid!), source: await cpuMs(source.child.pid!) }
     const started = performance.now()
     await target.json('POST', '/v1/peers', { multiaddr: syncAddress(source) })
     await waitUntil(`${set.label} on the receiver`, async () => (await storedCount(target)) >= set.count, 30 * 60_000)
     const seconds = (performance.now() - started) / 1000
-    const cpu = { receiver: await cpuMs(target) - cpuBefore.receiver, source: await cpuMs(source) - cpuBefore.source }
+    const cpu = { receiver: await cpuMs(target.child.pid!) - cpuBefore.receiver, source: await cpuMs(source.child.pid!) - cpuBefore.source }
     const to = monotonicMicros()
     // the reverse pull (the source reading the receiver's log) and the last cursor writes settle;
     // the receiver pokes the source only once its pull has ended (after the 100 ms poke window)

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Address, Hex } from 'viem'
-import { checksumAddress, hexToBytes, isAddress, keccak256, personalMessageHash, recoverPersonalSigner, bytesToHex } from '../protocol/eth.js'
+import { addressOfPublicKey, checksumAddress, hexToBytes, isAddress, personalMessageHash, recoverPersonalSigner } from '../protocol/eth.js'
 import { HearthError, type ErrorCode } from '../errors.js'
 
 export interface SignedPayload {
@@ -140,7 +140,7 @@ async function recoverPersonal (message: string, signature: Hex): Promise<Addres
   const secp = nativeSecp256k1()
   if (secp === null) return recoverPersonalSigner(message, bytes)
   const pub = secp.ecdsaRecover(bytes.subarray(0, 64), recid, personalMessageHash(message), false)
-  return checksumAddress(bytesToHex(keccak256(pub.subarray(1)).subarray(12)))
+  return addressOfPublicKey(pub)
 }
 
 /** The signer of the base64url text; SIGNATURE_INVALID when it does not recover or is not `iss`. */

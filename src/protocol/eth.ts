@@ -48,7 +48,8 @@ export function checksumAddress (address: string): Address {
   return out as Address
 }
 
-function addressOfPublicKey (uncompressed: Uint8Array): Address {
+/** The address of an uncompressed (65-byte) secp256k1 public key. */
+export function addressOfPublicKey (uncompressed: Uint8Array): Address {
   return checksumAddress(bytesToHex(keccak_256(uncompressed.subarray(1)).subarray(12)))
 }
 

@@ -24,7 +24,6 @@ import { pipeStream } from './stream.js'
 import { isOfflineError, parseJsonBody, readBody, type HttpTransport, type UpstreamResponse } from './upstream.js'
 
 import { API_PREFIX } from './basics.js'
-export { API_PREFIX }
 
 export interface ForwardDeps {
   config: ProxyConfig

@@ -129,9 +129,16 @@ class EmbeddedStorage implements StorageBackend {
   }
 
   /** UnixFS reads and multi-block adds straight on the blockstore (offline by construction). */
-  async #fs (blockstore: UnixFSComponents['blockstore'] = this.blockstore as unknown as UnixFSComponents['blockstore']): Promise<UnixFS> {
-    const { unixfs } = await import('@helia/unixfs')
-    return unixfs({ blockstore })
+  async #fs (blockstore?: UnixFSComponents['blockstore']): Promise<UnixFS> {
+    const make = async (store: UnixFSComponents['blockstore']): Promise<UnixFS> => (await import('@helia/unixfs')).unixfs({ blockstore: store })
+    // one instance on the blockstore for every read; another only for a durable add's own store
+    if (blockstore !== undefined) return await make(blockstore)
+    if (this.#unixfs === null) {
+      const made = make(this.blockstore as unknown as UnixFSComponents['blockstore'])
+      made.catch(() => { if (this.#unixfs === made) this.#unixfs = null }) // a failed load is tried again
+      this.#unixfs = made
+    }
+    return await this.#unixfs
   }
 
   expectLarge (): void {

@@ -23,15 +23,15 @@ import type { AbortOptions, ConnectionProtector, MessageStream, MultiaddrConnect
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 
-export const NONCE_BYTES = 24
-export const KEY_BYTES = 32
+const NONCE_BYTES = 24
+const KEY_BYTES = 32
 /** Largest buffer handed to one update of the WebAssembly cipher (its memory never grows). */
-export const WASM_CHUNK = 64 * 1024
+const WASM_CHUNK = 64 * 1024
 /** How long the nonce exchange may take when libp2p gives no deadline (@libp2p/pnet's default). */
 const NONCE_TIMEOUT_MS = 1000
 
 /** One direction's keystream: XORs `input` into `output` (same length), continuing where it stopped. */
-export interface StreamXor {
+interface StreamXor {
   update (input: Uint8Array, output: Uint8Array): void
   finalize (): void
 }
