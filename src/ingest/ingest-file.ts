@@ -11,7 +11,7 @@ import { classifyDataPath, absoluteDataPath, type PathClass } from './layout.js'
 import { readDataFile, sha256Hex, type DataFile } from './data-file.js'
 import type { PathLocks } from './path-locks.js'
 import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
-import { FINAL_STATES, isTransientFailure, type IngestDeps, type IngestResult, type IngestPathOptions } from './pipeline-contract.js'
+import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, type IngestDeps, type IngestResult, type IngestPathOptions } from './pipeline-contract.js'
 
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
 const WAITING_STATES = new Set(['waiting-schema', 'waiting-storage'])
@@ -28,10 +28,13 @@ export function archivedVersion (existing: FileRecord): FileRecord | undefined {
 
 export type DataPath = Extract<PathClass, { kind: 'data' }>
 
-/** A file already looked up and read by the caller. */
+/** A file already looked up (and maybe read) by the caller. */
 export interface SeenFile {
   existing: FileRecord | null
-  read: DataFile
+  /** Its size and mtime: from a `stat`, or from `read`. */
+  stat: { size: number; mtimeMs: number }
+  /** Its bytes, when the caller read them (a file just written). */
+  read?: DataFile
   /** The schema an envelope names, shared by the files of one batch. */
   schemaByUrl?: (definitionUrl: string) => Promise<ResolvedSchema | null>
 }
@@ -60,8 +63,9 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
   const schemaByUrl = async (definitionUrl: string): Promise<ResolvedSchema | null> => await deps.schemas.byDefinitionUrl?.(definitionUrl).catch(() => null) ?? null
 
   /**
-   * Ingests one data file; the caller holds its path lock. `seen`: its record and bytes already
-   * read (a batch of dropped files, ingest-many.ts); otherwise it is stat'ed, looked up and read here.
+   * Ingests one data file; the caller holds its path lock. `seen`: its record and stat (and for a
+   * dropped file its bytes) already read (a batch, ingest-many.ts); otherwise it is stat'ed, looked
+   * up and read here.
    */
   async function ingestLocked (file: DataPath, origin: FileOrigin, waitIfIncomplete: boolean, seen?: SeenFile): Promise<IngestResult> {
     const { rel, scopeFolder, scopeProblem } = file
@@ -69,7 +73,7 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
     let st: { size: number; mtimeMs: number }
     let existing: FileRecord | null
     if (seen !== undefined) {
-      st = seen.read
+      st = seen.stat
       existing = seen.existing
     } else {
       let found
@@ -112,10 +116,15 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
       if (code === 'ENOENT') return { outcome: 'missing', path: rel }
       return await reject(base, 'FILE_UNREADABLE', [`cannot read the file: ${code ?? (err as Error).message}`])
     }
-    const sha256 = sha256Hex(bytes)
-    base.sha256 = sha256
     base.size = bytes.byteLength
-    if (existing !== null && existing.sha256 === sha256 && !WAITING_STATES.has(existing.state)) {
+    // A large file's digest comes from the encryption worker, which hashes it on the way; it is
+    // needed here first only when the file may be the same bytes as its record's (same size).
+    const small = bytes.byteLength <= JOURNAL_MAX_BYTES
+    const sameSize = existing !== null && existing.size === bytes.byteLength
+    if (small || sameSize) base.sha256 = sha256Hex(bytes)
+    /** The record's fields with the digest, for an outcome that stores nothing. */
+    const hashed = <B extends { sha256: string }>(b: B): B => b.sha256 !== '' ? b : { ...b, sha256: sha256Hex(bytes) }
+    if (existing !== null && sameSize && existing.sha256 === base.sha256 && !WAITING_STATES.has(existing.state)) {
       // same bytes, only the mtime moved (touch, copy): keep the record, remember the new mtime
       if (existing.mtimeMs !== st.mtimeMs) await record({ ...existing, mtimeMs: st.mtimeMs })
       return { outcome: 'unchanged', path: rel, record: existing }
@@ -123,7 +132,7 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
     // Stored contents are immutable (docs/protocol.md §2.3): an edited file is a new version. The old
     // version keeps its ciphertext and registration under a path that names its CID, written in
     // the batch of the name's next record, whatever that record says.
-    const archived = existing !== null && existing.sha256 !== sha256 ? archivedVersion(existing) : undefined
+    const archived = existing !== null && (!sameSize || existing.sha256 !== base.sha256) ? archivedVersion(existing) : undefined
 
     let env: Envelope
     try {
@@ -131,36 +140,38 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
     } catch (err) {
       // a proper prefix of a JSON object is never JSON: a file still being written lands here
       if (waitIfIncomplete && isHearthError(err) && err.code === 'INVALID_JSON') return { outcome: 'incomplete', path: rel, seen: { size: base.size, mtimeMs: readMtimeMs } }
-      if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message], archived)
+      if (isHearthError(err)) return await reject(hashed(base), err.code, (err.details?.reasons as string[] | undefined) ?? [err.message], archived)
       throw err
     }
     const withEnvelope = { ...base, collectedAt: env.collectedAt }
     if (env.scope !== scopeFolder) {
-      return await reject(withEnvelope, 'SCOPE_MISMATCH', [`envelope scope ${JSON.stringify(env.scope)} does not match its folder ${JSON.stringify(scopeFolder)}`], archived)
+      return await reject(hashed(withEnvelope), 'SCOPE_MISMATCH', [`envelope scope ${JSON.stringify(env.scope)} does not match its folder ${JSON.stringify(scopeFolder)}`], archived)
     }
     // a file names the schema version it was written for; validate against that one when known
     const named = await (seen?.schemaByUrl ?? schemaByUrl)(env.$schema)
     const schema = named !== null && named.scope === env.scope ? named : await resolveSchema(env.scope)
     if (schema === null) {
-      const r = await record({ ...withEnvelope, state: 'waiting-schema', reasons: [`no schema known yet for scope ${env.scope}`] }, undefined, archived)
+      const r = await record({ ...hashed(withEnvelope), state: 'waiting-schema', reasons: [`no schema known yet for scope ${env.scope}`] }, undefined, archived)
       return { outcome: 'waiting-schema', path: rel, record: r }
     }
     const verdict = deps.validate(schema, env.data)
-    if (!verdict.ok) return await reject({ ...withEnvelope, schemaId: schema.id }, 'SCHEMA_VALIDATION_FAILED', verdict.reasons, archived)
+    if (!verdict.ok) return await reject({ ...hashed(withEnvelope), schemaId: schema.id }, 'SCHEMA_VALIDATION_FAILED', verdict.reasons, archived)
 
     let stored: StoredCiphertext
     try {
-      stored = await encryptAndStore(env, bytes, journal !== undefined)
+      // a file over the journal's size is streamed to the worker and stored durably before its record
+      stored = await encryptAndStore(env, bytes, journal !== undefined && small)
     } catch (err) {
       // storage down: the file is safe on disk and retried; the index says so, so `versions`
       // and `status` show it instead of nothing
-      if (isTransientFailure(err)) await record({ ...withEnvelope, schemaId: schema.id, state: 'waiting-storage', reasons: [`storage unavailable: ${(err as Error).message}`] }, undefined, archived)
+      if (isTransientFailure(err)) await record({ ...hashed(withEnvelope), schemaId: schema.id, state: 'waiting-storage', reasons: [`storage unavailable: ${(err as Error).message}`] }, undefined, archived)
       throw err
     }
     const { cid, encryptedSize } = stored
     // a dropped file's bytes are its writer's; the journal holds its ciphertext, and the
     // checkpoint syncs the file with the block
-    const r = await record({ ...withEnvelope, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntryOf(rel, stored, null, [abs]), archived)
+    const sha256 = withEnvelope.sha256 !== '' ? withEnvelope.sha256 : stored.plaintextSha256 ?? sha256Hex(bytes)
+    const r = await record({ ...withEnvelope, sha256, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntryOf(rel, stored, null, [abs]), archived)
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
     deps.onIndexed?.(r)

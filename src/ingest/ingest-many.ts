@@ -6,15 +6,14 @@
 // (a scan's files are stat'ed as before, and only a changed one is read); then the files go
 // through the same steps as any other (ingest-file.ts) side by side, so their ciphertext blocks
 // and index records share the storage's and the index's group commits.
-import { realpath, stat } from 'node:fs/promises'
-import { join, relative, isAbsolute } from 'node:path'
+import { stat } from 'node:fs/promises'
 import { asStorageFull } from '../errors.js'
 import type { FileOrigin } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
-import { absoluteDataPath, classifyDataPath } from './layout.js'
+import { absoluteDataPath, classifyDataPath, resolveInsideData } from './layout.js'
 import { readSmallDataFileSync } from './data-file.js'
 import type { PathLocks } from './path-locks.js'
-import { unchangedSince, type DataPath, type FileIngest, type SeenFile } from './ingest-file.js'
+import { type DataPath, type FileIngest, type SeenFile } from './ingest-file.js'
 import { JOURNAL_MAX_BYTES, type IngestDeps, type IngestResult } from './pipeline-contract.js'
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
@@ -40,13 +39,8 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
 
   /** Each scope folder's real path when it resolves inside the data folder, else null (readDataFile decides). */
   async function scopeFolders (files: DataPath[]): Promise<Map<string, string | null>> {
-    const root = await realpath(deps.dataDir)
     const out = new Map<string, string | null>()
-    for (const folder of new Set(files.map((f) => f.scopeFolder))) {
-      const real = await realpath(join(deps.dataDir, folder)).catch(() => null)
-      const back = real === null ? '' : relative(root, real)
-      out.set(folder, back === '' || back.startsWith('..') || isAbsolute(back) ? null : real)
-    }
+    for (const folder of new Set(files.map((f) => f.scopeFolder))) out.set(folder, await resolveInsideData(deps.dataDir, folder).catch(() => null))
     return out
   }
 
@@ -79,7 +73,7 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
     try {
       const paths = files.map(({ file }) => file.rel)
       const [records, folders] = await Promise.all([
-        deps.index.getMany !== undefined ? deps.index.getMany(paths) : Promise.all(paths.map(async (p) => await deps.index.get(p) ?? null)),
+        deps.index.getMany(paths),
         opts.justWritten === true ? scopeFolders(files.map(({ file }) => file)) : null
       ])
       const schemaByUrl = schemaLookups()
@@ -90,14 +84,15 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
             // follows a symlink, as ingestLocked's stat does: the target's size and mtime change with the data
             const st = await stat(absoluteDataPath(deps.dataDir, file.rel)).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err })
             if (st === null) { results[at] = { ok: true, value: { outcome: 'missing', path: file.rel } }; return }
-            if (existing !== null && unchangedSince(existing, st)) { results[at] = { ok: true, value: { outcome: 'unchanged', path: file.rel, record: existing } }; return }
-            results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true) }
+            if (st.isDirectory()) { results[at] = { ok: true, value: { outcome: 'ignored', path: file.rel, reason: 'a folder' } }; return }
+            // a changed file: ingestLocked reads it, with the stat and record already here
+            results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, { existing, stat: st }) }
             return
           }
           const real = folders!.get(file.scopeFolder) ?? null
           const read = real === null ? null : readSmallDataFileSync(real, file.name, syncReadMax)
           if (read === 'missing') { results[at] = { ok: true, value: { outcome: 'missing', path: file.rel } }; return }
-          const seen: SeenFile | undefined = read === null ? undefined : { existing, read, schemaByUrl }
+          const seen: SeenFile | undefined = read === null ? undefined : { existing, stat: read, read, schemaByUrl }
           results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, seen) }
         } catch (err) {
           // a full disk (blocks, index) is waited out like an unreachable storage backend

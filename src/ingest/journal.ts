@@ -63,6 +63,18 @@ export function journalEntryOf (rel: string, stored: StoredCiphertext, data: { b
   }
 }
 
+/**
+ * The one way an index write commits a journal entry: `write` gets the entry's ops to put in its
+ * batch (none without a journal or an entry), and the entry waits for the checkpoint only once
+ * that batch is written.
+ */
+export async function commitWithEntry<T> (journal: IngestJournal | undefined, entry: JournalEntry | undefined, write: (also: BatchOp[] | undefined) => Promise<T>): Promise<T> {
+  const pending = entry === undefined || journal === undefined ? null : journal.entry(entry)
+  const result = await write(pending?.ops)
+  pending?.committed()
+  return result
+}
+
 /** A received file's index record before its data file exists (its mtime comes from the file). */
 export type ReceivedRecord = Omit<FileRecord, 'updatedAt' | 'mtimeMs'>
 

@@ -25,14 +25,14 @@ export const JOURNAL_MAX_BYTES = 256 * 1024
 export interface IngestIndex {
   get (path: string): Promise<FileRecord | null | undefined>
   /** The records of many paths in one read, in their order (a batch of dropped files). */
-  getMany? (paths: readonly string[]): Promise<Array<FileRecord | null>>
+  getMany (paths: readonly string[]): Promise<Array<FileRecord | null>>
   /**
    * `also`: writes committed in the same atomic batch (the ingest journal's entry); `alongside`:
    * records committed in it too (the archived version of an edited file).
    */
   put (record: FileRecord, opts?: { also?: BatchOp[]; alongside?: readonly FileRecord[] }): Promise<unknown>
   /** The record `derive` makes from the path's current one, written without reading it first (FileIndex.putDerived). */
-  putDerived? (path: string, derive: Derive, opts?: { also?: BatchOp[] }): Promise<FileRecord>
+  putDerived (path: string, derive: Derive, opts?: { also?: BatchOp[] }): Promise<FileRecord>
   byCid (cid: string): Promise<FileRecord[]>
 }
 

@@ -19,7 +19,7 @@ import { CHUNK_SIZE } from '../storage/cid.js'
 import { absoluteDataPath } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, sha256Hex } from './data-file.js'
 import { PathLocks } from './path-locks.js'
-import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
+import { commitWithEntry, journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
 import { createSubmitNames, exists, nextMillisecond, sameBytesAt } from './submit-names.js'
 import { createReceiver, createReceivePreparer, type ReceivePreparer } from './receive.js'
@@ -78,12 +78,10 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
    */
   async function record (base: Omit<FileRecord, 'updatedAt'>, journaled?: JournalEntry, archived?: FileRecord): Promise<FileRecord> {
     const r: FileRecord = { ...base, updatedAt: Date.now() }
-    const entry = journaled === undefined || journal === undefined ? null : journal.entry(journaled)
-    await deps.index.put(r, {
-      ...(entry === null ? {} : { also: entry.ops }),
+    await commitWithEntry(journal, journaled, async (also) => await deps.index.put(r, {
+      ...(also === undefined ? {} : { also }),
       ...(archived === undefined ? {} : { alongside: [archived] })
-    })
-    entry?.committed()
+    }))
     return r
   }
 
@@ -148,14 +146,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       const record = { ...base, origin: keepOrigin ? current?.origin ?? base.origin : base.origin, updatedAt: Date.now() }
       return archived === undefined ? { record } : { record, archived }
     }
-    if (deps.index.putDerived === undefined) {
-      const d = derive(await deps.index.get(base.path) ?? null)
-      return await record(d.record, journaled, d.archived)
-    }
-    const entry = journaled === undefined || journal === undefined ? null : journal.entry(journaled)
-    const r = await deps.index.putDerived(base.path, derive, entry === null ? {} : { also: entry.ops })
-    entry?.committed()
-    return r
+    return await commitWithEntry(journal, journaled, async (also) => await deps.index.putDerived(base.path, derive, also === undefined ? {} : { also }))
   }
 
   /** Indexes a file `submit` has just written and stored (the caller holds its path lock). */

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
+import { createHash } from 'node:crypto'
+import { createIngestPipeline, type IngestIndex, type IngestPipeline, type Validate } from '../../src/ingest/pipeline.js'
 import { decryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 import { silentLogger } from '../../src/log.js'
@@ -20,12 +21,12 @@ import { tempDir } from '../support/tmp.js'
 
 const MASTER = new Uint8Array(65).fill(7)
 
-async function rig (t: TestContext): Promise<{ pipeline: IngestPipeline; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[] }> {
+async function rig (t: TestContext): Promise<{ pipeline: IngestPipeline; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; validate: Validate }> {
   const { dataDir, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-many-')
   const stored: string[] = []
   const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), onStored: (r) => { stored.push(r.path) } })
   await mkdir(join(dataDir, SCOPE))
-  return { pipeline, index, storage, dataDir, stored }
+  return { pipeline, index, storage, dataDir, stored, validate }
 }
 
 const name = (i: number): string => `2026-03-01T00-00-${String(i).padStart(2, '0')}Z.json`
@@ -111,6 +112,26 @@ test('a scan\'s batch (files not just written): unchanged files are left alone, 
   assert.deepEqual(results.map((x) => x.ok ? x.value.outcome : 'error'), ['unchanged', 'ingested', 'unchanged', 'unchanged', 'rejected', 'ignored', 'missing'])
   assert.equal(r.storage.blobs.size, 5, 'only the edited file encrypted again')
   assert.equal((await r.index.get(`${rels[1]!}#${before!.cid!}`))?.state, 'stored', 'its old version archived')
+})
+
+test('a scan\'s changed file is looked up once: its stat and record from the batch, no second read of either', async (t) => {
+  const r = await rig(t)
+  const rels = await writeEnvelopes(r.dataDir, 20, 23)
+  assert.ok((await r.pipeline.ingestMany(rels)).every((x) => x.ok && x.value.outcome === 'ingested'))
+  await writeFile(join(r.dataDir, rels[2]!), envelope('edited', at(22)))
+  const reads = { get: 0, getMany: 0 }
+  const counted: IngestIndex = {
+    get: async (path) => { reads.get++; return await r.index.get(path) },
+    getMany: async (paths) => { reads.getMany++; return await r.index.getMany(paths) },
+    put: async (record, opts) => await r.index.put(record, opts),
+    putDerived: async (path, derive, opts) => await r.index.putDerived(path, derive, opts),
+    byCid: async (cid) => await r.index.byCid(cid)
+  }
+  const pipeline = createIngestPipeline({ dataDir: r.dataDir, index: counted, storage: r.storage, schemas: schemaLookup, validate: r.validate, masterKey: MASTER, logger: silentLogger() })
+  const results = await pipeline.ingestMany(rels)
+  assert.deepEqual(results.map((x) => x.ok ? x.value.outcome : 'error'), ['unchanged', 'unchanged', 'ingested'])
+  assert.deepEqual(reads, { get: 0, getMany: 1 }, 'the records of the batch in one read, none again per file')
+  assert.equal((await r.index.get(rels[2]!))?.sha256, createHash('sha256').update(envelope('edited', at(22))).digest('hex'))
 })
 
 test('a batch whose shared index read fails reports that error for each of its files (nothing is thrown or lost)', async (t) => {

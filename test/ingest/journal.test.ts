@@ -202,6 +202,8 @@ async function fromAPeer (username: string): Promise<{ plaintext: Uint8Array; ci
 function killedAtPeerRecord (when: 'after' | 'before') {
   return (index: FileIndex): IngestIndex => ({
     get: async (path) => await index.get(path),
+    getMany: async (paths) => await index.getMany(paths),
+    putDerived: async (path, derive, opts) => await index.putDerived(path, derive, opts),
     byCid: async (cid) => await index.byCid(cid),
     put: async (record, opts) => {
       if (record.origin === 'peer' && when === 'before') throw new Error('killed')

@@ -3,11 +3,13 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
-import { readdir, readFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
-import { createEncryptionWorkers, workerEncryptor } from '../../src/ingest/encryptor.js'
+import { createEncryptionWorkers, workerEncryptor, type Encryptor } from '../../src/ingest/encryptor.js'
+import { createIngestJournal } from '../../src/ingest/journal.js'
+import { createFileSyncer } from '../../src/storage/deferred-sync.js'
 import type { WorkerPool } from '../../src/lifecycle/worker-pool.js'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import type { StorageBackend } from '../../src/storage/types.js'
@@ -27,15 +29,19 @@ const CRASH_MARKER = 'crash-the-encryption-worker'
 
 interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: StorageBackend, workers: WorkerPool, dataDir: string, blocksDir: string }
 
-async function rig (t: TestContext, script?: URL): Promise<Rig> {
-  const { dataDir, index, validate } = await ingestWorkspace(t, 'hearth-large-')
+/** `journaled`: with the ingest journal, as the daemon runs the pipeline. */
+async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; encryptor?: (e: Encryptor) => Encryptor } = {}): Promise<Rig> {
+  const { dataDir, db, index, validate } = await ingestWorkspace(t, 'hearth-large-')
   const dir = await tempDir(t)
   const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
   t.after(async () => { await storage.stop() })
   const workers = createEncryptionWorkers({ size: 1, maxQueued: 4, maxFileBytes: 32 * MB, ...(script !== undefined ? { script } : {}) })
   await workers.start()
   t.after(async () => { await workers.stop() })
-  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor: workerEncryptor(workers) })
+  const journal = opts.journaled === true ? createIngestJournal({ db, dataDir, storage, index, logger: silentLogger(), syncFiles: createFileSyncer() }) : undefined
+  if (journal !== undefined) t.after(async () => { await journal.close() })
+  const encryptor = opts.encryptor?.(workerEncryptor(workers)) ?? workerEncryptor(workers)
+  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor, ...(journal !== undefined ? { journal } : {}) })
   return { pipeline, index, storage, workers, dataDir, blocksDir: join(dir, 'blocks') }
 }
 
@@ -67,13 +73,50 @@ test('a dropped multi-MB file takes the same path', async (t) => {
   assert.equal(posted.status, 'stored')
   // the same bytes dropped under another name are stored again (a new encryption, a new CID)
   const rel = `${SCOPE}/2026-02-01T00-00-00Z.json`
-  const { writeFile } = await import('node:fs/promises')
   await writeFile(join(r.dataDir, SCOPE, '2026-02-02T00-00-00Z.json'), (await readFile(join(r.dataDir, rel))).toString().replace('2026-02-01T00:00:00Z', '2026-02-02T00:00:00Z'))
   const dropped = await r.pipeline.ingestPath(`${SCOPE}/2026-02-02T00-00-00Z.json`)
   assert.equal(dropped.outcome, 'ingested')
   const ciphertext = await r.storage.get(dropped.record!.cid!)
   assert.equal(dropped.record!.cid, await referenceCid(ciphertext))
   assert.equal((await r.workers.status()).finished, 2)
+})
+
+test('a dropped multi-MB file with the journal is streamed to the worker, which hashes it: the main thread hashes it only when its record has the same size', async (t) => {
+  const calls = { whole: 0, chunks: 0 }
+  const r = await rig(t, undefined, {
+    journaled: true,
+    encryptor: (e) => ({
+      encrypt: async (plaintext, password) => { calls.whole++; return await e.encrypt(plaintext, password) },
+      encryptChunks: (plaintext, password) => { calls.chunks++; return e.encryptChunks(plaintext, password) }
+    })
+  })
+  const rel = `${SCOPE}/2026-02-03T00-00-00Z.json`
+  const bytes = (bio: string): Buffer => Buffer.from(serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt: '2026-02-03T00:00:00Z', data: { username: 'big', bio } })))
+  const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex')
+  const first = bytes('a'.repeat(2 * MB))
+  await mkdir(join(r.dataDir, SCOPE), { recursive: true })
+  await writeFile(join(r.dataDir, rel), first)
+  const dropped = await r.pipeline.ingestPath(rel)
+  assert.equal(dropped.outcome, 'ingested')
+  assert.deepEqual(calls, { whole: 0, chunks: 1 }, 'streamed: the worker hashes its pieces and the plaintext')
+  assert.equal(dropped.record!.sha256, sha256(first), 'the worker\'s digest')
+  assert.equal(dropped.record!.cid, await referenceCid(await r.storage.get(dropped.record!.cid!)))
+  // an edit of the same size: hashed first (it might be the same bytes), a new version; a touch: nothing
+  const edited = bytes('b'.repeat(2 * MB))
+  await writeFile(join(r.dataDir, rel), edited)
+  const again = await r.pipeline.ingestPath(rel)
+  assert.equal(again.outcome, 'ingested')
+  assert.equal(again.record!.sha256, sha256(edited))
+  assert.equal((await r.index.get(`${rel}#${dropped.record!.cid!}`))?.sha256, sha256(first), 'the first version archived')
+  await writeFile(join(r.dataDir, rel), edited)
+  assert.equal((await r.pipeline.ingestPath(rel)).outcome, 'unchanged', 'the same bytes written again')
+  // a longer edit: a new version, hashed by the worker
+  const longer = bytes('c'.repeat(3 * MB))
+  await writeFile(join(r.dataDir, rel), longer)
+  const third = await r.pipeline.ingestPath(rel)
+  assert.equal(third.record!.sha256, sha256(longer))
+  assert.equal((await r.index.get(`${rel}#${again.record!.cid!}`))?.sha256, sha256(edited))
+  assert.deepEqual(calls, { whole: 0, chunks: 3 })
 })
 
 test('a worker that dies mid-file fails that POST with WORKER_FAILED, keeps no file, and the next POST is stored', async (t) => {

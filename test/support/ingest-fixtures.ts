@@ -2,7 +2,7 @@
 import type { TestContext } from 'node:test'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { openDatabase } from '../../src/db/database.js'
+import { openDatabase, type HearthDatabase } from '../../src/db/database.js'
 import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
 import type { Validate } from '../../src/ingest/pipeline.js'
 import { createSchemaValidators } from '../../src/registry/validators.js'
@@ -41,12 +41,12 @@ export function envelope (username: string, collectedAt: string): string {
 }
 
 /** A data folder, a real index in a temp folder, in-memory storage and a validator: what the pipeline works on. */
-export async function ingestWorkspace (t: Pick<TestContext, 'after'>, prefix: string): Promise<{ dataDir: string; index: FileIndex; storage: MemoryStorage; validate: Validate }> {
+export async function ingestWorkspace (t: Pick<TestContext, 'after'>, prefix: string): Promise<{ dataDir: string; db: HearthDatabase; index: FileIndex; storage: MemoryStorage; validate: Validate }> {
   const root = await tempDir(t, prefix)
   const dataDir = join(root, 'data')
   await mkdir(dataDir)
   const db = await openDatabase(join(root, 'index'))
   t.after(async () => { await db.close() })
   const validators = createSchemaValidators()
-  return { dataDir, index: await openFileIndex({ db }), storage: memoryStorage(), validate: (schema, data) => validators.validateData(schema, data) }
+  return { dataDir, db, index: await openFileIndex({ db }), storage: memoryStorage(), validate: (schema, data) => validators.validateData(schema, data) }
 }
