@@ -20,14 +20,18 @@
 //    LibrePGP OCB packet), and the reference server uses OpenPGP.js defaults (SEIPD v1); the MDC
 //    gives integrity and OpenPGP.js checks it before returning buffered plaintext.
 // Writing: our own writer (openpgp-writer.ts) on node:crypto for Hearth's settings, whole or
-// streamed; OpenPGP.js only for the 'openpgp-default' comparison. Reading: OpenPGP.js, which also
-// checks every message we write in the tests (with GnuPG). bench/crypto.ts compares the writers.
+// streamed; OpenPGP.js only for the 'openpgp-default' comparison. Reading: our own reader
+// (openpgp-reader.ts) for the messages of this form (whoever wrote them), OpenPGP.js for any
+// other; OpenPGP.js and GnuPG also read every message we write in the tests. bench/crypto.ts
+// compares the writers and the readers.
 // A large file is encrypted as a stream (encryptEnvelopeChunks) so its ciphertext can be chunked,
 // hashed and stored while the rest is still being encrypted (on a worker thread, ingest/encryptor.ts).
-// OpenPGP.js (~4 MB of heap and ~2 MB outside it) is imported on the first read or comparison
-// write, not with the daemon: an idle daemon, and one that only writes, never loads it.
+// OpenPGP.js (~4 MB of heap and ~2 MB outside it) is imported on the first message our reader
+// hands over or comparison write, not with the daemon: a daemon that reads only its own kind of
+// message never loads it.
 import type * as OpenPgp from 'openpgp'
 import { HearthError } from '../errors.js'
+import { readMessage } from './openpgp-reader.js'
 import { writeMessage, writeMessagePieces } from './openpgp-writer.js'
 
 export type S2kChoice = 'hearth' | 'openpgp-default'
@@ -89,10 +93,22 @@ export async function * encryptEnvelopeChunks (plaintext: Uint8Array, passwordHe
   for (let at = 0; at < whole.byteLength || at === 0; at += opts.pieceBytes) yield whole.slice(at, at + opts.pieceBytes)
 }
 
-/** The plaintext bytes, or DECRYPTION_FAILED for a wrong key, corrupt or non-OpenPGP input. */
+/**
+ * The plaintext bytes, or DECRYPTION_FAILED for a wrong key, corrupt or non-OpenPGP input. A
+ * message of the form Hearth writes is read by our own reader (openpgp-reader.ts); any other
+ * (compressed, AEAD, another cipher, …) by OpenPGP.js, as every message was before.
+ */
 export async function decryptEnvelopeBytes (ciphertext: Uint8Array, passwordHex: string): Promise<Uint8Array> {
   checkPassword(passwordHex)
   if (!(ciphertext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'ciphertext must be a Uint8Array')
+  const read = readMessage(ciphertext, passwordHex)
+  if ('plaintext' in read) return read.plaintext
+  return await decryptWithOpenpgp(ciphertext, passwordHex)
+}
+
+/** OpenPGP.js's reading of any message it understands (exported for the tests and bench/crypto.ts). */
+export async function decryptWithOpenpgp (ciphertext: Uint8Array, passwordHex: string): Promise<Uint8Array> {
+  checkPassword(passwordHex)
   const openpgp = await openpgpLibrary()
   try {
     const message = await openpgp.readMessage({ binaryMessage: ciphertext, config: READ_CONFIG })
