@@ -31,8 +31,12 @@ export interface ApiRequest {
   listener: string
   /** The body parsed as JSON, after the content-type and size checks. */
   json (): Promise<unknown>
-  /** The raw body bytes, after the size check (read once; the listener's auth may have read it). */
-  bytes (): Promise<Buffer>
+  /**
+   * The raw body bytes, after the size check (read once; the listener's auth may have read it).
+   * `envelopeRoom`: read a large body with room for a data file's envelope around it (readBody),
+   * for the one route that stores a body as a data file; it applies when this read is the first.
+   */
+  bytes (opts?: { envelopeRoom?: boolean }): Promise<Buffer>
 }
 
 export type Handler = (req: ApiRequest) => Promise<Reply>
@@ -43,9 +47,8 @@ export function ok (body: unknown, status = 200, headers?: Record<string, string
 
 /**
  * The request body within `maxBytes`. `envelopeRoom`: a body over 256 KiB is read into shared
- * memory with room for a data file's envelope around it (the API's own routes: a large POST's
- * envelope is then built without copying it); a body handed to other code (a mount forwarding it
- * upstream) stays in ordinary memory.
+ * memory with room for a data file's envelope around it (`POST /v1/data`: a large POST's envelope
+ * is then built without copying it); any other body stays in ordinary memory.
  */
 export async function readBody (req: IncomingMessage, maxBytes: number, opts: { envelopeRoom?: boolean } = {}): Promise<Buffer> {
   const declared = Number(req.headers['content-length'])

@@ -228,7 +228,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       if (early !== null) { finish(req, res, { ...early, headers: { ...extraHeaders(), ...early.headers } }); return }
 
       let body: Promise<Buffer> | null = null
-      const bytes = async (): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes, { envelopeRoom: true }))
+      const bytes = async (opts: { envelopeRoom?: boolean } = {}): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes, opts))
       let caller: Caller
       try {
         caller = await listener.authenticate(req, { url, bytes })
@@ -252,7 +252,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       }
       const apiReq: ApiRequest = {
         method, url, params, raw: req, caller, listener: listener.name,
-        json: async () => await readJson(req, bytes, deps.maxJsonValues),
+        json: async () => await readJson(req, async () => await bytes(), deps.maxJsonValues),
         bytes
       }
       const reply = await handler(apiReq)

@@ -3,7 +3,8 @@
 // the schema's URL, the scope and collectedAt around the body as it came. So the worker encrypts
 // while the main thread parses and validates; nothing is stored until validation passed (the
 // pieces wait in the pool), and invalid data only costs the worker's time (the job is abandoned).
-import { isCanonicalJson } from '../protocol/canonical-json.js'
+import { DEFAULT_MAX_JSON_VALUES } from '../protocol/bounded-json.js'
+import { canonicalTokenLimit, isCanonicalJson } from '../protocol/canonical-json.js'
 import { ENVELOPE_VERSION, serializeEnvelopeWithData, type Envelope } from '../protocol/envelope.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
 import type { Encryptor } from './encryptor.js'
@@ -22,9 +23,12 @@ export interface EarlyEncryption {
 
 const shared = (size: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(size))
 
-/** Starts encrypting the envelope a canonical large body will be stored as; null for any other body. */
-export function startEarlyEncryption (encryptor: Encryptor, body: Uint8Array, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string): EarlyEncryption | null {
-  if (body.byteLength <= CHUNK_SIZE || !isCanonicalJson(body)) return null
+/**
+ * Starts encrypting the envelope a canonical large body will be stored as; null for any other body.
+ * `maxJsonValues` (ingest.maxJsonValues) bounds the canonical check's tokens (canonicalTokenLimit).
+ */
+export function startEarlyEncryption (encryptor: Encryptor, body: Uint8Array, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string, maxJsonValues = DEFAULT_MAX_JSON_VALUES): EarlyEncryption | null {
+  if (body.byteLength <= CHUNK_SIZE || !isCanonicalJson(body, canonicalTokenLimit(maxJsonValues))) return null
   const env = { $schema: head.definitionUrl, version: ENVELOPE_VERSION, scope: head.scope, collectedAt: head.collectedAt } as Envelope
   const bytes = serializeEnvelopeWithData(env, body, shared)
   const it = encryptor.encryptChunks(bytes, passwordHex)[Symbol.asyncIterator]()
@@ -41,7 +45,12 @@ export function startEarlyEncryption (encryptor: Encryptor, body: Uint8Array, he
         if (taken) throw new Error('the early encryption\'s pieces are read once')
         taken = true
         return (async function * () {
-          for (let r = await first; r.done !== true; r = await it.next()) yield r.value
+          try {
+            for (let r = await first; r.done !== true; r = await it.next()) yield r.value
+          } finally {
+            // a consumer that stopped early (a failed store) releases the job's pieces now
+            await it.return?.()
+          }
         })()
       }
     },

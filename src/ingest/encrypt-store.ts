@@ -7,7 +7,7 @@
 // piece, read once the blocks are stored), so the main thread hashes neither the ciphertext nor
 // the plaintext of a large file.
 import { CHUNK_SIZE } from '../storage/cid.js'
-import { joinPieces, pieceBytes } from '../storage/stream-pieces.js'
+import { pieceBytes } from '../storage/stream-pieces.js'
 import type { StorageBackend } from '../storage/types.js'
 import { isPlaintextDigest, type EncryptionPart } from './encryption-job.js'
 import type { Encryptor } from './encryptor.js'
@@ -21,10 +21,6 @@ export interface StoredCiphertext {
 
 /** `early`: the pieces of an encryption of `plaintext` already running (early-encryption.ts). */
 export async function encryptAndStore (deps: { storage: StorageBackend; encryptor: Encryptor }, plaintext: Uint8Array, passwordHex: string, early?: AsyncIterable<Uint8Array | EncryptionPart>): Promise<StoredCiphertext> {
-  if (early !== undefined && deps.storage.addStream === undefined) {
-    const joined = await joinPieces(ciphertextOnly(early))
-    return { cid: await deps.storage.add(joined), encryptedSize: joined.byteLength }
-  }
   if ((early !== undefined || plaintext.byteLength > CHUNK_SIZE) && deps.storage.addStream !== undefined) {
     let encryptedSize = 0
     let plaintextSha256: string | undefined
@@ -39,7 +35,15 @@ export async function encryptAndStore (deps: { storage: StorageBackend; encrypto
         if (!(part instanceof Uint8Array) && part.last === true) return
       }
     })()
-    const cid = await deps.storage.addStream(counted)
+    let cid: string
+    try {
+      cid = await deps.storage.addStream(counted)
+    } catch (err) {
+      // the job's pieces still waiting or coming are dropped now and its worker freed, not kept
+      // until the whole file is encrypted
+      await parts.return?.()
+      throw err
+    }
     // the ciphertext is stored whole already: a worker lost now only costs the main thread the
     // plaintext's digest (the index record is hashed there when none came)
     try {
@@ -49,10 +53,9 @@ export async function encryptAndStore (deps: { storage: StorageBackend; encrypto
     } catch {}
     return { cid, encryptedSize, ...(plaintextSha256 !== undefined ? { plaintextSha256 } : {}) }
   }
+  // a small file; or a backend without streamed adds, which only a bare backend lacks (the
+  // daemon's storage always streams, joining pieces itself for Kubo): the whole message, and an
+  // early encryption's pieces are left to its caller to drop
   const ciphertext = await deps.encryptor.encrypt(plaintext, passwordHex)
   return { cid: await deps.storage.add(ciphertext), encryptedSize: ciphertext.byteLength }
-}
-
-async function * ciphertextOnly (parts: AsyncIterable<Uint8Array | EncryptionPart>): AsyncGenerator<Uint8Array> {
-  for await (const part of parts) if (!isPlaintextDigest(part)) yield pieceBytes(part)
 }

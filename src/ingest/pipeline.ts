@@ -199,7 +199,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const schema = await resolveSchema(scope)
     if (schema === null) return null
     const head = { definitionUrl: schema.definitionUrl, scope, collectedAt: collectedAt ?? stampNow(scope) }
-    return startEarlyEncryption(encryptor, body, head, scopeKey(scope))
+    return startEarlyEncryption(encryptor, body, head, scopeKey(scope), deps.maxJsonValues)
   }
 
   async function submitOnce (scope: string, data: unknown, opts: SubmitOptions): Promise<SubmitResult> {
@@ -214,7 +214,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     await checkScopeFolder(scope)
     const early = opts.early?.definitionUrl === schema.definitionUrl ? opts.early : null
     let collectedAt = early?.collectedAt ?? opts.collectedAt ?? stampNow(scope)
-    const serialize = envelopeSerializer(early === null ? opts.json : undefined)
+    const serialize = envelopeSerializer(early === null ? opts.json : undefined, deps.maxJsonValues)
     for (let attempt = 0; attempt < 1000; attempt++) {
       const env = buildEnvelope({ definitionUrl: schema.definitionUrl, scope, data, collectedAt })
       // the first name tried is the one the early encryption was started for

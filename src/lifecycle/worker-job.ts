@@ -4,7 +4,11 @@
 import { parentPort, type Transferable } from 'node:worker_threads'
 import { isHearthError } from '../errors.js'
 
-export interface JobRequest { id: number; input: unknown }
+/**
+ * `cancel`: shared memory the pool sets to 1 when the job's consumer has left; the worker stops the
+ * job at its next part instead of running it to its end.
+ */
+export interface JobRequest { id: number; input: unknown; cancel: Int32Array }
 
 export type JobReply =
   | { id: number; kind: 'part'; value: unknown }
@@ -16,7 +20,10 @@ export interface JobPart { value: unknown; transfer?: Transferable[] }
 
 export type JobHandler = (input: unknown) => AsyncIterable<JobPart>
 
-/** Serves jobs from the pool one at a time (the pool never sends a second before the first ends). */
+/**
+ * Serves jobs from the pool one at a time (the pool never sends a second before the first ends).
+ * A job whose consumer left is stopped before its next part (its generator returned) and ended.
+ */
 export function serveWorkerJobs (handler: JobHandler): void {
   const port = parentPort
   if (port === null) throw new Error('serveWorkerJobs runs inside a worker thread')
@@ -24,6 +31,7 @@ export function serveWorkerJobs (handler: JobHandler): void {
     void (async () => {
       try {
         for await (const part of handler(req.input)) {
+          if (Atomics.load(req.cancel, 0) !== 0) break
           port.postMessage({ id: req.id, kind: 'part', value: part.value } satisfies JobReply, part.transfer ?? [])
         }
         port.postMessage({ id: req.id, kind: 'end' } satisfies JobReply)

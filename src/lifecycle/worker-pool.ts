@@ -52,13 +52,17 @@ export interface WorkerPoolStatus {
   failed: number
   /** Workers that died mid-job since start. */
   crashed: number
+  /** Jobs whose consumer left before their end: stopped on their worker, their later parts dropped. */
+  cancelled: number
 }
 
 export interface WorkerPool extends Service {
   /**
    * Runs one job: its parts in order, ending when the job ends; throws the job's error (its code
    * kept when it was a HearthError), WORKER_FAILED when the worker died, WORKERS_BUSY or
-   * FILE_TOO_LARGE when refused. Breaking off early lets the job run to its end unread.
+   * FILE_TOO_LARGE when refused. Breaking off early (`return()`, a thrown consumer) cancels the
+   * job: parts that were waiting and any still coming are dropped, and the worker stops it at its
+   * next part.
    */
   run<Part = unknown> (input: unknown, opts: JobOptions): AsyncIterable<Part>
   /** Starts a worker now when none is idle and there is room, so a job expected soon does not wait for one to load. */
@@ -71,6 +75,10 @@ interface Job {
   input: unknown
   transfer: Transferable[]
   parts: unknown[]
+  /** Set to 1 (shared with the worker) when the consumer left: the worker stops the job. */
+  cancel: Int32Array
+  /** The consumer left before the end: parts still coming are dropped. */
+  abandoned: boolean
   done: boolean
   error: unknown
   wake: (() => void) | null
@@ -84,14 +92,14 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
   const queue: Job[] = []
   let nextId = 1
   let running = false
-  const counts = { finished: 0, failed: 0, crashed: 0 }
+  const counts = { finished: 0, failed: 0, crashed: 0, cancelled: 0 }
 
   function settle (job: Job, error?: unknown): void {
     if (job.done) return
     job.done = true
     job.error = error
-    if (error === undefined) counts.finished++
-    else counts.failed++
+    // a cancelled job was counted when its consumer left
+    if (!job.abandoned) counts[error === undefined ? 'finished' : 'failed']++
     job.wake?.()
   }
 
@@ -103,6 +111,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
       const job = slot.job
       if (job === null || reply.id !== job.id) return
       if (reply.kind === 'part') {
+        if (job.abandoned) return
         job.parts.push(reply.value)
         job.wake?.()
         return
@@ -137,7 +146,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     slot.job = job
     slot.worker.ref()
     try {
-      slot.worker.postMessage({ id: job.id, input: job.input } satisfies JobRequest, job.transfer)
+      slot.worker.postMessage({ id: job.id, input: job.input, cancel: job.cancel } satisfies JobRequest, job.transfer)
     } catch (err) {
       slot.job = null
       settle(job, new HearthError('INVALID_ARGUMENT', `a job could not be sent to a worker of ${opts.name}: ${(err as Error).message}`))
@@ -177,7 +186,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     if (busy >= opts.size && queue.length >= opts.maxQueued) {
       throw new HearthError('WORKERS_BUSY', `every worker of ${opts.name} is busy (${busy} running, ${queue.length} waiting); try again shortly`, { pool: opts.name, queued: queue.length })
     }
-    const job: Job = { id: nextId++, input, transfer: jobOpts.transfer ?? [], parts: [], done: false, error: undefined, wake: null }
+    const job: Job = { id: nextId++, input, transfer: jobOpts.transfer ?? [], parts: [], cancel: new Int32Array(new SharedArrayBuffer(4)), abandoned: false, done: false, error: undefined, wake: null }
     queue.push(job)
     dispatch()
     try {
@@ -189,11 +198,17 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
       }
       if (job.error !== undefined) throw job.error
     } finally {
-      // a consumer that stopped early: parts still coming are dropped, not kept
+      // a consumer that stopped early: parts still coming are dropped, not kept, and the worker
+      // stops the job at its next part, free for the next one
       job.parts.length = 0
       const queued = queue.indexOf(job)
       if (queued >= 0) queue.splice(queued, 1)
       job.wake = null
+      if (!job.done) {
+        job.abandoned = true
+        counts.cancelled++
+        Atomics.store(job.cancel, 0, 1)
+      }
     }
   }
 

@@ -11,7 +11,10 @@
 //  - a number that does not print back the same (`1.0`, `1e2`, `-0`, `1E+21`);
 //  - an object with a repeated key (JSON.parse keeps the last) or an array-index key like "0"
 //    (V8 orders those first, so the text order might not be the object's order).
-// Text of more than MAX_TOKENS tokens is answered false without looking further.
+// Text of more tokens than `maxTokens` is answered false without looking further (see
+// canonicalTokenLimit).
+
+import { DEFAULT_MAX_JSON_VALUES } from './bounded-json.js'
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -22,13 +25,25 @@ const SHORT_ESCAPES = new Set([0x22, 0x5c, 0x62, 0x66, 0x6e, 0x72, 0x74]) // " \
 const SHORT_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d])
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/
 const MAX_ARRAY_INDEX = 4_294_967_294
-/** Past this many tokens the answer is false: the check runs on the event loop before the body's
- *  limits are checked, and a body of many small values gains little from skipping a stringify. */
-const MAX_TOKENS = 50_000
+/** Tokens per counted JSON value at most: a member is its key, `:`, its value and a `,`. */
+const TOKENS_PER_VALUE = 4
+/** Room for the scalars of lists (one value however long) in a body that is mostly members. */
+const TOKEN_SLACK = 1024
+
+/**
+ * The token bound for bodies limited to `maxJsonValues` counted values (ingest.maxJsonValues):
+ * the check runs on the event loop before the body's own limits are checked, so its work is bounded
+ * by what the bounded parse after it may cost anyway (a member is at most four tokens), and
+ * a large body made of many small values within the limit is still answered (and encrypted early).
+ */
+export function canonicalTokenLimit (maxJsonValues: number): number {
+  return TOKENS_PER_VALUE * maxJsonValues + TOKEN_SLACK
+}
 
 interface Frame { object: boolean; keys: Set<string> | null; expectKey: boolean }
 
-export function isCanonicalJson (bytes: Uint8Array): boolean {
+/** `maxTokens`: past this many tokens the answer is false (default: the bound of DEFAULT_MAX_JSON_VALUES). */
+export function isCanonicalJson (bytes: Uint8Array, maxTokens = canonicalTokenLimit(DEFAULT_MAX_JSON_VALUES)): boolean {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const n = buf.length
   const stack: Frame[] = []
@@ -40,7 +55,7 @@ export function isCanonicalJson (bytes: Uint8Array): boolean {
   let tokens = 0
   while (i < n) {
     const c = buf[i]!
-    if (++tokens > MAX_TOKENS) return false
+    if (++tokens > maxTokens) return false
     if (c === QUOTE) {
       const end = stringEnd(buf, i, slash)
       if (end < 0) return false
@@ -64,9 +79,13 @@ export function isCanonicalJson (bytes: Uint8Array): boolean {
       i++
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
       let end = i + 1
-      while (end < n && isNumberByte(buf[end]!)) end++
-      const literal = buf.toString('latin1', i, end)
-      if (String(Number(literal)) !== literal) return false
+      let digitsOnly = true
+      while (end < n && isNumberByte(buf[end]!)) { digitsOnly &&= buf[end]! <= 0x39 && buf[end]! >= 0x30; end++ }
+      // a plain integer of up to 15 digits without a leading zero prints back as written
+      if (!(digitsOnly && c !== 0x2d && end - i <= 15 && (c !== 0x30 || end === i + 1))) {
+        const literal = buf.toString('latin1', i, end)
+        if (String(Number(literal)) !== literal) return false
+      }
       i = end
     } else if (c === 0x74 || c === 0x6e) { // true null
       i += 4
@@ -103,7 +122,8 @@ function stringEnd (buf: Buffer, start: number, next: { at: number }): number {
 
 function newKey (frame: Frame, raw: string): boolean {
   // escapes are canonical here, so equal raw text means equal keys and different text different keys
-  if (ARRAY_INDEX.test(raw) && Number(raw) <= MAX_ARRAY_INDEX) return false
+  const first = raw.charCodeAt(0)
+  if (first >= 0x30 && first <= 0x39 && ARRAY_INDEX.test(raw) && Number(raw) <= MAX_ARRAY_INDEX) return false
   frame.keys ??= new Set()
   if (frame.keys.has(raw)) return false
   frame.keys.add(raw)

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
-import { readBody } from '../../src/api/http.js'
+import { ok, readBody, type Reply } from '../../src/api/http.js'
+import { Router } from '../../src/api/router.js'
+import { httpCall, startApi } from '../support/api-server.js'
 import { isHearthError } from '../../src/errors.js'
 import { buildEnvelope, serializeEnvelope, serializeEnvelopeWithData } from '../../src/protocol/envelope.js'
 
@@ -34,4 +36,19 @@ test('a body for other code, a small body, or one without a length is read into 
   }
   await assert.rejects(readBody(request(big), 100_000, { envelopeRoom: true }), (e: unknown) => isHearthError(e, 'BODY_TOO_LARGE'))
   await assert.rejects(readBody(request(big, 65_536, 1000), 100_000, { envelopeRoom: true }), (e: unknown) => isHearthError(e, 'BODY_TOO_LARGE'), 'more than declared, past the limit')
+})
+
+test('the API reads a large body with envelope room only for the route that asks (POST /v1/data); the others get ordinary memory', async (t) => {
+  const router = new Router()
+  const shape = async (bytes: Promise<Buffer>): Promise<Reply> => { const b = await bytes; return ok({ shared: b.buffer instanceof SharedArrayBuffer, length: b.byteLength }) }
+  router.post('/other', async (req) => await shape(req.bytes()))
+  router.post('/json', async (req) => { await req.json(); return await shape(req.bytes()) })
+  router.post('/data-file', async (req) => await shape(req.bytes({ envelopeRoom: true })))
+  const { socket } = await startApi(t, router, { maxBodyBytes: 4 << 20 })
+  const body = JSON.stringify({ bio: 'z'.repeat(600_000) })
+  for (const [path, shared] of [['/other', false], ['/json', false], ['/data-file', true]] as const) {
+    const res = await httpCall({ socketPath: socket }, 'POST', path, { body, headers: { 'content-type': 'application/json' } })
+    assert.equal(res.status, 200, res.text)
+    assert.deepEqual(res.json, { shared, length: body.length }, path)
+  }
 })

@@ -15,7 +15,7 @@ import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import type { StorageBackend } from '../../src/storage/types.js'
 import type { FileIndex } from '../../src/db/file-index.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
-import { isHearthError } from '../../src/errors.js'
+import { HearthError, isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import { SCHEMA, SCOPE, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
 import { buildEnvelope, serializeEnvelope } from '../../src/protocol/envelope.js'
@@ -30,7 +30,7 @@ const CRASH_MARKER = 'crash-the-encryption-worker'
 interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: StorageBackend, workers: WorkerPool, dataDir: string, blocksDir: string }
 
 /** `journaled`: with the ingest journal, as the daemon runs the pipeline. */
-async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; encryptor?: (e: Encryptor) => Encryptor } = {}): Promise<Rig> {
+async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; encryptor?: (e: Encryptor) => Encryptor; maxJsonValues?: number } = {}): Promise<Rig> {
   const { dataDir, db, index, validate } = await ingestWorkspace(t, 'hearth-large-')
   const dir = await tempDir(t)
   const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
@@ -41,7 +41,7 @@ async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; e
   const journal = opts.journaled === true ? createIngestJournal({ db, dataDir, storage, index, logger: silentLogger(), syncFiles: createFileSyncer() }) : undefined
   if (journal !== undefined) t.after(async () => { await journal.close() })
   const encryptor = opts.encryptor?.(workerEncryptor(workers)) ?? workerEncryptor(workers)
-  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor, ...(journal !== undefined ? { journal } : {}) })
+  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor, ...(journal !== undefined ? { journal } : {}), ...(opts.maxJsonValues !== undefined ? { maxJsonValues: opts.maxJsonValues } : {}) })
   return { pipeline, index, storage, workers, dataDir, blocksDir: join(dir, 'blocks') }
 }
 
@@ -171,6 +171,21 @@ test('a large canonical body is encrypted while it is parsed and validated: one 
   assert.equal(await r.pipeline.prepare('unknown.scope', json), null, 'nor does one of a scope without a schema')
 })
 
+test('a large body of many small values is encrypted early too; past the token bound of ingest.maxJsonValues it waits for the parse', async (t) => {
+  // 100,000 members (~1.5 MB, 400,001 tokens): past the fixed 50,000-token cap of before
+  const data = { username: 'many', bio: 'b', ...Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])) }
+  const json = Buffer.from(JSON.stringify(data))
+  const r = await rig(t)
+  const early = await r.pipeline.prepare(SCOPE, json)
+  assert.ok(early !== null, 'started before the parse')
+  const result = await r.pipeline.submit(SCOPE, data, { json, early })
+  assert.equal(result.status, 'stored')
+  assert.equal(result.collectedAt, early.collectedAt, 'the early encryption was the one stored')
+  assert.equal((await r.workers.status()).finished, 1, 'encrypted once')
+  const bounded = await rig(t, undefined, { maxJsonValues: 10_000 })
+  assert.equal(await bounded.pipeline.prepare(SCOPE, json), null, 'more tokens than 10,000 values can have: not scanned to the end')
+})
+
 test('an early encryption of data that fails validation stores nothing, and the next request is stored', async (t) => {
   const r = await rig(t)
   const invalid = { bio: 'x'.repeat(2 * MB) } // no username
@@ -184,6 +199,33 @@ test('an early encryption of data that fails validation stores nothing, and the 
   const blocks = await listFiles(r.blocksDir)
   const dagBlocks = Math.ceil(ok.record.encryptedSize! / 262_144) + 1
   assert.equal(blocks.length, dagBlocks, 'only the stored file\'s blocks are in the blockstore')
+})
+
+test('a store that fails mid-file releases the worker job at once: its pieces dropped, the job cancelled, the worker free', async (t) => {
+  const r = await rig(t)
+  const { encryptAndStore } = await import('../../src/ingest/encrypt-store.js')
+  const failing: StorageBackend = {
+    ...r.storage,
+    add: r.storage.add.bind(r.storage),
+    async addStream (pieces) {
+      for await (const _ of pieces) throw new HearthError('STORAGE_UNAVAILABLE', 'the disk went away after one piece')
+      return ''
+    }
+  }
+  const password = scopeKeyHex(MASTER, SCOPE)
+  const plaintext = new Uint8Array(randomBytes(8 * MB))
+  const encryptor = workerEncryptor(r.workers)
+  await assert.rejects(encryptAndStore({ storage: failing, encryptor }, plaintext, password), (err) => isHearthError(err, 'STORAGE_UNAVAILABLE'))
+  assert.equal((await r.workers.status()).cancelled, 1, 'the streamed job')
+  const json = Buffer.from(JSON.stringify(bigProfile(2 * MB)))
+  const early = await r.pipeline.prepare(SCOPE, json)
+  assert.ok(early !== null)
+  await assert.rejects(encryptAndStore({ storage: failing, encryptor }, early.bytes, password, early.pieces), (err) => isHearthError(err, 'STORAGE_UNAVAILABLE'))
+  assert.equal((await r.workers.status()).cancelled, 2, 'the early job')
+  // the pool's one worker is free for the next file
+  const stored = await encryptAndStore({ storage: r.storage, encryptor }, plaintext, password)
+  assert.equal(stored.cid, await referenceCid(await r.storage.get(stored.cid)))
+  assert.equal((await r.workers.status()).finished, 1)
 })
 
 async function listFiles (dir: string): Promise<string[]> {

@@ -53,7 +53,7 @@ test('the pool is bounded: a full queue is WORKERS_BUSY, an oversized job FILE_T
   const running = all(pool.run({ mode: 'sleep', ms: 300 }, { bytes: 1 }))
   const queued = all(pool.run({ mode: 'echo', parts: ['queued'] }, { bytes: 1 }))
   await new Promise((resolve) => setTimeout(resolve, 50))
-  assert.deepEqual(await pool.status(), { workers: 1, busy: 1, queued: 1, finished: 0, failed: 0, crashed: 0 })
+  assert.deepEqual(await pool.status(), { workers: 1, busy: 1, queued: 1, finished: 0, failed: 0, crashed: 0, cancelled: 0 })
   await assert.rejects(all(pool.run({ mode: 'echo', parts: [] }, { bytes: 1 })), (err) => isHearthError(err, 'WORKERS_BUSY') && err.status === 503)
   await assert.rejects(all(pool.run({ mode: 'echo', parts: [] }, { bytes: 1025 })), (err) => isHearthError(err, 'FILE_TOO_LARGE'))
   assert.deepEqual(await running, ['slept'])
@@ -91,9 +91,29 @@ test('warm starts one idle worker ahead of a job, within the size, and it ends w
   const pool = await startedPool(t, { size: 1, idleMs: 200 })
   pool.warm()
   pool.warm()
-  assert.deepEqual(await pool.status(), { workers: 1, busy: 0, queued: 0, finished: 0, failed: 0, crashed: 0 })
+  assert.deepEqual(await pool.status(), { workers: 1, busy: 0, queued: 0, finished: 0, failed: 0, crashed: 0, cancelled: 0 })
   assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['warm'] }, { bytes: 1 })), ['warm'])
   assert.equal((await pool.status()).workers, 1, 'the warmed worker ran the job')
   await new Promise((resolve) => setTimeout(resolve, 500))
   assert.equal((await pool.status()).workers, 0)
+})
+
+test('a consumer that leaves early cancels its job: the worker stops it at its next part, free for the next job', async (t) => {
+  const pool = await startedPool(t)
+  const seen: unknown[] = []
+  for await (const part of pool.run({ mode: 'endless' }, { bytes: 1 })) {
+    seen.push(part)
+    if (seen.length === 3) break
+  }
+  assert.deepEqual(seen, [0, 1, 2])
+  // the size-1 pool's one worker would never be free again had the endless job run on
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['next'] }, { bytes: 1 })), ['next'])
+  const status = await pool.status()
+  assert.equal(status.cancelled, 1)
+  assert.equal(status.finished, 1)
+  assert.equal(status.workers, 1, 'the same worker served on')
+  // a consumer that throws cancels the same way
+  await assert.rejects((async () => { for await (const _ of pool.run({ mode: 'endless' }, { bytes: 1 })) throw new Error('consumer failed') })(), /consumer failed/)
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['after'] }, { bytes: 1 })), ['after'])
+  assert.equal((await pool.status()).cancelled, 2)
 })

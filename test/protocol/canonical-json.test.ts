@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { isCanonicalJson } from '../../src/protocol/canonical-json.js'
+import { canonicalTokenLimit, isCanonicalJson } from '../../src/protocol/canonical-json.js'
 import { buildEnvelope, serializeEnvelope, serializeEnvelopeWithData, withEnvelopeRoom, type Envelope } from '../../src/protocol/envelope.js'
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s)
@@ -61,6 +61,22 @@ test('never canonical when the round trip differs (random documents in random sp
     if (canonical(text)) { yes++; assert.ok(roundTrip, text) }
   }
   assert.ok(yes > 2000, `enough canonical cases were tried (${yes})`)
+})
+
+test('the token bound scales with ingest.maxJsonValues: a body of many small values within the limit is answered, one past the bound is not', () => {
+  // 60,000 members: 240,001 tokens, past the fixed 50,000-token cap this bound replaced
+  const members = (n: number): Uint8Array => bytes(JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]))))
+  assert.equal(isCanonicalJson(members(60_000)), true, 'within the default limit (500,000 values)')
+  // a body at a limit of 10,000 values (9,999 members and their object) is answered under that limit's bound
+  assert.equal(isCanonicalJson(members(9_999), canonicalTokenLimit(10_000)), true)
+  assert.equal(isCanonicalJson(members(60_000), canonicalTokenLimit(10_000)), false, 'past the bound: not looked at further')
+  // scalars of a list are not counted values; the bound still stops their scan
+  const list = bytes(JSON.stringify({ xs: Array.from({ length: 15_000 }, (_, i) => i) }))
+  assert.equal(isCanonicalJson(list, canonicalTokenLimit(10_000)), true)
+  assert.equal(isCanonicalJson(list, canonicalTokenLimit(1_000)), false)
+  // the integer fast path still refuses what does not print back the same
+  for (const text of ['{"a":01}', '{"a":1234567890123456789}', '{"a":-0}']) assert.equal(isCanonicalJson(bytes(text), canonicalTokenLimit(10)), false, text)
+  assert.equal(isCanonicalJson(bytes('{"a":123456789012345,"b":0,"c":-7}')), true)
 })
 
 test('an envelope around canonical data bytes is exactly serializeEnvelope\'s', () => {

@@ -2,7 +2,7 @@
 import { serveWorkerJobs } from '../../src/lifecycle/worker-job.js'
 import { HearthError } from '../../src/errors.js'
 
-interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep'; parts?: unknown[]; ms?: number }
+interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep' | 'endless'; parts?: unknown[]; ms?: number }
 
 serveWorkerJobs(async function * (input) {
   const job = input as TestJob
@@ -24,6 +24,11 @@ serveWorkerJobs(async function * (input) {
       setTimeout(() => { throw new Error('uncaught in the worker') }, 20)
       await new Promise(() => {})
       break
+    case 'endless': // parts until the pool cancels the job
+      for (let i = 0; ; i++) {
+        await new Promise((resolve) => setImmediate(resolve))
+        yield { value: i }
+      }
     case 'sleep':
       await new Promise((resolve) => setTimeout(resolve, job.ms ?? 200))
       yield { value: 'slept' }

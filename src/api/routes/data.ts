@@ -103,7 +103,7 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
     const declared = Number(req.raw.headers['content-length'])
     const result = await deps.pipeline.admit(Number.isSafeInteger(declared) && declared >= 0 ? declared : null, async () => {
       // a large canonical body is encrypted (on a worker) while it is parsed and validated here
-      const early = isJsonContentType(req.raw.headers['content-type']) ? await deps.pipeline.prepare(scope, await req.bytes(), collectedAt ?? undefined) : null
+      const early = isJsonContentType(req.raw.headers['content-type']) ? await deps.pipeline.prepare(scope, await req.bytes({ envelopeRoom: true }), collectedAt ?? undefined) : null
       try {
         const data = await req.json()
         // the body's own bytes too: a large canonical body is stored as it came, not serialised again
