@@ -18,7 +18,7 @@ import { encryptionFor } from '../ingest/encryptor.js'
 import { createSyncService } from '../sync/service.js'
 import type { QueuedImageRequest } from '../proxy/index.js'
 import { createLazyProxy } from '../proxy/lazy.js'
-import { staleTempsService, databaseService } from './foundation.js'
+import { staleTempsService, databaseService, fileWritingService } from './foundation.js'
 import { ensureIdentity } from './identity-setup.js'
 import { chainConnection } from './chain-setup.js'
 import { schemaService, schemaTrustFor } from './schemas-setup.js'
@@ -51,8 +51,9 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   const identity = await ensureIdentity(home, print)
   deps.onOwner(identity.ownerAddress)
   await services.start(staleTempsService(home, logger))
+  const files = await services.start(fileWritingService(home))
   const { db, index } = await services.start(databaseService(home.index))
-  const storage = await services.start(createStorage(config.storage, home, logger))
+  const storage = await services.start(createStorage(config.storage, home, logger, files))
   const connection = chainConnection({ config, home, db, storage, identity, logger, print })
   const chain = connection === null ? null : await services.start(connection)
   const schemas = await services.start(schemaService({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [], trust: chain?.trust ?? schemaTrustFor(config, identity.ownerAddress) }))
@@ -65,6 +66,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     pipeline: { dataDir: home.data, index, storage, schemas: schemas.registry, validate: schemas.validate, masterKey: identity.masterKey, maxFileBytes: config.ingest.maxFileBytes, maxJsonValues: config.ingest.maxJsonValues, encryptor: encryption.encryptor, admission: encryption.admission },
     index,
     db,
+    files,
     settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },
     events,
     logger,
@@ -82,6 +84,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     storage,
     state: { sync: openKv(db, 'sync'), restore: openKv(db, 'chain-restore') },
     pipeline: ingest.pipeline,
+    syncFiles: files.syncFiles,
     chain: chain?.client ?? null,
     events,
     logger,

@@ -17,7 +17,7 @@ import { createIngestJournal, type IngestJournal } from './journal.js'
 import { createOwnWrites } from './own-writes.js'
 import type { HearthDatabase } from '../db/database.js'
 import { createFileSyncer } from '../storage/deferred-sync.js'
-import { createFileWriter } from '../storage/file-writer.js'
+import { createFileWriter, type SharedFileWriting } from '../storage/file-writer.js'
 import { writingFolder } from './atomic-write.js'
 
 /** See README "Watching": covers a writer's back-to-back writes; a file read too early is not JSON yet and waits. */
@@ -55,6 +55,8 @@ export interface IngestServiceDeps {
    * batch that journals them (journal.ts), replayed at start.
    */
   db?: HearthDatabase
+  /** The daemon's file-writer thread and `syncfs` helper (not closed by stop); else the service makes its own. */
+  files?: SharedFileWriting
   settings: IngestSettings
   events: EventSink<HearthEvents>
   logger: Logger
@@ -86,8 +88,8 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   const print = deps.print ?? (() => {})
   // files whose storage failed go back to the work queue with a growing delay
   const retries = createRetrySet({ retry: (rel) => work.push(rel) })
-  const syncer = createFileSyncer()
-  const fileWriter = createFileWriter({ tempDir: writingFolder(deps.pipeline.dataDir), spares: 8 })
+  const syncer = deps.files?.syncFiles ?? createFileSyncer()
+  const fileWriter = deps.files?.writer ?? createFileWriter({ tempDir: writingFolder(deps.pipeline.dataDir), spares: 8 })
   const journal: IngestJournal | undefined = deps.db === undefined
     ? undefined
     : createIngestJournal({ db: deps.db, dataDir: deps.pipeline.dataDir, storage: deps.pipeline.storage, index: deps.index, syncFiles: syncer, logger, ...(settings.checkpointMs !== undefined ? { delayMs: settings.checkpointMs } : {}) })
@@ -209,8 +211,10 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     unsettled.close()
     retries.stop()
     await journal?.close()
-    syncer.close()
-    await fileWriter.close()
+    if (deps.files === undefined) {
+      syncer.close()
+      await fileWriter.close()
+    }
   }
 
   return {

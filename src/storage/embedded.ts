@@ -49,6 +49,8 @@ export interface EmbeddedStorageOptions {
   logger?: Logger
   /** How a multi-block file's blocks are made durable together (default: its own createFileSyncer). */
   syncFiles?: SyncFiles
+  /** The thread that writes deferred blocks (default: its own createFileWriter); a given one is not closed by stop(). */
+  writer?: FileWriter
 }
 
 type HeliaNode = ReturnType<typeof createHeliaLight>
@@ -98,7 +100,8 @@ class EmbeddedStorage implements StorageBackend {
   // own; see PinLock for which pin changes may run side by side.
   readonly #pins = new PinLock()
   readonly #syncDir: DirSync = createDirSync()
-  readonly #writer: FileWriter = createFileWriter()
+  readonly #writer: FileWriter
+  readonly #ownWriter: FileWriter | null
   // journaled single blocks not yet on disk (addDeferred): served from memory until written
   readonly #deferred: DeferredBlocks
   readonly #ownSyncer: FileSyncer | null
@@ -110,6 +113,8 @@ class EmbeddedStorage implements StorageBackend {
     private readonly pinRecords: PinRecords,
     private readonly opts: EmbeddedStorageOptions
   ) {
+    this.#ownWriter = opts.writer === undefined ? createFileWriter() : null
+    this.#writer = opts.writer ?? this.#ownWriter!
     this.#deferred = new DeferredBlocks(opts.blocksDir, this.#writer, async (cids) => {
       await Promise.all(cids.map(async (cid) => { await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) }) }))
     })
@@ -338,7 +343,7 @@ class EmbeddedStorage implements StorageBackend {
       const helia = await this.#helia?.catch(() => null)
       await helia?.stop()
     } finally {
-      await this.#writer.close()
+      await this.#ownWriter?.close()
       this.#ownSyncer?.close()
       await this.blockstore.close()
       await this.datastore.close()

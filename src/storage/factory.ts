@@ -11,6 +11,7 @@ import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { withVerifiedReads } from './verified-reads.js'
 import { joinPieces, type StreamPiece } from './stream-pieces.js'
 import { checkKuboOptions } from './kubo-options.js'
+import type { SharedFileWriting } from './file-writer.js'
 
 export type StorageBackendKind = StorageBackend['kind']
 
@@ -30,14 +31,18 @@ export interface StorageService extends StorageBackend, Service {
   status (): Promise<{ backend: StorageBackendKind } & StorageHealth>
 }
 
-/** Check the configuration and build the (unstarted) backend; throws CONFIG_INVALID. */
-export function createStorage (config: StorageConfig, paths: Pick<HomeLayout, 'blocks' | 'datastore'>, logger?: Logger): StorageService {
+/**
+ * Check the configuration and build the (unstarted) backend; throws CONFIG_INVALID. `files`: the
+ * daemon's one file-writer thread and `syncfs` helper for the embedded backend's block writes
+ * (else it makes its own).
+ */
+export function createStorage (config: StorageConfig, paths: Pick<HomeLayout, 'blocks' | 'datastore'>, logger?: Logger, files?: SharedFileWriting): StorageService {
   switch (config.backend) {
     case 'embedded':
       // each backend's libraries load when that backend starts, never both
       return new StorageHolder('embedded', async () => {
         const { createEmbeddedStorage } = await import('./embedded.js')
-        return withVerifiedReads(await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger }))
+        return withVerifiedReads(await createEmbeddedStorage({ blocksDir: paths.blocks, datastoreDir: paths.datastore, logger, ...files }))
       })
     case 'kubo': {
       if (config.kubo?.url === undefined || config.kubo.url === '') {

@@ -10,6 +10,7 @@
 import { Worker } from 'node:worker_threads'
 import { basename, dirname, join } from 'node:path'
 import { tempName } from './durable-file.js'
+import type { FileSyncer } from './deferred-sync.js'
 
 export interface WriterError { message: string; code?: string; syscall?: string }
 export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number }
@@ -39,6 +40,13 @@ export interface FileWriter {
   /** Ends the thread (a later request starts a new one). */
   close (): Promise<void>
 }
+
+/**
+ * The daemon's one writer thread and one `syncfs` helper, built by the composition root and given
+ * to every part that writes unsynced files (storage, ingest, sync), which then neither ends nor
+ * closes them: one isolate instead of one per part (src/daemon/foundation.ts).
+ */
+export interface SharedFileWriting { writer: FileWriter; syncFiles: FileSyncer }
 
 /** Blocks per message: a checkpoint's batch is split so data-file creates are not queued behind all of it. */
 const BLOCKS_PER_MESSAGE = 64

@@ -14,7 +14,7 @@ import { removeRecords } from '../ingest/remove-scope.js'
 import type { SyncNode } from './node.js'
 import type { SyncEngine } from './engine.js'
 import { peerReceiveHook } from './peer-receive.js'
-import { createFileSyncer } from '../storage/deferred-sync.js'
+import { createFileSyncer, type SyncFiles } from '../storage/deferred-sync.js'
 import { createChainRestorer } from './restore.js'
 import { restoreFetcher, type RestoreSettings } from './restore-sources.js'
 import type { DeviceSources } from './device-source.js'
@@ -56,6 +56,8 @@ export interface SyncServiceDeps {
   /** The engine's key-value namespace and restore's. */
   state: { sync: Kv<unknown>; restore: Kv<unknown> }
   pipeline: Pick<IngestPipeline, 'receive' | 'journaled'> & Partial<Pick<IngestPipeline, 'prepareReceive'>>
+  /** How a batch of received files is made durable: the daemon's one `syncfs` helper (else one of its own). */
+  syncFiles?: SyncFiles
   /** Null when no chain is configured (restore then answers CONFIG_INVALID). */
   chain: RestoreChain | null
   events: HearthEventHub
@@ -136,7 +138,7 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
       receive: peerReceiveHook({
         receive: deps.pipeline.receive,
         journaled: deps.pipeline.journaled,
-        syncFiles: createFileSyncer(),
+        syncFiles: deps.syncFiles ?? createFileSyncer(),
         logger,
         onReceived: (file) => deps.events.emit('peer.file.received', file)
       }),
