@@ -11,8 +11,12 @@ import type { FileRecord, FileState } from './types.js'
  * caller reads nothing first), and an archived copy of the current one to write before it.
  */
 export type Derive = (current: FileRecord | null) => { record: FileRecord; archived?: FileRecord }
-/** An upsert (record), a deletion (null), or an upsert made by `derive` from the current record. */
-export type Change = { path: string; record: FileRecord | null; derive?: Derive }
+/**
+ * An upsert (record), a deletion (null), or an upsert made by `derive` from the current record.
+ * `tombstone: false`: a deletion that leaves no tombstone (a record that should never have been
+ * written, taken back: peers must not be told to delete its CID).
+ */
+export type Change = { path: string; record: FileRecord | null; derive?: Derive; tombstone?: false }
 /** `error`: the change's `derive` failed; that change alone was left out of the batch. */
 export type ChangeResult = { changed: boolean; record: StoredRecord | null; error?: unknown }
 /**
@@ -61,7 +65,7 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
   }
 
-  const apply = (path: string, record: FileRecord | null): void => {
+  const apply = (path: string, record: FileRecord | null, tombstone = true): void => {
     const old = current.get(path) ?? null
     if ((record === null && old === null) || (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record))) {
       results.push({ changed: false, record: old })
@@ -76,7 +80,13 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     }
     const oldTomb = tomb.get(path) ?? null
     if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.log, key: padNumber(oldTomb) })
-    if (record === null) {
+    if (record === null && !tombstone) {
+      ops.push({ type: 'del', sublevel: s.records, key: path })
+      if (oldTomb !== null) ops.push({ type: 'del', sublevel: s.tombstones, key: path })
+      current.set(path, null)
+      tomb.set(path, null)
+      results.push({ changed: true, record: null })
+    } else if (record === null) {
       const value: LogValue = { path, deleted: true, cid: old?.cid ?? null, scope: old?.scope ?? '' }
       ops.push({ type: 'del', sublevel: s.records, key: path })
       ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
@@ -95,8 +105,8 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
       results.push({ changed: true, record: stored })
     }
   }
-  for (const { path, record, derive } of changes) {
-    if (derive === undefined) { apply(path, record); continue }
+  for (const { path, record, derive, tombstone } of changes) {
+    if (derive === undefined) { apply(path, record, tombstone !== false); continue }
     let made: { record: FileRecord; archived?: FileRecord }
     try {
       // from the current record, as earlier changes of this batch left it

@@ -120,6 +120,17 @@ export class FileIndex {
     await this.#submit(records.map((r) => { const clean = checkRecord(r); return { path: clean.path, record: clean } }))
   }
 
+  /**
+   * Undoes a write of `path`: puts back the record it replaced, or, when there was none, removes
+   * the path's record without a tombstone (nothing was deleted, so peers are told of nothing).
+   * `also` as for put.
+   */
+  async revert (path: string, earlier: FileRecord | null, opts: { also?: BatchOp[] } = {}): Promise<void> {
+    const change: Change = earlier === null ? { path, record: null, tombstone: false } : { path, record: checkRecord(earlier) }
+    if (change.record !== null && change.record.path !== path) throw new HearthError('INVALID_ARGUMENT', `the earlier record of ${path} names ${change.record.path}`)
+    await this.#submit([change], opts.also)
+  }
+
   /** Remove a path; leaves a tombstone in the change log. False when it was not indexed. */
   async delete (path: string): Promise<boolean> {
     const [result] = await this.#submit([{ path, record: null }])

@@ -87,8 +87,8 @@ export interface ReceiveIntent { done: BatchOp[]; drop: () => Promise<void> }
 export interface PendingEntry {
   ops: BatchOp[]
   committed: () => void
-  /** Removes a committed entry whose files were not written after all. */
-  discard: () => Promise<void>
+  /** The writes that remove a committed entry whose files were not written after all. */
+  dropOps: BatchOp[]
 }
 
 export interface IngestJournal {
@@ -235,7 +235,7 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
       return {
         ops: [{ type: 'put', sublevel: entries, key, value }],
         committed: () => { waiting.push({ key, files: entry.files, bytes }); waitingBytes += bytes; schedule() },
-        discard: async () => { await deps.db.batch([{ type: 'del', sublevel: entries, key }]) }
+        dropOps: [{ type: 'del', sublevel: entries, key }]
       }
     },
 

@@ -34,6 +34,8 @@ export interface IngestIndex {
   /** The record `derive` makes from the path's current one, written without reading it first (FileIndex.putDerived). */
   putDerived (path: string, derive: Derive, opts?: { also?: BatchOp[] }): Promise<FileRecord>
   byCid (cid: string): Promise<FileRecord[]>
+  /** Undoes a write: the path's earlier record back, or none and no tombstone (FileIndex.revert). */
+  revert (path: string, earlier: FileRecord | null, opts?: { also?: BatchOp[] }): Promise<void>
 }
 
 export interface SchemaLookup {

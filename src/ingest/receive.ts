@@ -60,29 +60,34 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     if (plaintext.byteLength <= JOURNAL_MAX_BYTES) {
       const cid = received.cid
       const block = unsyncedFiles === undefined ? {} : { ciphertext, cid }
-      const pending = { indexed: null as FileRecord | null, entry: null as PendingEntry | null }
+      const pending: { record: FileRecord | null; entry: PendingEntry | null; earlier: FileRecord | null } = { record: null, entry: null, earlier: null }
       const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext, {
         synced: false,
         beforePublish: async (mtimeMs) => {
           const entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unsyncedFiles ?? [])] })
           const r: FileRecord = { ...received, mtimeMs, updatedAt: Date.now() }
-          await deps.index.put(r, { also: entry.ops })
-          pending.indexed = r
+          // the name's record before this one is kept, in case the name is taken after all
+          await deps.index.putDerived(rel, (current) => { pending.earlier = current; return { record: r } }, { also: entry.ops })
+          pending.record = r
           pending.entry = entry
         }
       })
-      const { indexed, entry } = pending
+      const { record: indexed, entry, earlier } = pending
       if (indexed === null || entry === null) throw new HearthError('INTERNAL', `received file ${cid} was written without its record`)
       if (write.written) {
         // the entry waits for the checkpoint only once its file exists
         entry.committed()
-      } else {
-        // another writer made the name between the check and the link: the replay must not put
-        // the peer's bytes over that file, which the watcher indexes as a new version of the name
-        await entry.discard()
-        log.warn({ path: rel, cid }, 'the name of a received file was taken while it was written')
+        return indexed
       }
-      return indexed
+      // Another writer made the name between the check and the link: the name and its next
+      // version are that writer's. In one batch: the journal entry goes (its replay would put the
+      // peer's bytes over that file) and the name's earlier record comes back, or none without a
+      // tombstone (a tombstone of the peer's CID would delete it on the device that sent it).
+      // The watcher then indexes the other file as the name's own, and the peer's file is
+      // written under its fallback name.
+      await deps.index.revert(rel, earlier, { also: entry.dropOps })
+      log.warn({ path: rel, cid }, 'the name of a received file was taken while it was written')
+      return 'taken'
     }
     const intent = await journal.intend(received)
     let write: DurableWrite

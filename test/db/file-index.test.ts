@@ -219,6 +219,31 @@ test('changesSince: strictly increasing seqs, one entry per path, tombstones, ac
   assert.equal(check.tombstones, 0)
 })
 
+test('revert undoes a write: the earlier record back, or no record and no tombstone; the other writes of its batch with it', async (t) => {
+  const { index, db } = await freshIndex(t)
+  const journal = db.sublevel<string>('other')
+  await journal.put('entry', 'x')
+  const earlier = fileRecord('s.x/a.json', '2026-01-01T00:00:00Z', { state: 'rejected', cid: null })
+  await index.put(earlier)
+  const seq = await index.currentSeq()
+  await index.put(fileRecord('s.x/a.json', '2026-01-01T00:00:00Z', { origin: 'peer' }))
+  await index.put(fileRecord('s.x/b.json', '2026-01-02T00:00:00Z', { origin: 'peer' }))
+  await index.revert('s.x/a.json', earlier)
+  await index.revert('s.x/b.json', null, { also: [{ type: 'del', sublevel: journal, key: 'entry' }] })
+  const { seq: _seq, ...back } = (await index.get('s.x/a.json'))!
+  assert.deepEqual(back, earlier)
+  assert.equal(await index.get('s.x/b.json'), null)
+  assert.equal(await journal.get('entry'), undefined, 'the other write went with it')
+  assert.deepEqual((await index.changesSince(seq)).map((c) => [c.path, c.deleted]), [['s.x/a.json', false]], 'no tombstone of b')
+  assert.equal(await index.count(), 1)
+  assert.deepEqual(paths(await index.byCid(fileRecord('s.x/b.json', null).cid!)), [])
+  assert.equal((await index.scopes())[0]?.count, 1)
+  const check = await index.verify()
+  assert.equal(check.ok, true, check.problems.join('\n'))
+  assert.equal(check.tombstones, 0)
+  await assert.rejects(index.revert('s.x/a.json', fileRecord('s.x/c.json', null)), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT'))
+})
+
 test('putMany: later entries for a path win, all in one atomic step', async (t) => {
   const { index } = await freshIndex(t)
   await index.putMany([

@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { openDatabase, type HearthDatabase } from '../../src/db/database.js'
 import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import type { FileRecord } from '../../src/db/types.js'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createFileSyncer } from '../../src/storage/deferred-sync.js'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
@@ -198,19 +199,34 @@ async function fromAPeer (username: string): Promise<{ plaintext: Uint8Array; ci
   return { plaintext, ciphertext, path: `${SCOPE}/${collectedAtToFileName(collectedAt)}` }
 }
 
-/** The index as the pipeline sees it, with the receiver killed right after (or before) a received file's record is put. */
-function killedAtPeerRecord (when: 'after' | 'before') {
+/** The index as the pipeline sees it, with `hook` called right after (or before) a received file's record is written. */
+function atPeerRecord (when: 'after' | 'before', hook: (record: FileRecord) => Promise<void>) {
   return (index: FileIndex): IngestIndex => ({
     get: async (path) => await index.get(path),
     getMany: async (paths) => await index.getMany(paths),
-    putDerived: async (path, derive, opts) => await index.putDerived(path, derive, opts),
     byCid: async (cid) => await index.byCid(cid),
+    revert: async (path, earlier, opts) => { await index.revert(path, earlier, opts) },
     put: async (record, opts) => {
-      if (record.origin === 'peer' && when === 'before') throw new Error('killed')
+      if (record.origin === 'peer' && when === 'before') await hook(record)
       await index.put(record, opts)
-      if (record.origin === 'peer') throw new Error('killed')
+      if (record.origin === 'peer' && when === 'after') await hook(record)
+    },
+    putDerived: async (path, derive, opts) => {
+      if (when === 'before') {
+        const { record } = derive(await index.get(path))
+        if (record.origin === 'peer') await hook(record)
+      }
+      let written: FileRecord | null = null
+      const r = await index.putDerived(path, (current) => { const d = derive(current); written = d.record; return d }, opts)
+      if (when === 'after' && (written as FileRecord | null)?.origin === 'peer') await hook(written!)
+      return r
     }
   })
+}
+
+/** The index as the pipeline sees it, with the receiver killed right after (or before) a received file's record is written. */
+function killedAtPeerRecord (when: 'after' | 'before') {
+  return atPeerRecord(when, async () => { throw new Error('killed') })
 }
 
 const dataFiles = async (dataDir: string): Promise<string[]> => (await readdir(join(dataDir, SCOPE))).filter((n) => !n.startsWith('.'))
@@ -278,4 +294,54 @@ test('a large received file (no journal entry) killed between its data file and 
   assert.equal((await fourth.index.get(path))?.origin, 'peer')
   assert.deepEqual(await readFile(join(fourth.dataDir, path)), Buffer.from(plaintext))
   assert.equal((await journalKeys(fourth.db)).length, 0, 'the record dropped its intent')
+})
+
+test('a received file whose name another writer takes between its record and its link: the name gets its earlier record back (or none, without a tombstone) in the batch that drops the journal entry, and the file goes under its fallback name', async (t) => {
+  for (const earlier of ['none', 'a record'] as const) {
+    const root = await tempDir(t, 'hearth-journal-')
+    const collectedAt = '2026-01-02T03:04:05.000Z'
+    const theirs = serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt, data: { username: 'someone-else' } }))
+    let taken = 0
+    const r = await rig(t, root, 60_000, atPeerRecord('after', async (record) => {
+      // the other writer, in the instant between the record's commit and the link
+      if (taken++ === 0) await writeFile(join(root, 'data', record.path), theirs, { flag: 'wx' })
+    }))
+    const { plaintext, ciphertext, path } = await fromAPeer(`taken-${earlier}`)
+    let before: FileRecord | null = null
+    if (earlier === 'a record') {
+      // a version of the name the index still knows though its file is gone (a rejected one)
+      before = { path, scope: SCOPE, collectedAt: null, schemaId: null, cid: null, size: 3, encryptedSize: null, sha256: 'ab'.repeat(32), mtimeMs: 1, state: 'rejected', reasons: ['not JSON'], errorCode: 'INVALID_JSON', origin: 'local', updatedAt: 1 }
+      await r.index.put(before)
+    }
+    const seq = await r.index.currentSeq()
+    const stored = await r.storage.addUnsynced!(ciphertext)
+    assert.ok(stored !== null)
+    assert.equal(await r.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer', unsyncedFiles: stored.files }), 'written')
+    // the taken name: the other writer's file, and the index as it was before
+    assert.deepEqual(await readFile(join(r.dataDir, path)), Buffer.from(theirs))
+    const now = await r.index.get(path)
+    if (before === null) assert.equal(now, null, earlier)
+    else { const { seq: _s, ...rest } = now!; assert.deepEqual(rest, before, earlier) }
+    // the peer's file under its fallback name, as the peer's
+    const fallback = path.replace(/\.json$/, `.${stored.cid.slice(-12)}.json`)
+    assert.deepEqual(await readFile(join(r.dataDir, fallback)), Buffer.from(plaintext))
+    assert.deepEqual((await r.index.byCid(stored.cid)).map((x) => [x.path, x.origin]), [[fallback, 'peer']])
+    // no tombstone: nothing tells the peers to delete the CID the sending device holds
+    assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted), [], earlier)
+    // one journal entry left, the fallback name's: the taken name's went with the revert
+    assert.deepEqual((await journalKeys(r.db)).map(([, v]) => (v as { path: string }).path), [fallback])
+    // the watcher's turn: the other writer's file is the name's own, not a new version of the peer's
+    const scanned = await r.pipeline.ingestPath(path)
+    assert.equal(scanned.outcome, 'ingested')
+    assert.equal(scanned.record?.origin, 'local')
+    assert.equal(await r.index.get(`${path}#${stored.cid}`), null, 'the peer\'s version is not archived under the taken name')
+    assert.deepEqual((await r.index.byCid(stored.cid)).map((x) => x.path), [fallback])
+    // and a replay after a crash now puts nothing over the other writer's file
+    await r.close()
+    const again = await rig(t, root)
+    await again.journal.replay()
+    assert.deepEqual(await readFile(join(again.dataDir, path)), Buffer.from(theirs))
+    assert.deepEqual(await readFile(join(again.dataDir, fallback)), Buffer.from(plaintext))
+    await again.close()
+  }
 })
