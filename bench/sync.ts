@@ -238,7 +238,7 @@ for (const set of SETS) {
 }
 if (pnetRows.length > 0) {
   console.table(pnetRows)
-  console.log('pnet: wasm is the `xsalsa20` package @libp2p/pnet uses (the code before), sodium is libsodium (sodium-native), the default now.')
+  console.log('pnet: wasm is the `xsalsa20` package @libp2p/pnet uses, sodium is libsodium (sodium-native); both with Noise\'s own node:crypto ChaCha20-Poly1305 (the code before); the default now is libsodium for both (src/sync/noise-crypto.ts).')
 }
 if (rows.length > 0) console.table(rows)
 console.log('time: from `POST /v1/peers` on a fresh running receiver until it has indexed every file; median of the rounds (each round in parentheses).')

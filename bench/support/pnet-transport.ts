@@ -2,7 +2,9 @@
 // (the `xsalsa20` WebAssembly package @libp2p/pnet uses, libsodium through sodium-native, and
 // @noble/ciphers' pure JS), then one stream of 256 KiB frames between two sync nodes in this
 // process (TCP + pnet + Noise + Yamux on 127.0.0.1, both ends on this one thread, so CPU per MB
-// counts both devices' work) with each implementation behind the same protector.
+// counts both devices' work) with each implementation behind the same protector and Noise's own
+// node:crypto cipher, and the default now: libsodium's XSalsa20 and Noise on libsodium
+// (src/sync/noise-crypto.ts).
 import { createRequire } from 'node:module'
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -11,7 +13,7 @@ import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import * as lp from 'it-length-prefixed'
 import { silentLogger } from '../../src/log.js'
-import { createSyncNode } from '../../src/sync/node.js'
+import { createSyncNode, type NoiseCrypto } from '../../src/sync/node.js'
 import { availableCiphers, type PnetCipher } from '../../src/sync/pnet.js'
 
 const require = createRequire(import.meta.url)
@@ -52,11 +54,11 @@ export async function bareCipherRow (megabytes: number): Promise<CipherRow> {
 }
 
 /** `megabytes` MB as 256 KiB frames over one stream between two nodes of this process. */
-async function streamOnce (cipher: PnetCipher, megabytes: number): Promise<{ ms: number; cpuMs: number }> {
+async function streamOnce ({ cipher, noise }: Variant, megabytes: number): Promise<{ ms: number; cpuMs: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-pnet-'))
   const networkKey = randomBytes(32)
   const make = async (name: string): Promise<Awaited<ReturnType<typeof createSyncNode>>> => {
-    const n = await createSyncNode({ networkKey, peerKeyFile: join(dir, name), listen: ['/ip4/127.0.0.1/tcp/0'], logger: silentLogger(), pnetCipher: cipher })
+    const n = await createSyncNode({ networkKey, peerKeyFile: join(dir, name), listen: ['/ip4/127.0.0.1/tcp/0'], logger: silentLogger(), pnetCipher: cipher, noiseCrypto: noise })
     await n.start()
     return n
   }
@@ -92,19 +94,23 @@ async function streamOnce (cipher: PnetCipher, megabytes: number): Promise<{ ms:
   }
 }
 
+interface Variant { label: string; cipher: PnetCipher; noise: NoiseCrypto }
+
 /** MB/s and CPU ms per MB of one stream per implementation, alternated over `rounds` (median). */
 export async function streamRows (megabytes: number, rounds: number): Promise<CipherRow[]> {
   const ciphers = availableCiphers()
-  const runs = new Map<PnetCipher, Array<{ ms: number; cpuMs: number }>>(ciphers.map((c) => [c, []]))
-  await streamOnce(ciphers[0]!, Math.min(megabytes, 20)) // warm-up: JIT, first connection
-  for (let r = 0; r < rounds; r++) for (const c of ciphers) runs.get(c)!.push(await streamOnce(c, megabytes))
+  const variants: Variant[] = ciphers.map((cipher) => ({ label: cipher, cipher, noise: 'node' }))
+  if (ciphers.includes('sodium')) variants.push({ label: 'sodium + Noise on sodium', cipher: 'sodium', noise: 'sodium' })
+  const runs = new Map<string, Array<{ ms: number; cpuMs: number }>>(variants.map((v) => [v.label, []]))
+  await streamOnce(variants[0]!, Math.min(megabytes, 20)) // warm-up: JIT, first connection
+  for (let r = 0; r < rounds; r++) for (const v of variants) runs.get(v.label)!.push(await streamOnce(v, megabytes))
   const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)]!
   const mbps: CipherRow = { what: `one stream, ${megabytes} MB in 256 KiB frames, TCP+pnet+Noise+Yamux, both ends in one process: MB/s` }
   const cpu: CipherRow = { what: '  the same: CPU ms per MB (both ends)' }
-  for (const c of ciphers) {
-    const rs = runs.get(c)!
-    mbps[c] = rate(megabytes * 1e6, median(rs.map((x) => x.ms)))
-    cpu[c] = median(rs.map((x) => x.cpuMs / megabytes)).toFixed(2)
+  for (const v of variants) {
+    const rs = runs.get(v.label)!
+    mbps[v.label] = rate(megabytes * 1e6, median(rs.map((x) => x.ms)))
+    cpu[v.label] = median(rs.map((x) => x.cpuMs / megabytes)).toFixed(2)
   }
   return [mbps, cpu]
 }

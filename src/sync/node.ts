@@ -21,6 +21,7 @@ import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { privateNetworkProtector, type PnetCipher } from './pnet.js'
+import { sodiumNoiseCrypto } from './noise-crypto.js'
 
 export const DEFAULT_SYNC_LISTEN = ['/ip4/0.0.0.0/tcp/4011']
 /** A discovered peer that failed to connect is not dialled again for this long. */
@@ -46,7 +47,11 @@ export interface SyncNodeOptions {
   mdnsIntervalMs?: number
   /** The private network's XSalsa20 implementation (default: the fastest available; pnet.ts). */
   pnetCipher?: PnetCipher
+  /** Noise's ChaCha20-Poly1305: libsodium (default where it loads; noise-crypto.ts) or Noise's own node:crypto. */
+  noiseCrypto?: NoiseCrypto
 }
+
+export type NoiseCrypto = 'sodium' | 'node'
 
 export interface SyncNode {
   readonly libp2p: Libp2p
@@ -151,6 +156,12 @@ function parseAddress (address: string): Multiaddr {
   }
 }
 
+/** Noise's options: libsodium's cipher unless Noise's own is asked for or sodium-native cannot load. */
+function noiseInit (choice: NoiseCrypto = 'sodium'): Parameters<typeof noise>[0] {
+  const crypto = choice === 'sodium' ? sodiumNoiseCrypto() : null
+  return crypto !== null ? { crypto } : {}
+}
+
 export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> {
   const { logger } = opts
   const problems: string[] = []
@@ -173,7 +184,7 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     addresses: { listen },
     transports: [tcp()],
     connectionProtector: privateNetworkProtector(opts.networkKey, logger, opts.pnetCipher !== undefined ? { cipher: opts.pnetCipher } : {}),
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [noise(noiseInit(opts.noiseCrypto))],
     streamMuxers: [yamux()],
     peerDiscovery: opts.mdns === true
       ? [mdns({ serviceTag: MDNS_SERVICE_TAG, ...(opts.mdnsIntervalMs !== undefined ? { interval: opts.mdnsIntervalMs } : {}) })]
