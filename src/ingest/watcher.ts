@@ -30,7 +30,9 @@ export function watchDataFolder (opts: {
   /** Files the pipeline wrote itself: their creation event is skipped (own-writes.ts). */
   ownWrites?: Pick<OwnWrites, 'take'>
 }): DataWatcher {
-  const folders = new Map<string, FSWatcher>()
+  // scope folder → its watch and the folder's inode: a folder replaced by another of the same
+  // name (removed, then one moved in) is watched anew, since the old watch saw only the old one
+  const folders = new Map<string, { watch: FSWatcher; ino: number }>()
   // path → time of its last event; re-inserted on each event, so the map is in last-event order
   // and the files due are always at its front
   const pending = new Map<string, number>()
@@ -71,12 +73,17 @@ export function watchDataFolder (opts: {
     schedule()
   }
 
-  function watchFolder (name: string): void {
+  function unwatch (name: string): void {
+    folders.get(name)?.watch.close()
+    folders.delete(name)
+  }
+
+  function watchFolder (name: string, ino: number): void {
     if (closed || folders.has(name) || name.startsWith('.')) return
     try {
       const w = watch(join(opts.dataDir, name), (_event, file) => fileEvent(name, file === null ? null : String(file)))
-      w.on('error', () => { w.close(); folders.delete(name) })
-      folders.set(name, w)
+      w.on('error', () => { if (folders.get(name)?.watch === w) unwatch(name); else w.close() })
+      folders.set(name, { watch: w, ino })
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ENOTDIR') opts.onError?.(err)
     }
@@ -85,10 +92,11 @@ export function watchDataFolder (opts: {
   async function folderEvent (name: string | null): Promise<void> {
     if (closed || name === null || name.startsWith('.')) return
     const st = await stat(join(opts.dataDir, name)).catch(() => null)
-    if (st === null) { folders.get(name)?.close(); folders.delete(name); return }
-    if (!st.isDirectory() || folders.has(name)) return
-    watchFolder(name)
-    // files that landed in a new folder before its watch existed
+    if (st === null || !st.isDirectory()) { unwatch(name); return }
+    if (folders.get(name)?.ino === st.ino) return
+    unwatch(name)
+    watchFolder(name, st.ino)
+    // files that landed in a new folder before its watch existed (a folder moved in brings them all)
     for (const file of await readdir(join(opts.dataDir, name)).catch(() => [] as string[])) fileEvent(name, file)
   }
 
@@ -96,7 +104,9 @@ export function watchDataFolder (opts: {
   top.on('error', (err) => opts.onError?.(err))
   const ready = (async () => {
     for (const entry of await readdir(opts.dataDir, { withFileTypes: true })) {
-      if (entry.isDirectory()) watchFolder(entry.name)
+      if (!entry.isDirectory()) continue
+      const st = await stat(join(opts.dataDir, entry.name)).catch(() => null)
+      if (st !== null) watchFolder(entry.name, st.ino)
     }
   })()
 
@@ -105,7 +115,7 @@ export function watchDataFolder (opts: {
     async close () {
       closed = true
       top.close()
-      for (const w of folders.values()) w.close()
+      for (const { watch: w } of folders.values()) w.close()
       folders.clear()
       if (timer !== null) clearTimeout(timer)
       timer = null

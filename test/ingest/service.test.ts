@@ -3,6 +3,8 @@
 // and announced; storage outages are retried; stop leaves nothing running.
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { FileIndex } from '../../src/db/file-index.js'
 import { createIngestService, type IngestService } from '../../src/ingest/service.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
@@ -56,6 +58,23 @@ for (const usePolling of [false, true]) {
     assert.deepEqual((await r.ingest.status()).scan, { seen: 1, queued: 1, done: true })
   })
 }
+
+test('a folder of files prepared elsewhere and moved into the data folder with one rename: each file stored and announced once', async (t) => {
+  const r = await rig(t, { usePolling: false })
+  await r.ingest.start()
+  await r.ingest.scanned
+  const staging = join(r.dataDir, '..', 'staging', SCOPE)
+  await mkdir(staging, { recursive: true })
+  const names = Array.from({ length: 300 }, (_, i) => `2026-02-01T00-${String(Math.floor(i / 60)).padStart(2, '0')}-${String(i % 60).padStart(2, '0')}Z.json`)
+  for (const [i, name] of names.entries()) await writeFile(join(staging, name), envelope(`moved${i}`, name.replace(/T(\d\d)-(\d\d)-(\d\d)Z\.json$/, 'T$1:$2:$3Z')))
+  await rename(staging, join(r.dataDir, SCOPE))
+  await waitFor('every moved file stored', async () => r.stored.length >= names.length, 30_000)
+  await new Promise((resolve) => setTimeout(resolve, 300)) // a second handing-on would show by now
+  assert.deepEqual([...r.stored].sort(), names.map((n) => `${SCOPE}/${n}`).sort(), 'each file once')
+  assert.equal(r.indexed.length, names.length)
+  assert.equal(await r.index.count(), names.length)
+  assert.equal(r.storage.blobs.size, names.length, 'each encrypted once')
+})
 
 test('a file that cannot be stored waits for storage and is stored once it is back', async (t) => {
   const r = await rig(t, { usePolling: false })

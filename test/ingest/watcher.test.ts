@@ -3,7 +3,8 @@
 // file once; a file still being written is handed on only after its last change.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, open } from 'node:fs/promises'
+import { renameSync, rmSync } from 'node:fs'
+import { mkdir, open, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { watchDataFolder } from '../../src/ingest/watcher.js'
 import { dropFile, waitFor } from '../support/data-files.js'
@@ -24,6 +25,51 @@ test('a burst of dropped files is handed on in a few batches, each file once', a
   await new Promise((resolve) => setTimeout(resolve, 200))
   assert.deepEqual(batches.flat().sort(), names.map((n) => `${SCOPE}/${n}`).sort(), 'each file once, the temp files never')
   assert.ok(batches.length < names.length / 4, `${batches.length} batches for ${names.length} files`)
+})
+
+test('a folder moved in whole (mv of a prepared folder): each of its files handed on once, in a few batches', async (t) => {
+  const root = await tempDir(t, 'hearth-watcher-')
+  const dataDir = join(root, 'data')
+  await mkdir(dataDir)
+  const batches: string[][] = []
+  const watcher = watchDataFolder({ dataDir, quietMs: 50, onFiles: (rels) => batches.push(rels) })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  const staging = join(root, 'staging', SCOPE)
+  await mkdir(staging, { recursive: true })
+  const names = Array.from({ length: 500 }, (_, i) => `2026-01-01T00-00-${String(i).padStart(3, '0')}Z.json`)
+  for (const name of names) await writeFile(join(staging, name), '{}')
+  await rename(staging, join(dataDir, SCOPE))
+  await waitFor('every file handed on', async () => batches.flat().length >= names.length, 10_000)
+  // written after the move: handed on too, once
+  await dropFile(dataDir, SCOPE, 'later.json', '{}')
+  await waitFor('the later file handed on', async () => batches.flat().includes(`${SCOPE}/later.json`), 10_000)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  assert.deepEqual(batches.flat().sort(), [...names, 'later.json'].map((n) => `${SCOPE}/${n}`).sort())
+  assert.ok(batches.length <= 3, `${batches.length} batches`)
+})
+
+test('a scope folder removed and replaced by another moved in under its name: the new one is watched, its files handed on', async (t) => {
+  const root = await tempDir(t, 'hearth-watcher-')
+  const dataDir = join(root, 'data')
+  await mkdir(join(dataDir, SCOPE), { recursive: true })
+  const handed: string[] = []
+  const watcher = watchDataFolder({ dataDir, quietMs: 50, onFiles: (rels) => handed.push(...rels) })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  await dropFile(dataDir, SCOPE, 'old.json', '{}')
+  await waitFor('the old folder\'s file handed on', async () => handed.includes(`${SCOPE}/old.json`), 10_000)
+  const staging = join(root, 'staging', SCOPE)
+  await mkdir(staging, { recursive: true })
+  await writeFile(join(staging, 'moved.json'), '{}')
+  // in one turn of the event loop: the removal's event finds a folder of that name already there
+  rmSync(join(dataDir, SCOPE), { recursive: true })
+  renameSync(staging, join(dataDir, SCOPE))
+  await waitFor('the moved folder\'s file handed on', async () => handed.includes(`${SCOPE}/moved.json`), 10_000)
+  await dropFile(dataDir, SCOPE, 'new.json', '{}')
+  await waitFor('a file written into the new folder handed on', async () => handed.includes(`${SCOPE}/new.json`), 10_000)
+  // old.json twice: written, then removed with its folder (the pipeline finds it missing)
+  assert.deepEqual([...new Set(handed)].sort(), ['moved.json', 'new.json', 'old.json'].map((n) => `${SCOPE}/${n}`))
 })
 
 test('a file still being written is handed on once its last write is a quiet period old', async (t) => {
