@@ -104,9 +104,14 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
   }
 
   return async function receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'> {
-    if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists'
+    // Whether the CID is here already is asked once, under the name's lock below: a sync pull has
+    // just asked (it fetches only what is missing), and an index iterator per file is among a
+    // received file's larger costs; the decryption it could spare costs less.
     const schema = await deps.schemas.byId(meta.schemaId)
-    if (schema === null) throw new HearthError('SCHEMA_NOT_FOUND', `schema ${meta.schemaId} of ${meta.cid} is not known yet`, { schemaId: meta.schemaId })
+    if (schema === null) {
+      if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists'
+      throw new HearthError('SCHEMA_NOT_FOUND', `schema ${meta.schemaId} of ${meta.cid} is not known yet`, { schemaId: meta.schemaId })
+    }
     const { plaintext, sha256, envelope } = await (meta.decrypted ?? decryptReceived(ciphertext, scopeKey(schema.scope)))
     const env = envelope ?? parseEnvelopeBytes(plaintext, { maxValues: deps.maxJsonValues })
     if (env.scope !== schema.scope) {
