@@ -15,8 +15,10 @@ import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { daemonRequest } from '../src/client/daemon-client.js'
 import { startBenchDaemon, type BenchDaemon } from './support/daemon.js'
+import { ensureBuilt } from './support/dist-daemon.js'
 import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../src/protocol/bounded-json.js'
 import { buildEnvelope, serializeEnvelope } from '../src/protocol/envelope.js'
 import * as openpgp from 'openpgp'
@@ -35,6 +37,7 @@ const opt = (name: string): string | null => { const i = args.indexOf(name); ret
 const base = opt('--base')
 const rounds = Number(opt('--rounds') ?? 7)
 const SCOPE = 'instagram.profile'
+const REPO = fileURLToPath(new URL('../', import.meta.url))
 const MB = 1024 * 1024
 const body10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }))
 
@@ -85,8 +88,8 @@ async function post (d: BenchDaemon): Promise<number> {
   return ms
 }
 
-async function runVariant (name: string, checkout?: string): Promise<Result> {
-  const d = await startBenchDaemon({ name: `large-${name}`, ...(checkout !== undefined ? { checkout } : {}), env: { HEARTH_UI: 'false' } })
+async function runVariant (name: string, checkout: string): Promise<Result> {
+  const d = await startBenchDaemon({ name: `large-${name}`, checkout, env: { HEARTH_UI: 'false' } })
   try {
     for (let i = 0; i < 3; i++) await post(d) // warm-up: schema resolution, JIT, heap growth, the worker's start
     // the POSTs alone first: a client polling /health meanwhile costs the main thread time too
@@ -170,10 +173,12 @@ async function phases (): Promise<Array<Record<string, string>>> {
 
 console.error('floors …')
 const floors = { aesSha: floorAesSha(), ...await floorWriters() }
-const variants: Array<[string, string | undefined]> = [['current', undefined]]
+// both compiled (dist/), as bench/limits.ts runs them: a daemon under tsx is slower than its build
+const variants: Array<[string, string]> = [['current', REPO]]
 if (base !== null) variants.unshift(['base', resolve(base)])
 const results = new Map<string, Result>()
 for (const [name, checkout] of variants) {
+  ensureBuilt(checkout)
   console.error(`${name} …`)
   results.set(name, await runVariant(name, checkout))
 }

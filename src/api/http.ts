@@ -36,7 +36,7 @@ export interface ApiRequest {
    * `envelopeRoom`: read a large body with room for a data file's envelope around it (readBody),
    * for the one route that stores a body as a data file; it applies when this read is the first.
    */
-  bytes (opts?: { envelopeRoom?: boolean }): Promise<Buffer>
+  bytes (opts?: { envelopeRoom?: boolean; into?: BodyRoom }): Promise<Buffer>
 }
 
 export type Handler = (req: ApiRequest) => Promise<Reply>
@@ -45,19 +45,28 @@ export function ok (body: unknown, status = 200, headers?: Record<string, string
   return headers === undefined ? { status, body } : { status, body, headers }
 }
 
+/** Memory a body of exactly `room.byteLength` bytes is read into, told as each part is there. */
+export interface BodyRoom {
+  room: Buffer
+  received (bytes: number): void
+}
+
 /**
  * The request body within `maxBytes`. `envelopeRoom`: a body over 256 KiB is read into shared
  * memory with room for a data file's envelope around it (`POST /v1/data`: a large POST's envelope
- * is then built without copying it); any other body stays in ordinary memory.
+ * is then built without copying it); any other body stays in ordinary memory. `into`: read into
+ * that room instead (its encryption may start while the body arrives) when the declared length is
+ * its length.
  */
-export async function readBody (req: IncomingMessage, maxBytes: number, opts: { envelopeRoom?: boolean } = {}): Promise<Buffer> {
+export async function readBody (req: IncomingMessage, maxBytes: number, opts: { envelopeRoom?: boolean; into?: BodyRoom } = {}): Promise<Buffer> {
   const declared = Number(req.headers['content-length'])
   if (Number.isFinite(declared) && declared > maxBytes) {
     req.resume()
     throw new HearthError('BODY_TOO_LARGE', `request body is ${declared} bytes; the limit is ${maxBytes}`, { limit: maxBytes })
   }
   // a large body is copied into place as it arrives, with room for the envelope around it
-  const room = opts.envelopeRoom === true && Number.isSafeInteger(declared) && declared > ENVELOPE_ROOM_MIN_BYTES ? withEnvelopeRoom(declared) : null
+  const into = opts.into !== undefined && declared === opts.into.room.byteLength ? opts.into : null
+  const room = into?.room ?? (opts.envelopeRoom === true && Number.isSafeInteger(declared) && declared > ENVELOPE_ROOM_MIN_BYTES ? withEnvelopeRoom(declared) : null)
   const chunks: Buffer[] = []
   let size = 0
   let inRoom = 0
@@ -67,8 +76,10 @@ export async function readBody (req: IncomingMessage, maxBytes: number, opts: { 
       req.resume()
       throw new HearthError('BODY_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`, { limit: maxBytes })
     }
-    if (room !== null && chunks.length === 0 && size <= room.byteLength) inRoom += (chunk as Buffer).copy(room, inRoom)
-    else chunks.push(chunk as Buffer)
+    if (room !== null && chunks.length === 0 && size <= room.byteLength) {
+      inRoom += (chunk as Buffer).copy(room, inRoom)
+      into?.received(inRoom)
+    } else chunks.push(chunk as Buffer)
   }
   if (room === null) return Buffer.concat(chunks)
   // the HTTP parser delivers exactly the declared length; anything else is joined as before

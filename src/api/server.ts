@@ -31,7 +31,7 @@ import { dirname } from 'node:path'
 import { timingSafeEqual } from 'node:crypto'
 import { HearthError, toErrorBody } from '../errors.js'
 import type { Logger } from '../log.js'
-import { errorReply, readBody, readJson, sendReply, type ApiRequest, type Caller, type Reply } from './http.js'
+import { errorReply, readBody, readJson, sendReply, type ApiRequest, type BodyRoom, type Caller, type Reply } from './http.js'
 import type { Access, Router } from './router.js'
 import { refuseDotSegments } from './path.js'
 import { resolveLoopback } from './loopback.js'
@@ -228,7 +228,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       if (early !== null) { finish(req, res, { ...early, headers: { ...extraHeaders(), ...early.headers } }); return }
 
       let body: Promise<Buffer> | null = null
-      const bytes = async (opts: { envelopeRoom?: boolean } = {}): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes, opts))
+      const bytes = async (opts: { envelopeRoom?: boolean; into?: BodyRoom } = {}): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes, opts))
       let caller: Caller
       try {
         caller = await listener.authenticate(req, { url, bytes })

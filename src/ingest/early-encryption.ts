@@ -1,12 +1,19 @@
-// A large POST's encryption started before its body is parsed and validated. The envelope's bytes
-// do not depend on the parse when the body is already canonical JSON (envelope-bytes.ts): they are
-// the schema's URL, the scope and collectedAt around the body as it came. So the worker encrypts
-// while the main thread parses and validates; nothing is stored until validation passed (the
-// pieces wait in the pool), and invalid data only costs the worker's time (the job is abandoned).
+// A large POST's encryption started before its body is parsed and validated, while the body is
+// still arriving. The envelope's bytes do not depend on the parse when the body is already
+// canonical JSON (envelope-bytes.ts): they are the schema's URL, the scope and collectedAt around
+// the body as it came. So before the body is read, its envelope's head is written into shared
+// memory just before where the body will lie, and the encryption worker encrypts each part of the
+// body as soon as the socket delivered it (body-arrival.ts); once the whole body is there it is
+// checked for canonical form, and the main thread parses and validates it while the worker
+// finishes. Nothing is stored until validation passed (the pieces wait in the pool); a body that
+// is not canonical, fails validation or stops arriving only costs the worker's time (its job is
+// cancelled). While other files keep the workers busy, the job is given once the body is all
+// there instead, so a worker never waits on one body's arrival while another body is complete.
 import { DEFAULT_MAX_JSON_VALUES } from '../protocol/bounded-json.js'
 import { canonicalTokenLimit, isCanonicalJson } from '../protocol/canonical-json.js'
-import { ENVELOPE_VERSION, serializeEnvelopeWithData, type Envelope } from '../protocol/envelope.js'
+import { ENVELOPE_VERSION, serializeEnvelopeWithData, withEnvelopeRoom, type Envelope } from '../protocol/envelope.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
+import { createArrival, MAX_ARRIVAL_BYTES } from './body-arrival.js'
 import type { Encryptor } from './encryptor.js'
 import type { EncryptionPart } from './encryption-job.js'
 
@@ -14,36 +21,107 @@ import type { EncryptionPart } from './encryption-job.js'
 export interface EarlyEncryption {
   definitionUrl: string
   collectedAt: string
+  /** The envelope's bytes, the body among them (final once `complete` said yes). */
   bytes: Uint8Array
+  /** Where the body is to be read (api/http.ts readBody's `into`): its declared length, in `bytes`. */
+  room: Buffer
+  /** The first `bytes` bytes of the body are in `room`. */
+  received (bytes: number): void
+  /**
+   * The body as read: whether it is the one being encrypted (read whole into `room`, and
+   * canonical). When not, the job is cancelled and the body is stored the ordinary way.
+   */
+  complete (body: Uint8Array): boolean
   /** The ciphertext pieces, for the one consumer that stores them. */
   pieces: AsyncIterable<Uint8Array | EncryptionPart>
   /** Drops the job when its pieces are not used (a failed validation, a taken file name). */
   cancel (): void
 }
 
-const shared = (size: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(size))
+/**
+ * A body arriving slower than this (on average, after the first STALL_GRACE_MS) gives its worker
+ * back: the worker would otherwise wait on a slow client while other files queue behind it.
+ */
+const MIN_ARRIVAL_BYTES_PER_MS = 16 * 1024 * 1024 / 1000
+const STALL_GRACE_MS = 20
+const STALL_CHECK_MS = 20
 
 /**
- * Starts encrypting the envelope a canonical large body will be stored as; null for any other body.
- * `maxJsonValues` (ingest.maxJsonValues) bounds the canonical check's tokens (canonicalTokenLimit).
+ * Starts encrypting the envelope a large body of `declaredBytes` will be stored as, before the body
+ * is read; null when it cannot (a small body, an in-thread encryptor). `maxJsonValues`
+ * (ingest.maxJsonValues) bounds the canonical check's tokens (canonicalTokenLimit).
  */
-export function startEarlyEncryption (encryptor: Encryptor, body: Uint8Array, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string, maxJsonValues = DEFAULT_MAX_JSON_VALUES): EarlyEncryption | null {
-  if (body.byteLength <= CHUNK_SIZE || !isCanonicalJson(body, canonicalTokenLimit(maxJsonValues))) return null
+export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: number, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string, maxJsonValues = DEFAULT_MAX_JSON_VALUES): EarlyEncryption | null {
+  if (encryptor.encryptArriving === undefined || !(declaredBytes > CHUNK_SIZE && declaredBytes < MAX_ARRIVAL_BYTES / 2)) return null
+  const room = withEnvelopeRoom(declaredBytes)
   const env = { $schema: head.definitionUrl, version: ENVELOPE_VERSION, scope: head.scope, collectedAt: head.collectedAt } as Envelope
-  const bytes = serializeEnvelopeWithData(env, body, shared)
-  const it = encryptor.encryptChunks(bytes, passwordHex)[Symbol.asyncIterator]()
-  // asking for the first piece is what queues the job; its failure is met by the consumer
-  const first = it.next()
-  first.catch(() => {})
+  // the head is written before the room and the closing brace after it; the body comes in between
+  const bytes = serializeEnvelopeWithData(env, room)
+  if (bytes.buffer !== room.buffer) return null // a head too long for the room: the ordinary way
+  const headBytes = room.byteOffset - bytes.byteOffset
+  const arrival = createArrival()
+  arrival.arrived(headBytes)
+  const encryptArriving = encryptor.encryptArriving.bind(encryptor)
+  let job: { it: AsyncIterator<Uint8Array | EncryptionPart>; first: Promise<IteratorResult<Uint8Array | EncryptionPart>> } | null = null
   let taken = false
+  let cancelled = false
+  let received = 0
+  let stall: NodeJS.Timeout | undefined
+
+  function start (): void {
+    const it = encryptArriving(bytes, passwordHex, arrival.control)[Symbol.asyncIterator]()
+    // asking for the first piece is what queues the job; its failure is met by the consumer
+    job = { it, first: it.next() }
+    job.first.catch(() => {})
+  }
+
+  function cancel (): void {
+    cancelled = true
+    clearInterval(stall)
+    arrival.abandon()
+    if (taken) return
+    taken = true
+    const running = job
+    void running?.first.then(async () => await running.it.return?.(), () => {}).catch(() => {})
+  }
+
+  if (encryptor.free?.() !== false) {
+    start()
+    // a worker waiting on this body is given back when the body comes too slowly
+    const since = performance.now()
+    stall = setInterval(() => {
+      const ms = performance.now() - since
+      if (ms > STALL_GRACE_MS && received < (ms - STALL_GRACE_MS) * MIN_ARRIVAL_BYTES_PER_MS) cancel()
+    }, STALL_CHECK_MS)
+    stall.unref()
+  }
+
   return {
     definitionUrl: head.definitionUrl,
     collectedAt: head.collectedAt,
     bytes,
+    room,
+    received (n) {
+      received = n
+      arrival.arrived(headBytes + n)
+    },
+    complete (body) {
+      clearInterval(stall)
+      const whole = !cancelled && body.buffer === room.buffer && body.byteOffset === room.byteOffset && body.byteLength === room.byteLength
+      if (!whole || !isCanonicalJson(body, canonicalTokenLimit(maxJsonValues))) {
+        cancel()
+        return false
+      }
+      arrival.complete(bytes.byteLength)
+      if (job === null) start()
+      return true
+    },
     pieces: {
       [Symbol.asyncIterator]: () => {
         if (taken) throw new Error('the early encryption\'s pieces are read once')
         taken = true
+        if (job === null) throw new Error('the early encryption\'s pieces are read once it is complete')
+        const { it, first } = job
         return (async function * () {
           try {
             for (let r = await first; r.done !== true; r = await it.next()) yield r.value
@@ -54,10 +132,6 @@ export function startEarlyEncryption (encryptor: Encryptor, body: Uint8Array, he
         })()
       }
     },
-    cancel () {
-      if (taken) return
-      taken = true
-      void first.then(async () => await it.return?.(), () => {}).catch(() => {})
-    }
+    cancel
   }
 }

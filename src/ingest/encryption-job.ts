@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto'
 import type { JobPart } from '../lifecycle/worker-job.js'
 import { encryptEnvelopeBytes, encryptEnvelopeChunks, type EncryptOptions } from '../protocol/encryption.js'
 import type { HashedPiece } from '../storage/stream-pieces.js'
+import { arrivedSegments } from './body-arrival.js'
 
 export interface EncryptionJob {
   op: 'whole' | 'chunks'
@@ -19,6 +20,8 @@ export interface EncryptionJob {
   /** Size of the pieces of an `op: 'chunks'` job. */
   pieceBytes: number
   s2k?: EncryptOptions['s2k']
+  /** A `chunks` job's plaintext still arriving: its control words (body-arrival.ts). */
+  arrival?: Int32Array
 }
 
 /** A piece of ciphertext from the workers, with its SHA-256; the last one says so. */
@@ -42,7 +45,8 @@ export async function * runEncryptionJob (input: unknown): AsyncGenerator<JobPar
   }
   // one piece is held back, so the last one can say it is
   let held: Uint8Array | null = null
-  for await (const piece of encryptEnvelopeChunks(job.plaintext, job.passwordHex, { ...opts, pieceBytes: job.pieceBytes })) {
+  const plaintext = job.arrival === undefined ? job.plaintext : arrivedSegments(job.plaintext, job.arrival, job.pieceBytes)
+  for await (const piece of encryptEnvelopeChunks(plaintext, job.passwordHex, { ...opts, pieceBytes: job.pieceBytes })) {
     if (held !== null) yield hashed(held, false)
     held = piece
   }

@@ -46,11 +46,12 @@ export interface IngestPipeline {
   ingestMany: IngestMany
   submit (scope: string, data: unknown, opts?: SubmitOptions): Promise<SubmitResult>
   /**
-   * For a request body still to be parsed: starts encrypting the envelope it will be stored as,
-   * when that does not depend on the parse (a large canonical body of a known scope). Hand the
-   * result to `submit` (`early`), which uses it or drops it.
+   * For a request body of `declaredBytes` still to be read: starts encrypting the envelope it will
+   * be stored as while it arrives, when that does not depend on the parse (a large body of a known
+   * scope, canonical once it is all there: early-encryption.ts). Read the body into its `room`,
+   * then `complete` it, then hand it to `submit` (`early`), which uses it or drops it.
    */
-  prepare (scope: string, body: Uint8Array, collectedAt?: string): Promise<EarlyEncryption | null>
+  prepare (scope: string, declaredBytes: number, collectedAt?: string): Promise<EarlyEncryption | null>
   /**
    * Runs `fn` (reading a request body and submitting it) once a body of `bytes` (null: unknown,
    * counted as the whole budget) fits the large-body budget; bodies up to 1 MiB never wait.
@@ -193,13 +194,13 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
   }
 
-  /** Starts encrypting a large canonical body before it is parsed (early-encryption.ts); null when it cannot. */
-  async function prepare (scope: string, body: Uint8Array, collectedAt?: string): Promise<EarlyEncryption | null> {
-    if (body.byteLength <= CHUNK_SIZE || scopeProblem(scope) !== null) return null
+  /** Starts encrypting a large body while it arrives, before it is parsed (early-encryption.ts); null when it cannot. */
+  async function prepare (scope: string, declaredBytes: number, collectedAt?: string): Promise<EarlyEncryption | null> {
+    if (declaredBytes <= CHUNK_SIZE || scopeProblem(scope) !== null) return null
     const schema = await resolveSchema(scope)
     if (schema === null) return null
     const head = { definitionUrl: schema.definitionUrl, scope, collectedAt: collectedAt ?? stampNow(scope) }
-    return startEarlyEncryption(encryptor, body, head, scopeKey(scope), deps.maxJsonValues)
+    return startEarlyEncryption(encryptor, declaredBytes, head, scopeKey(scope), deps.maxJsonValues)
   }
 
   async function submitOnce (scope: string, data: unknown, opts: SubmitOptions): Promise<SubmitResult> {

@@ -67,6 +67,8 @@ export interface WorkerPool extends Service {
   run<Part = unknown> (input: unknown, opts: JobOptions): AsyncIterable<Part>
   /** Starts a worker now when none is idle and there is room, so a job expected soon does not wait for one to load. */
   warm (): void
+  /** Whether a job given now would start at once: nothing waiting, and a worker idle or room for one. */
+  free (): boolean
   status (): Promise<WorkerPoolStatus>
 }
 
@@ -212,6 +214,10 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     }
   }
 
+  function free (): boolean {
+    return running && queue.length === 0 && (slots.size < opts.size || [...slots].some((s) => s.job === null))
+  }
+
   function warm (): void {
     if (!running || slots.size >= opts.size || [...slots].some((s) => s.job === null)) return
     next(spawn())
@@ -220,6 +226,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
   return {
     name: opts.name,
     warm,
+    free,
     async start () { running = true },
     async stop () {
       running = false

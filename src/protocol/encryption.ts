@@ -32,7 +32,7 @@
 import type * as OpenPgp from 'openpgp'
 import { HearthError } from '../errors.js'
 import { readMessage } from './openpgp-reader.js'
-import { writeMessage, writeMessagePieces } from './openpgp-writer.js'
+import { writeMessage, writeMessagePiecesFrom } from './openpgp-writer.js'
 
 export type S2kChoice = 'hearth' | 'openpgp-default'
 
@@ -80,16 +80,18 @@ export async function encryptEnvelopeBytes (plaintext: Uint8Array, passwordHex: 
  * (the last one shorter), each a fresh buffer, each as soon as it is written: a large file's
  * ciphertext is chunked and stored while the rest is still being encrypted. The literal data and
  * SEIPD packets use partial body lengths (RFC 4880 §4.2.2.4), which plain `openpgp.decrypt` and
- * GnuPG read like any message.
+ * GnuPG read like any message. The plaintext may be given as its segments in order, read as they
+ * are asked for (a body still arriving, body-arrival.ts).
  */
-export async function * encryptEnvelopeChunks (plaintext: Uint8Array, passwordHex: string, opts: EncryptOptions & { pieceBytes: number }): AsyncGenerator<Uint8Array> {
-  checkInput(plaintext, passwordHex)
+export async function * encryptEnvelopeChunks (plaintext: Uint8Array | Iterable<Uint8Array>, passwordHex: string, opts: EncryptOptions & { pieceBytes: number }): AsyncGenerator<Uint8Array> {
+  checkPassword(passwordHex)
+  const segments = plaintext instanceof Uint8Array ? [plaintext] : plaintext
   if (s2kOf(opts) === 'hearth') {
-    yield * writeMessagePieces(plaintext, passwordHex, { pieceBytes: opts.pieceBytes })
+    yield * writeMessagePiecesFrom(segments, passwordHex, { pieceBytes: opts.pieceBytes })
     return
   }
   // the comparison setting: OpenPGP.js's whole message, cut into pieces
-  const whole = await encryptEnvelopeBytes(plaintext, passwordHex, opts)
+  const whole = await encryptEnvelopeBytes(Buffer.concat([...segments]), passwordHex, opts)
   for (let at = 0; at < whole.byteLength || at === 0; at += opts.pieceBytes) yield whole.slice(at, at + opts.pieceBytes)
 }
 

@@ -71,12 +71,23 @@ export function writeMessage (plaintext: Uint8Array, passwordHex: string, opts: 
 
 /** The message for `plaintext` in pieces of `pieceBytes`, each written as soon as it is complete. */
 export function * writeMessagePieces (plaintext: Uint8Array, passwordHex: string, opts: StreamOptions): Generator<Uint8Array> {
+  yield * writeMessagePiecesFrom([plaintext], passwordHex, opts)
+}
+
+/**
+ * The message for the plaintext `segments` make in order (of any sizes; read as they are asked
+ * for, so they may still be arriving), in pieces of `pieceBytes`, each written as soon as it is
+ * complete.
+ */
+export function * writeMessagePiecesFrom (segments: Iterable<Uint8Array>, passwordHex: string, opts: StreamOptions): Generator<Uint8Array> {
   const pieces = new Pieces(opts.pieceBytes)
   const stream = new MessageStream(passwordHex, checkPartBytes(opts.partBytes ?? DEFAULT_PART_BYTES), opts, (b) => { pieces.write(b) })
-  // fed a piece's worth at a time, so the first pieces are out before the rest is encrypted
-  for (let at = 0; at < plaintext.byteLength; at += opts.pieceBytes) {
-    stream.write(plaintext.subarray(at, at + opts.pieceBytes))
-    yield * pieces.full()
+  for (const segment of segments) {
+    // fed a piece's worth at a time, so the first pieces are out before the rest is encrypted
+    for (let at = 0; at < segment.byteLength; at += opts.pieceBytes) {
+      stream.write(segment.subarray(at, at + opts.pieceBytes))
+      yield * pieces.full()
+    }
   }
   stream.end()
   yield * pieces.end()

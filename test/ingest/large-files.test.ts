@@ -7,6 +7,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
+import type { EarlyEncryption } from '../../src/ingest/early-encryption.js'
 import { createEncryptionWorkers, workerEncryptor, type Encryptor } from '../../src/ingest/encryptor.js'
 import { createIngestJournal } from '../../src/ingest/journal.js'
 import { createFileSyncer } from '../../src/storage/deferred-sync.js'
@@ -153,10 +154,10 @@ test('a large body is stored as it came when canonical, serialised again when no
 test('a large canonical body is encrypted while it is parsed and validated: one worker job, the same stored bytes', async (t) => {
   const r = await rig(t)
   const json = Buffer.from(JSON.stringify(bigProfile(2 * MB)))
-  const early = await r.pipeline.prepare(SCOPE, json)
+  const early = await earlyFor(r, SCOPE, json)
   assert.ok(early !== null, 'started before the parse')
   const data = JSON.parse(json.toString()) as Record<string, unknown>
-  const result = await r.pipeline.submit(SCOPE, data, { json, early })
+  const result = await r.pipeline.submit(SCOPE, data, { json: early.room, early })
   assert.equal(result.status, 'stored')
   assert.equal(result.collectedAt, early.collectedAt)
   const onDisk = await readFile(join(r.dataDir, result.path))
@@ -167,8 +168,12 @@ test('a large canonical body is encrypted while it is parsed and validated: one 
   const { data: plain } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
   assert.equal(Buffer.compare(Buffer.from(plain), onDisk), 0)
   assert.equal((await r.workers.status()).finished, 1, 'encrypted once')
-  assert.equal(await r.pipeline.prepare(SCOPE, Buffer.from(JSON.stringify(data, null, 1))), null, 'a body that is not canonical waits for the parse')
-  assert.equal(await r.pipeline.prepare('unknown.scope', json), null, 'nor does one of a scope without a schema')
+  assert.equal(await earlyFor(r, SCOPE, Buffer.from(JSON.stringify(data, null, 1))), null, 'a body that is not canonical waits for the parse')
+  assert.equal(await r.pipeline.prepare('unknown.scope', json.byteLength), null, 'nor does one of a scope without a schema')
+  assert.equal(await r.pipeline.prepare(SCOPE, 200_000), null, 'nor a body of one chunk or less')
+  await untilIdle(r.workers) // the job for the body that was not canonical ends without being read
+  const status = await r.workers.status()
+  assert.equal(status.cancelled + status.failed, 1, 'and it was never stored')
 })
 
 test('a large body of many small values is encrypted early too; past the token bound of ingest.maxJsonValues it waits for the parse', async (t) => {
@@ -176,23 +181,23 @@ test('a large body of many small values is encrypted early too; past the token b
   const data = { username: 'many', bio: 'b', ...Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])) }
   const json = Buffer.from(JSON.stringify(data))
   const r = await rig(t)
-  const early = await r.pipeline.prepare(SCOPE, json)
+  const early = await earlyFor(r, SCOPE, json)
   assert.ok(early !== null, 'started before the parse')
-  const result = await r.pipeline.submit(SCOPE, data, { json, early })
+  const result = await r.pipeline.submit(SCOPE, data, { json: early.room, early })
   assert.equal(result.status, 'stored')
   assert.equal(result.collectedAt, early.collectedAt, 'the early encryption was the one stored')
   assert.equal((await r.workers.status()).finished, 1, 'encrypted once')
   const bounded = await rig(t, undefined, { maxJsonValues: 10_000 })
-  assert.equal(await bounded.pipeline.prepare(SCOPE, json), null, 'more tokens than 10,000 values can have: not scanned to the end')
+  assert.equal(await earlyFor(bounded, SCOPE, json), null, 'more tokens than 10,000 values can have: not scanned to the end')
 })
 
 test('an early encryption of data that fails validation stores nothing, and the next request is stored', async (t) => {
   const r = await rig(t)
   const invalid = { bio: 'x'.repeat(2 * MB) } // no username
   const json = Buffer.from(JSON.stringify(invalid))
-  const early = await r.pipeline.prepare(SCOPE, json)
+  const early = await earlyFor(r, SCOPE, json)
   assert.ok(early !== null)
-  await assert.rejects(r.pipeline.submit(SCOPE, invalid, { json, early }), (err) => isHearthError(err, 'SCHEMA_VALIDATION_FAILED'))
+  await assert.rejects(r.pipeline.submit(SCOPE, invalid, { json: early.room, early }), (err) => isHearthError(err, 'SCHEMA_VALIDATION_FAILED'))
   assert.deepEqual((await readdir(join(r.dataDir, SCOPE)).catch(() => [])).filter((n) => !n.startsWith('.')), [])
   const ok = await r.pipeline.submit(SCOPE, bigProfile(2 * MB), { json: Buffer.from(JSON.stringify(bigProfile(2 * MB))) })
   assert.equal(ok.status, 'stored')
@@ -218,7 +223,7 @@ test('a store that fails mid-file releases the worker job at once: its pieces dr
   await assert.rejects(encryptAndStore({ storage: failing, encryptor }, plaintext, password), (err) => isHearthError(err, 'STORAGE_UNAVAILABLE'))
   assert.equal((await r.workers.status()).cancelled, 1, 'the streamed job')
   const json = Buffer.from(JSON.stringify(bigProfile(2 * MB)))
-  const early = await r.pipeline.prepare(SCOPE, json)
+  const early = await earlyFor(r, SCOPE, json)
   assert.ok(early !== null)
   await assert.rejects(encryptAndStore({ storage: failing, encryptor }, early.bytes, password, early.pieces), (err) => isHearthError(err, 'STORAGE_UNAVAILABLE'))
   assert.equal((await r.workers.status()).cancelled, 2, 'the early job')
@@ -226,6 +231,102 @@ test('a store that fails mid-file releases the worker job at once: its pieces dr
   const stored = await encryptAndStore({ storage: r.storage, encryptor }, plaintext, password)
   assert.equal(stored.cid, await referenceCid(await r.storage.get(stored.cid)))
   assert.equal((await r.workers.status()).finished, 1)
+})
+
+/**
+ * A body read as the API reads it: the early encryption prepared from its declared length, the body
+ * copied into its room in socket-sized chunks (`pause` between them), then completed; null when
+ * the body is not encrypted early.
+ */
+async function earlyFor (r: Rig, scope: string, json: Buffer, pause?: () => Promise<void>): Promise<EarlyEncryption | null> {
+  const early = await r.pipeline.prepare(scope, json.byteLength)
+  if (early === null) return null
+  for (let at = 0; at < json.byteLength; at += 65_536) {
+    json.copy(early.room, at, at, at + 65_536)
+    early.received(Math.min(json.byteLength, at + 65_536))
+    await pause?.()
+  }
+  return early.complete(early.room) ? early : null
+}
+
+async function untilIdle (workers: WorkerPool): Promise<void> {
+  for (let i = 0; i < 500 && (await workers.status()).busy > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
+test('a large body is encrypted while it arrives: the first pieces are out before the last bytes came', async (t) => {
+  const r = await rig(t)
+  for await (const _ of workerEncryptor(r.workers).encryptChunks(new Uint8Array(300_000), scopeKeyHex(MASTER, SCOPE))) {} // the worker started
+  const data = bigProfile(8 * MB)
+  const json = Buffer.from(JSON.stringify(data))
+  const early = await r.pipeline.prepare(SCOPE, json.byteLength)
+  assert.ok(early !== null)
+  const pieces = early.pieces[Symbol.asyncIterator]()
+  const half = Math.floor(json.byteLength / 2)
+  json.copy(early.room, 0, 0, half)
+  early.received(half)
+  const firstPiece = await pieces.next()
+  assert.equal(firstPiece.done, false, 'a piece of the first half, with the second half not there yet')
+  json.copy(early.room, half, half)
+  early.received(json.byteLength)
+  assert.equal(early.complete(early.room), true)
+  const ciphertext: Uint8Array[] = [(firstPiece.value as { bytes: Uint8Array }).bytes]
+  for (let p = await pieces.next(); p.done !== true; p = await pieces.next()) if ('bytes' in p.value) ciphertext.push(p.value.bytes)
+  const { data: plain } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: Buffer.concat(ciphertext) }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
+  const expected = serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt: early.collectedAt, data }))
+  assert.equal(Buffer.compare(Buffer.from(plain), Buffer.from(expected)), 0, 'the envelope of the body as it came')
+  assert.equal(Buffer.compare(Buffer.from(early.bytes), Buffer.from(expected)), 0)
+})
+
+test('while the worker is busy with another body, a body is given to it once it is all there, not while it arrives', async (t) => {
+  const r = await rig(t)
+  const dataA = bigProfile(2 * MB, 'a')
+  const dataB = bigProfile(2 * MB, 'b')
+  const jsonA = Buffer.from(JSON.stringify(dataA))
+  const jsonB = Buffer.from(JSON.stringify(dataB))
+  const a = await r.pipeline.prepare(SCOPE, jsonA.byteLength)
+  assert.ok(a !== null)
+  const b = await r.pipeline.prepare(SCOPE, jsonB.byteLength)
+  assert.ok(b !== null)
+  assert.deepEqual([(await r.workers.status()).busy, (await r.workers.status()).queued], [1, 0], 'A holds the worker while it arrives; B is not queued behind it')
+  jsonB.copy(b.room)
+  b.received(jsonB.byteLength)
+  assert.equal(b.complete(b.room), true)
+  assert.equal((await r.workers.status()).queued, 1, 'B, all there, waits for the worker')
+  jsonA.copy(a.room)
+  a.received(jsonA.byteLength)
+  assert.equal(a.complete(a.room), true)
+  for (const [early, data] of [[a, dataA], [b, dataB]] as const) {
+    const result = await r.pipeline.submit(SCOPE, data, { json: early.room, early })
+    assert.equal(result.status, 'stored')
+    const ciphertext = await r.storage.get(result.record.cid!)
+    const { data: plain } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
+    assert.equal(Buffer.compare(Buffer.from(plain), await readFile(join(r.dataDir, result.path))), 0)
+  }
+  assert.equal((await r.workers.status()).finished, 2, 'each encrypted once')
+})
+
+test('a body that stops arriving (a client gone quiet, an aborted upload) gives its worker back; the next file is encrypted at once', async (t) => {
+  const r = await rig(t)
+  const json = Buffer.from(JSON.stringify(bigProfile(2 * MB)))
+  // a client that goes quiet after its first chunk: the worker is given back by the stall guard
+  const quiet = await r.pipeline.prepare(SCOPE, json.byteLength)
+  assert.ok(quiet !== null)
+  json.copy(quiet.room, 0, 0, 65_536)
+  quiet.received(65_536)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  json.copy(quiet.room, 65_536, 65_536)
+  quiet.received(json.byteLength)
+  assert.equal(quiet.complete(quiet.room), false, 'too slow: stored the ordinary way')
+  // an upload aborted halfway: the route cancels it
+  const aborted = await r.pipeline.prepare(SCOPE, json.byteLength)
+  assert.ok(aborted !== null)
+  aborted.received(1000)
+  aborted.cancel()
+  // the pool's one worker is free: a file encrypted now is not stuck behind either
+  const stored = await r.pipeline.submit(SCOPE, bigProfile(2 * MB), { json })
+  assert.equal(stored.status, 'stored')
+  assert.equal((await r.workers.status()).finished, 1)
+  assert.equal((await r.workers.status()).busy, 0)
 })
 
 async function listFiles (dir: string): Promise<string[]> {

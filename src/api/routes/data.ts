@@ -102,12 +102,14 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
     // a large body waits for room before it is read: concurrent large POSTs are bounded in memory
     const declared = Number(req.raw.headers['content-length'])
     const result = await deps.pipeline.admit(Number.isSafeInteger(declared) && declared >= 0 ? declared : null, async () => {
-      // a large canonical body is encrypted (on a worker) while it is parsed and validated here
-      const early = isJsonContentType(req.raw.headers['content-type']) ? await deps.pipeline.prepare(scope, await req.bytes({ envelopeRoom: true }), collectedAt ?? undefined) : null
+      // a large body is encrypted (on a worker) while it arrives, and while it is parsed and validated here
+      const early = isJsonContentType(req.raw.headers['content-type']) && Number.isSafeInteger(declared) ? await deps.pipeline.prepare(scope, declared, collectedAt ?? undefined) : null
       try {
+        const body = await req.bytes({ envelopeRoom: true, ...(early !== null ? { into: early } : {}) })
+        const started = early?.complete(body) === true ? early : null
         const data = await req.json()
         // the body's own bytes too: a large canonical body is stored as it came, not serialised again
-        return await deps.pipeline.submit(scope, data, { json: await req.bytes(), early, ...(collectedAt === null ? {} : { collectedAt }) })
+        return await deps.pipeline.submit(scope, data, { json: body, early: started, ...(collectedAt === null ? {} : { collectedAt }) })
       } finally {
         early?.cancel()
       }
