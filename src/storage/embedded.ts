@@ -146,9 +146,11 @@ class EmbeddedStorage implements StorageBackend {
     return await this.#unixfs
   }
 
-  expectLarge (): void {
-    // @helia/unixfs and its importer/exporter are a few hundred modules, loaded on first use
-    this.#fs().catch(() => {})
+  expectLarge (op: 'add' | 'read'): void {
+    // @helia/unixfs and its importer/exporter are a few hundred modules, loaded on first use; a
+    // read of Hearth's own files needs only the block-by-block reader
+    if (op === 'add') this.#fs().catch(() => {})
+    else import('./verified-blocks.js').catch(() => {})
   }
 
   async add (bytes: Uint8Array, opts: { signal?: AbortSignal } = {}): Promise<string> {
@@ -290,6 +292,19 @@ class EmbeddedStorage implements StorageBackend {
     let offset = 0
     for (const c of chunks) { out.set(c, offset); offset += c.length }
     return out
+  }
+
+  async readVerified (cid: string, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array | null> {
+    this.#assertRunning()
+    const parsed = parseCid(cid)
+    if (parsed.code === RAW_CODEC) return null // one block: `get` reads it (from memory when deferred)
+    try {
+      // loaded with the first multi-block read, like the UnixFS code it stands in for
+      const { readVerifiedFile } = await import('./verified-blocks.js')
+      return await readVerifiedFile(this.opts.blocksDir, parsed, opts)
+    } catch (err) {
+      throw this.#wrap(err, 'get', parsed)
+    }
   }
 
   async has (cid: string): Promise<boolean> {

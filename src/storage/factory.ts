@@ -113,6 +113,7 @@ class StorageHolder implements StorageService {
     return await backend.add(await joinPieces(pieces), opts)
   }
 
+  expectLarge (op: 'add' | 'read'): void { this.#backend?.expectLarge?.(op) }
   async pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void> { await this.#started().pin(cid, opts) }
   async get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array> { return await this.#started().get(cid, opts) }
   async has (cid: string): Promise<boolean> { return this.#backend === null ? false : await this.#backend.has(cid) }

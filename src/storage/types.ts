@@ -38,14 +38,20 @@ export interface StorageBackend {
    */
   addStream? (pieces: AsyncIterable<StreamPiece>, opts?: { signal?: AbortSignal }): Promise<string>
   /**
-   * A multi-block add or read is coming (a peer's large file is being fetched or asked for): load
+   * A multi-block add or read is coming (a peer's large file is being fetched, or asked for): load
    * what that needs now, while the caller still waits for the bytes. Optional; never throws.
    */
-  expectLarge? (): void
+  expectLarge? (op: 'add' | 'read'): void
   /** Pin content that is already present (or fetchable) under this CID. */
   pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void>
   /** The whole content of a CID. Throws HearthError STORAGE_NOT_FOUND when absent. */
   get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array>
+  /**
+   * `get` with every block checked against its CID as it is read (STORAGE_VERIFY_FAILED
+   * otherwise), for content the backend can prove that way; null: use `get` and check the whole
+   * (withVerifiedReads does either). Optional.
+   */
+  readVerified? (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array | null>
   /** Whether the content is available locally without any network fetch. */
   has (cid: string): Promise<boolean>
   /** Drop the pin; the blocks may be garbage-collected later. Unknown CIDs are not an error. */

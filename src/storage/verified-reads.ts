@@ -27,9 +27,14 @@ export async function verifyContent (cid: string, bytes: Uint8Array): Promise<vo
   }
 }
 
-/** The backend with `get` verified; everything else passes through unchanged. */
+/**
+ * The backend with `get` verified (block by block where the backend can, `readVerified`, else the
+ * whole content against its CID); everything else passes through unchanged.
+ */
 export function withVerifiedReads<T extends StorageBackend> (backend: T): T {
   const get = async (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array> => {
+    const verified = await backend.readVerified?.(cid, opts) ?? null
+    if (verified !== null) return verified
     const bytes = await backend.get(cid, opts)
     await verifyContent(cid, bytes)
     return bytes

@@ -101,7 +101,7 @@ export async function serveSession (stream: Stream, peerId: string, ctx: ServeCo
           ctx.onPeerCursor(peerId, message.since)
           const page = await listChanges(ctx.index, message.since, message.limit)
           // the peer may ask for a large file next: its read needs more code than a small one's
-          if (page.entries.some((e) => !isTombstone(e) && e.size > CHUNK_SIZE)) ctx.storage.expectLarge?.()
+          if (page.entries.some((e) => !isTombstone(e) && e.size > CHUNK_SIZE)) ctx.storage.expectLarge?.('read')
           await ch.send(page)
           break
         }

@@ -1,0 +1,92 @@
+// A stored multi-block file read block by block (src/storage/verified-blocks.ts), through the
+// verified reads every caller gets (withVerifiedReads): the same bytes as the exporter's read, a
+// garbled, truncated or missing leaf or root refused, and content of another layout still read
+// the general way.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { readFile, unlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from 'multiformats/cid'
+import * as dagPb from '@ipld/dag-pb'
+import { createEmbeddedStorage } from '../../src/storage/embedded.js'
+import { withVerifiedReads } from '../../src/storage/verified-reads.js'
+import { readVerifiedFile } from '../../src/storage/verified-blocks.js'
+import { CHUNK_SIZE } from '../../src/storage/cid.js'
+import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import { isHearthError } from '../../src/errors.js'
+import type { StorageBackend } from '../../src/storage/types.js'
+import { tempDir } from '../support/tmp.js'
+
+async function open (t: Parameters<typeof tempDir>[0]): Promise<{ storage: StorageBackend; blocksDir: string }> {
+  const dir = await tempDir(t)
+  const blocksDir = join(dir, 'blocks')
+  const storage = withVerifiedReads(await createEmbeddedStorage({ blocksDir, datastoreDir: join(dir, 'datastore') }))
+  t.after(async () => { await storage.stop() })
+  return { storage, blocksDir }
+}
+
+/** The leaves of a stored file's root, in order. */
+async function leavesOf (blocksDir: string, root: string): Promise<CID[]> {
+  const node = dagPb.decode(await readFile(blockFilePath(blocksDir, CID.parse(root))))
+  return node.Links.map((l) => l.Hash)
+}
+
+test('a multi-block file reads back block by block as the same bytes, one-block and 174+-leaf files too', async (t) => {
+  const { storage, blocksDir } = await open(t)
+  for (const size of [CHUNK_SIZE + 1, 10 * CHUNK_SIZE + 777, 175 * CHUNK_SIZE + 3]) {
+    const bytes = randomBytes(size)
+    const cid = await storage.add(bytes)
+    const direct = await readVerifiedFile(blocksDir, CID.parse(cid))
+    assert.ok(direct !== null, `${size} bytes: read block by block`)
+    assert.ok(Buffer.from(direct).equals(bytes))
+    assert.ok(Buffer.from(await storage.get(cid)).equals(bytes))
+  }
+  const one = randomBytes(1000)
+  const small = await storage.add(one)
+  assert.equal(await readVerifiedFile(blocksDir, CID.parse(small)), null, 'a raw block is read by get')
+  assert.ok(Buffer.from(await storage.get(small)).equals(one))
+})
+
+test('a garbled, short or missing block, or a garbled root, is refused with its code', async (t) => {
+  const { storage, blocksDir } = await open(t)
+  const add = async (): Promise<{ cid: string; leaves: CID[] }> => {
+    const cid = await storage.add(randomBytes(5 * CHUNK_SIZE + 10))
+    return { cid, leaves: await leavesOf(blocksDir, cid) }
+  }
+  const garbled = await add()
+  const leaf = blockFilePath(blocksDir, garbled.leaves[2]!)
+  const bytes = await readFile(leaf)
+  bytes[1000]! ^= 1
+  await writeFile(leaf, bytes)
+  await assert.rejects(storage.get(garbled.cid), (err) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
+
+  const short = await add()
+  await writeFile(blockFilePath(blocksDir, short.leaves[4]!), (await readFile(blockFilePath(blocksDir, short.leaves[4]!))).subarray(0, 100))
+  await assert.rejects(storage.get(short.cid), (err) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
+
+  const missing = await add()
+  await unlink(blockFilePath(blocksDir, missing.leaves[0]!))
+  await assert.rejects(storage.get(missing.cid), (err) => isHearthError(err, 'STORAGE_NOT_FOUND'))
+
+  const root = await add()
+  const rootFile = blockFilePath(blocksDir, CID.parse(root.cid))
+  const rootBytes = await readFile(rootFile)
+  rootBytes[rootBytes.byteLength - 1]! ^= 1
+  await writeFile(rootFile, rootBytes)
+  await assert.rejects(storage.get(root.cid), (err) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
+  await unlink(rootFile)
+  await assert.rejects(storage.get(root.cid), (err) => isHearthError(err, 'STORAGE_NOT_FOUND'))
+})
+
+test('a dag-pb node that is not a UnixFS file of Hearth\'s layout is left to the general read', async (t) => {
+  const { storage, blocksDir } = await open(t)
+  // a proven dag-pb block with no UnixFS data: not something Hearth added
+  const node = dagPb.encode({ Links: [] })
+  const { sha256 } = await import('multiformats/hashes/sha2')
+  const cid = CID.createV1(dagPb.code, await sha256.digest(node))
+  const { writeBlockDurably } = await import('../../src/storage/raw-blocks.js')
+  await writeBlockDurably(blocksDir, cid, node, null)
+  assert.equal(await readVerifiedFile(blocksDir, cid), null)
+  await assert.rejects(storage.get(cid.toString()))
+})
