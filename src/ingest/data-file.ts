@@ -6,7 +6,7 @@
 //     descriptor, so a swap between check and read cannot slip one in);
 //   - it must not be larger than the limit, checked before reading and again while reading (a
 //     sparse 1 GB file costs one fstat, and a file that grows is cut off at the limit).
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { open, constants } from 'node:fs/promises'
 import { openSync, fstatSync, readSync, closeSync } from 'node:fs'
 import { join } from 'node:path'
@@ -118,5 +118,6 @@ function tooLarge (rel: string, size: number, maxBytes: number): HearthError {
 
 /** The SHA-256 a data file's record holds (hex). */
 export function sha256Hex (bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex')
+  // the one-shot digest: no Hash object per file (~0.7 of 1.5 µs for 1 KB)
+  return hash('sha256', bytes, 'hex')
 }

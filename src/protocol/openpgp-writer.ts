@@ -27,7 +27,8 @@
 // (§4.2.2.4): parts of `partBytes` (a power of two, at least 512: the first part must be), the
 // last part with a definite length (possibly 0). A stream shorter than one part is framed exactly
 // like a whole message.
-import { createCipheriv, createHash, randomBytes, type Cipher, type Hash } from 'node:crypto'
+import { createCipheriv, createHash, type Cipher, type Hash } from 'node:crypto'
+import { randomBytesPooled } from './random-pool.js'
 import { HearthError } from '../errors.js'
 
 const TAG_SKESK = 3
@@ -104,12 +105,12 @@ export class MessageStream {
   readonly #seipd: PacketBody
 
   constructor (passwordHex: string, partBytes: number, opts: WriterOptions, emit: (bytes: Uint8Array) => void) {
-    const sessionKey = randomBytes(32)
+    const sessionKey = randomBytesPooled(32)
     emit(skeskPacket(passwordHex, sessionKey))
     this.#seipd = new PacketBody(TAG_SEIPD, partBytes, emit)
     this.#seipd.write(Uint8Array.of(1))
     this.#cipher = createCipheriv('aes-256-cfb', sessionKey, Buffer.alloc(BLOCK))
-    const prefix = randomBytes(BLOCK + 2)
+    const prefix = randomBytesPooled(BLOCK + 2)
     prefix.copyWithin(BLOCK, BLOCK - 2, BLOCK)
     this.#encrypt(prefix)
     this.#literal = new PacketBody(TAG_LITERAL, partBytes, (b) => { this.#encrypt(b) })
@@ -141,7 +142,7 @@ export class MessageStream {
 
 /** SKESK v4: version, algorithm, S2K specifier, the session key encrypted under the S2K key. */
 function skeskPacket (passwordHex: string, sessionKey: Uint8Array): Uint8Array {
-  const salt = randomBytes(8)
+  const salt = randomBytesPooled(8)
   const s2kKey = iteratedS2k(salt, Buffer.from(passwordHex, 'utf8'))
   const esk = createCipheriv('aes-256-cfb', s2kKey, Buffer.alloc(BLOCK))
   const encryptedKey = Buffer.concat([esk.update(Buffer.concat([Uint8Array.of(AES256), sessionKey])), esk.final()])
