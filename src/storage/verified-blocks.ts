@@ -5,14 +5,15 @@
 // chunking made it.
 //
 // Only the layout Hearth adds with (cid.ts) is read here: dag-pb `file` nodes without data of
-// their own and raw leaves, all hashed with sha2-256. Anything else answers null and is read and
-// verified the general way.
+// their own and raw leaves, all hashed with sha2-256, each in its block file. Anything else, or a
+// block without a file (missing, or kept elsewhere by the blockstore), answers null and is read
+// and verified the general way, which also tells a missing block (STORAGE_NOT_FOUND).
 //
 // Why: a peer's fetch of a 10 MB file read it through the exporter (blockstore-fs hands each
 // 256 KiB block over in 64 KiB stream reads, joined once per read), joined the 40 blocks, then
 // chunked and hashed the whole file again through the importer to compare CIDs: about a third of
 // the sending device's CPU besides the transport, most of it copies and the garbage they leave.
-import { open, readFile } from 'node:fs/promises'
+import { open, readFile as readWhole } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import type { CID } from 'multiformats/cid'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
@@ -30,9 +31,8 @@ const MAX_DEPTH = 8
 
 interface Leaf { cid: CID; at: number; size: number }
 
-function notFound (cid: CID): HearthError {
-  return new HearthError('STORAGE_NOT_FOUND', `content not found locally: ${canonicalCid(cid)}`, { backend: 'embedded', op: 'get', cid: canonicalCid(cid) })
-}
+/** A block with no file of its own: the general read finds it elsewhere or reports it missing. */
+class NoBlockFile extends Error {}
 
 function damaged (root: CID, what: string): HearthError {
   return new HearthError('STORAGE_VERIFY_FAILED', `the stored content of ${canonicalCid(root)} does not match its CID (${what}); \`hearth doctor\` re-stores it from the data folder when it can`,
@@ -51,7 +51,7 @@ async function readBlockInto (blocksDir: string, cid: CID, into: Uint8Array): Pr
   try {
     fh = await open(blockFilePath(blocksDir, cid), 'r')
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(cid)
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NoBlockFile()
     throw err
   }
   try {
@@ -69,10 +69,19 @@ async function readBlockInto (blocksDir: string, cid: CID, into: Uint8Array): Pr
 
 /**
  * The whole content of the multi-block file `root`, every block verified; null when `root` is not
- * a dag-pb file node of Hearth's layout (read it the general way). STORAGE_NOT_FOUND for a missing
- * block, STORAGE_VERIFY_FAILED for one whose bytes do not match its CID or a DAG that does not add up.
+ * a dag-pb file node of Hearth's layout or a block has no file (read it the general way);
+ * STORAGE_VERIFY_FAILED for a block whose bytes do not match its CID or a DAG that does not add up.
  */
 export async function readVerifiedFile (blocksDir: string, root: CID, opts: { signal?: AbortSignal } = {}): Promise<Uint8Array | null> {
+  try {
+    return await readBlocks(blocksDir, root, opts)
+  } catch (err) {
+    if (err instanceof NoBlockFile) return null
+    throw err
+  }
+}
+
+async function readBlocks (blocksDir: string, root: CID, opts: { signal?: AbortSignal }): Promise<Uint8Array | null> {
   if (root.code !== DAG_PB_CODEC || !verifiable(root)) return null
   const leaves: Leaf[] = []
   let total = 0
@@ -83,9 +92,9 @@ export async function readVerifiedFile (blocksDir: string, root: CID, opts: { si
     opts.signal?.throwIfAborted()
     let bytes: Uint8Array
     try {
-      bytes = await readFile(blockFilePath(blocksDir, cid))
+      bytes = await readWhole(blockFilePath(blocksDir, cid))
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(cid)
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NoBlockFile()
       throw err
     }
     if (!matches(cid, bytes)) throw damaged(root, `block ${canonicalCid(cid)}`)

@@ -48,7 +48,7 @@ test('a multi-block file reads back block by block as the same bytes, one-block 
   assert.ok(Buffer.from(await storage.get(small)).equals(one))
 })
 
-test('a garbled, short or missing block, or a garbled root, is refused with its code', async (t) => {
+test('a garbled, short or missing block, or a garbled or missing root, is refused with its code', async (t) => {
   const { storage, blocksDir } = await open(t)
   const add = async (): Promise<{ cid: string; leaves: CID[] }> => {
     const cid = await storage.add(randomBytes(5 * CHUNK_SIZE + 10))
@@ -67,6 +67,7 @@ test('a garbled, short or missing block, or a garbled root, is refused with its 
 
   const missing = await add()
   await unlink(blockFilePath(blocksDir, missing.leaves[0]!))
+  assert.equal(await readVerifiedFile(blocksDir, CID.parse(missing.cid)), null, 'a block without a file is left to the general read')
   await assert.rejects(storage.get(missing.cid), (err) => isHearthError(err, 'STORAGE_NOT_FOUND'))
 
   const root = await add()
