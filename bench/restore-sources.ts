@@ -50,7 +50,11 @@ try {
     }
     sets.push({ name, cids, bytes })
   }
-  const gateway = await startGatewaySim(t, join(root, 'origin', 'ipfs', 'blocks'))
+  // the gateway serves a stopped copy of the origin's ciphertexts (the running origin holds its LevelDB)
+  const served = await createEmbeddedStorage({ blocksDir: join(root, 'gateway', 'blocks'), datastoreDir: join(root, 'gateway', 'datastore') })
+  for (const set of sets) for (const cid of set.cids) await served.add(await origin.storage.get(cid))
+  await served.stop()
+  const gateway = await startGatewaySim(t, join(root, 'gateway', 'blocks'))
 
   let n = 0
   /** A fresh restoring device (index, embedded storage, a sync node connected to the origin) fetching from `pick`'s sources. */

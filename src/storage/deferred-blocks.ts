@@ -1,15 +1,19 @@
-// Single-block adds whose block file and pin are written later, in one batch: a journaled small
+// Single-block adds whose block and pin are written later, in one batch: a journaled small
 // file's ciphertext is already durable in the ingest journal (with its index record), so the
 // request path only hashes it and keeps it here; the journal's checkpoint calls `flush`, which
-// writes every waiting block on the file writer's thread in a few messages and records their pins
-// in one batch, before it syncs the files and drops the entries. Until then `get`/`has` answer
-// from memory, so a reader never sees the difference. A crash loses only what the journal
-// replays at the next start (it rewrites every journaled block and its pin).
+// records every waiting block's pin in one synced batch that holds the small blocks themselves
+// (small-blocks.ts: no file, nothing left for the checkpoint to sync), after writing the larger
+// ones as files on the file writer's thread in a few messages (synced by the checkpoint's syncfs
+// before it drops the entries). Until then `get`/`has` answer from memory, so a reader never sees
+// the difference. A crash loses only what the journal replays at the next start (it rewrites
+// every journaled block and its pin).
 import type { CID } from 'multiformats/cid'
 import type { FileWriter } from './file-writer.js'
 import { blockFilePath } from './raw-blocks.js'
+import { fitsSmallBlocks } from './small-blocks.js'
 
-interface Waiting { cid: CID; bytes: Uint8Array; path: string }
+/** A waiting block; `path` is the block file it will be, null for a small block (kept in LevelDB). */
+export interface Waiting { cid: CID; bytes: Uint8Array; path: string | null }
 
 export class DeferredBlocks {
   readonly #waiting = new Map<string, Waiting>()
@@ -19,16 +23,16 @@ export class DeferredBlocks {
   constructor (
     private readonly blocksDir: string,
     private readonly writer: FileWriter,
-    /** Records the pins of blocks just written (Helia's format, raw-blocks.ts). */
-    private readonly pin: (cids: CID[]) => Promise<void>
+    /** Records the pins of blocks just written, and stores the small ones with them (synced). */
+    private readonly pin: (blocks: Waiting[]) => Promise<void>
   ) {}
 
-  /** Keeps a block to be written by the next flush; returns the path its file will have. */
-  stage (cid: CID, bytes: Uint8Array): string {
+  /** Keeps a block to be written by the next flush; returns the path its file will have (null: none). */
+  stage (cid: CID, bytes: Uint8Array): string | null {
     const key = cid.toString()
     const known = this.#waiting.get(key)
     if (known !== undefined) return known.path
-    const path = blockFilePath(this.blocksDir, cid)
+    const path = fitsSmallBlocks(bytes) ? null : blockFilePath(this.blocksDir, cid)
     this.#waiting.set(key, { cid, bytes, path })
     this.#bytes += bytes.byteLength
     return path
@@ -62,8 +66,9 @@ export class DeferredBlocks {
     if (this.#waiting.size === 0) return
     const batch = [...this.#waiting.values()]
     const run = (async () => {
-      await this.writer.writeBlocks(batch)
-      await this.pin(batch.map((b) => b.cid))
+      const files = batch.filter((b): b is Waiting & { path: string } => b.path !== null)
+      if (files.length > 0) await this.writer.writeBlocks(files)
+      await this.pin(batch)
       for (const b of batch) this.#forget(b.cid.toString(), b)
     })()
     this.#flushing = run

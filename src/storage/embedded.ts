@@ -1,9 +1,12 @@
-// The embedded backend (docs/protocol.md §3.3, the default): an in-process Helia node whose blocks live in
-// `blocksDir` (one file per block, written atomically by blockstore-fs) and whose pins live in a
-// LevelDB datastore in `datastoreDir`.
+// The embedded backend (docs/protocol.md §3.3, the default): an in-process Helia node whose pins
+// live in a LevelDB datastore in `datastoreDir`, with the small blocks (small-blocks.ts: the one
+// raw block of a small file, nearly every file) beside them, and whose other blocks live in
+// `blocksDir` (one file per block, blockstore-fs's layout). Reads look in both (TieredBlockstore),
+// so block files written before the small-block tier existed are still read, pinned and collected.
 //
-// Single-block files (nearly every file) skip Helia's importer and pin walker: one hash, one
-// durable block write, Helia's pin records written in one group-committed batch (raw-blocks.ts).
+// Single-block files skip Helia's importer and pin walker: one hash, and Helia's pin records
+// written in one group-committed batch that holds the small block itself (raw-blocks.ts); a
+// larger single block is written durably as a file first.
 // Larger files go through Helia's importer, each block written durably as it comes out;
 // `addStream` takes a large file's ciphertext in pieces while it is still being encrypted, so
 // chunking, hashing and block writes overlap the encryption. The pin is recorded after every
@@ -40,6 +43,7 @@ import { createDirSync, type DirSync } from './durable-file.js'
 import { createFileSyncer, type FileSyncer, type SyncFiles } from './deferred-sync.js'
 import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { DeferredBlocks } from './deferred-blocks.js'
+import { SmallBlocks, TieredBlockstore, fitsSmallBlocks } from './small-blocks.js'
 import { createFileWriter, type FileWriter } from './file-writer.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
@@ -56,13 +60,13 @@ export interface EmbeddedStorageOptions {
 type HeliaNode = ReturnType<typeof createHeliaLight>
 
 export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Promise<StorageBackend> {
-  const blockstore = new FsBlockstore(opts.blocksDir)
+  const files = new FsBlockstore(opts.blocksDir)
   // The LevelDB handle is opened here rather than by LevelDatastore, whose open() flattens the
   // error to a string and so hides the one failure worth explaining: the folder is locked.
   const db = new ClassicLevel<string, Uint8Array>(opts.datastoreDir, { keyEncoding: 'utf8', valueEncoding: 'view' })
   try {
     await mkdir(opts.datastoreDir, { recursive: true })
-    await blockstore.open()
+    await files.open()
     await db.open({ createIfMissing: true, compression: false })
   } catch (err) {
     await db.close().catch(() => {})
@@ -74,11 +78,11 @@ export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Prom
   const datastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
   await datastore.open()
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(blockstore, datastore, new PinRecords(db), opts)
+  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), datastore, new PinRecords(db), opts)
 }
 
 /** Helia on this node's own stores (no network), started; loaded on first use. */
-async function startHelia (blockstore: FsBlockstore, datastore: LevelDatastore, datastoreDir: string): Promise<HeliaNode> {
+async function startHelia (blockstore: TieredBlockstore, datastore: LevelDatastore, datastoreDir: string): Promise<HeliaNode> {
   const { createHeliaLight } = await import('helia')
   const helia = createHeliaLight({ blockstore, datastore })
   try {
@@ -108,15 +112,17 @@ class EmbeddedStorage implements StorageBackend {
   readonly #syncFiles: SyncFiles
 
   constructor (
-    private readonly blockstore: FsBlockstore,
+    private readonly blockstore: TieredBlockstore,
     private readonly datastore: LevelDatastore,
     private readonly pinRecords: PinRecords,
     private readonly opts: EmbeddedStorageOptions
   ) {
     this.#ownWriter = opts.writer === undefined ? createFileWriter() : null
     this.#writer = opts.writer ?? this.#ownWriter!
-    this.#deferred = new DeferredBlocks(opts.blocksDir, this.#writer, async (cids) => {
-      await Promise.all(cids.map(async (cid) => { await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) }) }))
+    this.#deferred = new DeferredBlocks(opts.blocksDir, this.#writer, async (blocks) => {
+      await Promise.all(blocks.map(async ({ cid, bytes, path }) => {
+        await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid, [cid], path === null ? { bytes, sync: true } : {}) })
+      }))
     })
     this.#ownSyncer = opts.syncFiles === undefined ? createFileSyncer() : null
     this.#syncFiles = opts.syncFiles ?? this.#ownSyncer!
@@ -161,11 +167,9 @@ class EmbeddedStorage implements StorageBackend {
     if (isSingleBlock(bytes)) {
       const cid = rawBlockCid(bytes)
       try {
-        // idempotent re-adds (schema definitions at every start, re-imports) write nothing; a new
-        // block is one failed stat here
-        if (await hasBlockFile(this.opts.blocksDir, cid, bytes.byteLength) && await this.pinRecords.has(cid)) return canonicalCid(cid)
-        await writeBlockDurably(this.opts.blocksDir, cid, bytes, this.#syncDir)
-        await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
+        // idempotent re-adds (schema definitions at every start, re-imports) write nothing
+        if (await this.#holds(cid, bytes) && await this.pinRecords.has(cid)) return canonicalCid(cid)
+        await this.#addSingle(cid, bytes, this.#syncDir)
       } catch (err) {
         throw this.#wrap(err, 'add', cid)
       }
@@ -233,19 +237,42 @@ class EmbeddedStorage implements StorageBackend {
     if (!(bytes instanceof Uint8Array) || !isSingleBlock(bytes)) return null
     const cid = rawBlockCid(bytes)
     try {
-      const file = await writeBlockDurably(this.opts.blocksDir, cid, bytes, null)
-      await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
-      return { cid: canonicalCid(cid), files: [file] }
+      // a small block is durable once its (group-committed) batch is: nothing left to sync
+      const file = await this.#addSingle(cid, bytes, null)
+      return { cid: canonicalCid(cid), files: file === null ? [] : [file] }
     } catch (err) {
       throw this.#wrap(err, 'add', cid)
     }
+  }
+
+  /**
+   * Stores and pins one raw block: a small one in the pin batch (synced), a larger one as a file
+   * (durably unless `syncDir` is null) before its pin. Returns the file written, if any.
+   */
+  async #addSingle (cid: CID, bytes: Uint8Array, syncDir: DirSync | null): Promise<string | null> {
+    if (fitsSmallBlocks(bytes)) {
+      await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid, [cid], { bytes, sync: true }) })
+      return null
+    }
+    const file = await writeBlockDurably(this.opts.blocksDir, cid, bytes, syncDir)
+    await this.#pins.shared(cid.toString(), async () => { await this.pinRecords.add(cid) })
+    return file
+  }
+
+  /** Whether this raw block is stored intact enough to skip a re-add (a block file: its size). */
+  async #holds (cid: CID, bytes: Uint8Array): Promise<boolean> {
+    const small = await this.blockstore.small.get(cid)
+    if (small !== undefined) return Buffer.from(small.buffer, small.byteOffset, small.byteLength).equals(bytes)
+    // a new block is one failed stat here
+    return await hasBlockFile(this.opts.blocksDir, cid, bytes.byteLength)
   }
 
   async addDeferred (bytes: Uint8Array): Promise<UnsyncedAdd | null> {
     this.#assertRunning()
     if (!(bytes instanceof Uint8Array) || !isSingleBlock(bytes)) return null
     const cid = rawBlockCid(bytes)
-    return { cid: canonicalCid(cid), files: [this.#deferred.stage(cid, bytes)] }
+    const file = this.#deferred.stage(cid, bytes)
+    return { cid: canonicalCid(cid), files: file === null ? [] : [file] }
   }
 
   async writeDeferred (): Promise<void> {
@@ -280,7 +307,9 @@ class EmbeddedStorage implements StorageBackend {
     const chunks: Uint8Array[] = []
     let length = 0
     try {
-      for await (const chunk of (await this.#fs()).cat(parsed, { offline: true, signal: opts.signal })) {
+      // a raw CID is one block, small (LevelDB) or a file: read as it is, without UnixFS
+      const source = parsed.code === RAW_CODEC ? this.blockstore.get(parsed, opts) : (await this.#fs()).cat(parsed, { offline: true, signal: opts.signal })
+      for await (const chunk of source) {
         chunks.push(chunk)
         length += chunk.length
       }
@@ -343,7 +372,8 @@ class EmbeddedStorage implements StorageBackend {
 
   async health (): Promise<StorageHealth> {
     if (this.#stopped) return { ok: false, detail: 'embedded IPFS node is stopped' }
-    this.#size ??= folderSize(this.opts.blocksDir)
+    // the block files and the LevelDB holding the small blocks (and the pins)
+    this.#size ??= folderSize([this.opts.blocksDir, this.opts.datastoreDir])
     return { ok: true, detail: `embedded IPFS node, blocks in ${this.opts.blocksDir}`, bytes: this.#size.current() }
   }
 
@@ -360,7 +390,7 @@ class EmbeddedStorage implements StorageBackend {
     } finally {
       await this.#ownWriter?.close()
       this.#ownSyncer?.close()
-      await this.blockstore.close()
+      await this.blockstore.files.close()
       await this.datastore.close()
       this.opts.logger?.debug({ blocksDir: this.opts.blocksDir }, 'embedded storage stopped')
     }

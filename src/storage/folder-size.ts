@@ -1,4 +1,4 @@
-// The bytes a folder tree holds on disk (the embedded node's blocks), for `hearth status` and the
+// The bytes folder trees hold on disk (the embedded node's block files and LevelDB), for `hearth status` and the
 // dashboard. Walking a million block files costs seconds, so the figure is measured in the
 // background at most once per `maxAgeMs`, one walk at a time, and callers get the last one.
 import { opendir, lstat } from 'node:fs/promises'
@@ -28,7 +28,7 @@ async function walk (dir: string): Promise<number> {
   return total
 }
 
-export function folderSize (dir: string, opts: { maxAgeMs?: number, now?: () => number } = {}): FolderSize {
+export function folderSize (dirs: string | readonly string[], opts: { maxAgeMs?: number, now?: () => number } = {}): FolderSize {
   const maxAgeMs = opts.maxAgeMs ?? 30_000
   const now = opts.now ?? Date.now
   let value: number | null = null
@@ -37,8 +37,8 @@ export function folderSize (dir: string, opts: { maxAgeMs?: number, now?: () => 
   return {
     current () {
       if (running === null && now() - measuredAt >= maxAgeMs) {
-        running = walk(dir)
-          .then((bytes) => { value = bytes; measuredAt = now() })
+        running = Promise.all((typeof dirs === 'string' ? [dirs] : dirs).map(walk))
+          .then((sizes) => { value = sizes.reduce((a, b) => a + b, 0); measuredAt = now() })
           .catch(() => { measuredAt = now() })
           .finally(() => { running = null })
       }

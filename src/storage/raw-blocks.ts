@@ -1,8 +1,9 @@
 // Single-block files — a ciphertext up to one chunk (256 KiB), nearly every file — stored without
 // Helia's importer and pin walker; every freshly added file's pin is written here in Helia's format. `ipfs add --cid-version 1` with raw leaves gives such
 // bytes the CID of one raw block (codec raw, sha2-256 of the bytes), so the CID is one hash here.
-// The block is written durably in blockstore-fs's own layout (Helia reads it like any block), and
-// the pin is recorded in Helia's own format with one group-committed LevelDB batch.
+// A small block (small-blocks.ts) goes into the pin batch itself; a larger one is written durably
+// in blockstore-fs's own layout (Helia reads it like any block). The pins are recorded in Helia's
+// own format with one group-committed LevelDB batch.
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { stat } from 'node:fs/promises'
@@ -16,6 +17,7 @@ import * as cborg from 'cborg'
 import { createGroupCommit, type GroupCommit } from '../db/group-commit.js'
 import { CHUNK_SIZE } from './cid.js'
 import { writeFileDurably, type DirSync } from './durable-file.js'
+import { smallBlockPut } from './small-blocks.js'
 
 const SHA2_256 = 0x12
 
@@ -63,16 +65,21 @@ const pinKey = (cid: CID): string => `/pin/${cid.toV1().toString(base36)}`
 const pinnedBlockKey = (cid: CID): string => `/pinned-block/${base36.encode(cid.multihash.bytes)}`
 const RECURSIVE_PIN = cborg.encode({ depth: Infinity, metadata: {} } satisfies PinRecord)
 
-/** A recursive pin to record: its root and every block of its DAG (the root included). */
-export interface PinRequest { root: CID; blocks: readonly CID[] }
+/**
+ * A recursive pin to record: its root and every block of its DAG (the root included); `bytes`, the
+ * root's own bytes to store in the same batch (a small block, small-blocks.ts), written even when
+ * the root is pinned already; `sync`, the batch is synced before this resolves.
+ */
+export interface PinRequest { root: CID; blocks: readonly CID[]; bytes?: Uint8Array; sync?: boolean }
 
 /**
  * Recursive pins written in Helia's format without its walker, for content whose blocks this
  * process has just written (so no block is read back): one group-committed LevelDB batch (read
- * the counters, write them) for all concurrent adds. Not synced on its own: a pin only guards
- * blocks against garbage collection, which Hearth never runs, while the blocks themselves and
- * the index record naming the root are synced. The caller keeps other pin changes of the same
- * blocks out meanwhile (PinLock).
+ * the counters, write them) for all concurrent adds, with the small blocks among them. Synced when
+ * one of them asks (a small block is durable only once its batch is); a pin alone needs no sync:
+ * it only guards blocks against garbage collection, which Hearth never runs, while the blocks
+ * themselves and the index record naming the root are synced. The caller keeps other pin changes
+ * of the same blocks out meanwhile (PinLock).
  */
 export class PinRecords {
   readonly #db: ClassicLevel<string, Uint8Array>
@@ -87,8 +94,8 @@ export class PinRecords {
     return (await this.#db.get(pinKey(root))) !== undefined
   }
 
-  async add (root: CID, blocks: readonly CID[] = [root]): Promise<void> {
-    await this.#write({ root, blocks })
+  async add (root: CID, blocks: readonly CID[] = [root], opts: { bytes?: Uint8Array; sync?: boolean } = {}): Promise<void> {
+    await this.#write({ root, blocks, ...opts })
   }
 
   /**
@@ -113,17 +120,17 @@ export class PinRecords {
   }
 
   async #pinAll (requests: PinRequest[]): Promise<void> {
+    const ops: Array<{ type: 'put'; key: string; value: Uint8Array }> = []
+    for (const r of requests) if (r.bytes !== undefined) ops.push(smallBlockPut(r.root, r.bytes))
     const unique = [...new Map(requests.map((r) => [r.root.toV1().toString(), r])).values()]
     const pins = await this.#db.getMany(unique.map((r) => pinKey(r.root)))
     const todo = unique.filter((_, i) => pins[i] === undefined)
-    if (todo.length === 0) return
     const keys = [...new Set(todo.flatMap((r) => r.blocks.map(pinnedBlockKey)))]
-    const stored = await this.#db.getMany(keys)
+    const stored = keys.length === 0 ? [] : await this.#db.getMany(keys)
     const counters = new Map<string, PinnedBlockRecord>(keys.map((k, i) => {
       const existing = stored[i]
       return [k, existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord]
     }))
-    const ops: Array<{ type: 'put'; key: string; value: Uint8Array }> = []
     for (const { root, blocks } of todo) {
       for (const key of new Set(blocks.map(pinnedBlockKey))) {
         const counter = counters.get(key)!
@@ -134,7 +141,8 @@ export class PinRecords {
       ops.push({ type: 'put', key: pinKey(root), value: RECURSIVE_PIN })
     }
     for (const [key, counter] of counters) ops.push({ type: 'put', key, value: cborg.encode(counter) })
-    await this.#db.batch(ops)
+    if (ops.length === 0) return
+    await this.#db.batch(ops, { sync: requests.some((r) => r.sync === true) })
   }
 }
 

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { startDaemonProcess, type DaemonProcess } from '../support/daemon.js'
 import { openDatabase } from '../../src/db/database.js'
-import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import { removeStoredBlock } from '../support/stored-blocks.js'
 import { parseCid } from '../../src/storage/cid.js'
 import { waitFor } from '../support/data-files.js'
 import { loadIdentity } from '../../src/identity/identity.js'
@@ -90,7 +90,7 @@ test('SIGKILL during 16 concurrent POSTs, then the unsynced files lost as by a p
     const dataFile = join(d.home.data, e.path)
     if (i % 2 === 0) await rm(dataFile, { force: true })
     else await truncate(dataFile, 10).catch(() => {})
-    if (e.cid !== undefined) await rm(blockFilePath(d.home.blocks, parseCid(e.cid)), { force: true })
+    if (e.cid !== undefined) await removeStoredBlock(d.home, parseCid(e.cid))
   }
   await restartAndCheck(t, d.home.root, acknowledged)
 })

@@ -2,10 +2,10 @@
 // names the repair, and `hearth doctor` repairs what the data folder still allows.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdir, stat, unlink, writeFile } from 'node:fs/promises'
+import { readdir, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
-import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import { overwriteStoredBlock, readStoredBlock, removeStoredBlock } from '../support/stored-blocks.js'
 import { startDaemonProcess, runCli } from '../support/daemon.js'
 import { waitFor } from '../support/data-files.js'
 import { garbleTableData } from '../support/garble-index.js'
@@ -22,9 +22,9 @@ test('garbled and deleted blocks are never served; hearth doctor stores them aga
   await d.stop()
 
   const [garbled, deleted, lost] = cids as [string, string, string]
-  await writeFile(blockFilePath(d.home.blocks, CID.parse(garbled)), 'not the ciphertext')
-  await unlink(blockFilePath(d.home.blocks, CID.parse(deleted)))
-  await unlink(blockFilePath(d.home.blocks, CID.parse(lost)))
+  await overwriteStoredBlock(d.home, CID.parse(garbled), Buffer.from('not the ciphertext'))
+  await removeStoredBlock(d.home, CID.parse(deleted))
+  await removeStoredBlock(d.home, CID.parse(lost))
   const lostPath = versions[2].path as string
   await unlink(join(d.home.data, lostPath))
 
@@ -139,7 +139,7 @@ test('hearth doctor after a SIGKILL replays the ingest journal first: acknowledg
     cids.push(r.json.url.slice('ipfs://'.length))
   }
   await d.kill('SIGKILL')
-  for (const cid of cids) await assert.rejects(stat(blockFilePath(d.home.blocks, CID.parse(cid))), { code: 'ENOENT' })
+  for (const cid of cids) assert.equal(await readStoredBlock(d.home, CID.parse(cid)), null, 'only in the killed daemon\'s memory')
 
   const doctor = await runCli(d.home, ['doctor', '--json'])
   assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)

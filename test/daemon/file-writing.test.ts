@@ -44,7 +44,8 @@ test('a POST\'s data file and its deferred block are written by one shared write
   const idle = await threadCount(pid)
   const blocksBefore = await countFiles(d.home.blocks)
   for (let i = 0; i < 3; i++) {
-    const posted = await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: `writer${i}` } })
+    // over SMALL_BLOCK_MAX_BYTES: a deferred block file (a smaller one goes into LevelDB with its pin)
+    const posted = await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: `writer${i}`, bio: 'x'.repeat(40_000) } })
     assert.equal(posted.status, 201, JSON.stringify(posted.json))
   }
   // the journal's checkpoint writes the deferred blocks through the writer shortly after the answers

@@ -8,11 +8,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { cp, readFile, readdir, stat, unlink, writeFile } from 'node:fs/promises'
+import { cp, readFile, readdir, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { generatePrivateKey } from 'viem/accounts'
-import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import { overwriteStoredBlock, readStoredBlock, removeStoredBlock } from '../support/stored-blocks.js'
 import { startDaemonProcess, runCli, type DaemonProcess } from '../support/daemon.js'
 import { startTestChain } from '../support/anvil.js'
 import { chainArgs, ownerHome } from '../support/chain-daemon.js'
@@ -106,9 +106,10 @@ test('a fresh embedded device restores every file from a configured gateway, ref
   const result = JSON.parse(lied.stdout)
   assert.equal(result.failed, 7)
   assert.ok(result.failures.every((f: any) => f.errorCode === 'STORAGE_VERIFY_FAILED' && f.tried.some((a: any) => a.outcome === 'STORAGE_VERIFY_FAILED')))
+  await d.stop()
   for (const v of onA) {
     const cid = CID.parse(v.url.slice('ipfs://'.length))
-    await assert.rejects(stat(blockFilePath(d.home.blocks, cid)), `no block of ${cid} stored`)
+    assert.equal(await readStoredBlock(d.home, cid), null, `no block of ${cid} stored`)
   }
 })
 
@@ -148,21 +149,23 @@ test('hearth doctor fetches a lost or rotten ciphertext whose plaintext is gone 
   for (const username of ['x', 'y', 'z']) assert.equal((await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username } })).status, 201)
   const stored = (await versions(d, 'instagram.profile')).sort((p, q) => p.path.localeCompare(q.path))
   await d.stop()
-  // a copy of the blocks before the loss, served by a gateway
-  const copy = join(await tempDir(t, 'hearth-gw-'), 'blocks')
+  // a copy of the blocks (files and the LevelDB of the small ones) before the loss, served by a gateway
+  const copyRoot = await tempDir(t, 'hearth-gw-')
+  const copy = join(copyRoot, 'blocks')
   await cp(d.home.blocks, copy, { recursive: true })
+  await cp(d.home.datastore, join(copyRoot, 'datastore'), { recursive: true })
   const honest = await startGatewaySim(t, copy)
   const liar = await startGatewaySim(t, copy, 'lying')
   const [first, second, third] = stored as [any, any, any]
   for (const v of [first, second]) {
-    await unlink(blockFilePath(d.home.blocks, CID.parse(v.url.slice('ipfs://'.length))))
+    await removeStoredBlock(d.home, CID.parse(v.url.slice('ipfs://'.length)))
     await unlink(join(d.home.data, v.path))
   }
   // bit rot: the same size, one bit changed, and no plaintext left either
-  const rotten = blockFilePath(d.home.blocks, CID.parse(third.url.slice('ipfs://'.length)))
-  const bytes = await readFile(rotten)
+  const rotten = CID.parse(third.url.slice('ipfs://'.length))
+  const bytes = Buffer.from((await readStoredBlock(d.home, rotten))!.bytes)
   bytes[20] = bytes[20]! ^ 0x04
-  await writeFile(rotten, bytes)
+  await overwriteStoredBlock(d.home, rotten, bytes)
   await unlink(join(d.home.data, third.path))
 
   assert.equal((await runCli(d.home, ['config', 'set', `restore.gateways=${JSON.stringify([liar.url])}`])).code, 0)
@@ -171,7 +174,7 @@ test('hearth doctor fetches a lost or rotten ciphertext whose plaintext is gone 
   const unrepairable = JSON.parse(refused.stdout).unrepairable
   assert.deepEqual(unrepairable.map((u: any) => u.path).sort(), [first.path, second.path, third.path].sort())
   for (const u of unrepairable) assert.match(u.reason, new RegExp(`gateway ${liar.url}: STORAGE_VERIFY_FAILED`))
-  await assert.rejects(stat(blockFilePath(d.home.blocks, CID.parse(first.url.slice('ipfs://'.length)))), 'nothing of the liar stored')
+  assert.equal(await readStoredBlock(d.home, CID.parse(first.url.slice('ipfs://'.length))), null, 'nothing of the liar stored')
 
   assert.equal((await runCli(d.home, ['config', 'set', `restore.gateways=${JSON.stringify([liar.url, honest.url])}`])).code, 0)
   const doctor = await runCli(d.home, ['doctor'])

@@ -13,7 +13,6 @@ import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
 import type { FileRecord } from '../../src/db/types.js'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createFileSyncer } from '../../src/storage/deferred-sync.js'
-import { blockFilePath } from '../../src/storage/raw-blocks.js'
 import { parseCid } from '../../src/storage/cid.js'
 import type { StorageBackend } from '../../src/storage/types.js'
 import { createIngestJournal, type IngestJournal } from '../../src/ingest/journal.js'
@@ -25,6 +24,7 @@ import { SCHEMA, SCOPE, schemaLookup } from '../support/ingest-fixtures.js'
 import { buildEnvelope, collectedAtToFileName, serializeEnvelope } from '../../src/protocol/envelope.js'
 import { encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { tempDir } from '../support/tmp.js'
+import { overwriteStoredBlock, readStoredBlock, removeStoredBlock, type BlockDirs } from '../support/stored-blocks.js'
 
 const MASTER = new Uint8Array(65).fill(7)
 
@@ -88,20 +88,22 @@ async function postSome (r: Rig, n: number): Promise<Array<{ path: string; cid: 
   })
 }
 
-test('a journaled POST is indexed with its entry in one batch; the checkpoint writes its block, syncs its files and drops the entry', async (t) => {
+/** The rig's store folders (for looking at its blocks once it is closed). */
+const blockDirs = (root: string): BlockDirs => ({ blocks: join(root, 'blocks'), datastore: join(root, 'datastore') })
+
+test('a journaled POST is indexed with its entry in one batch; the checkpoint stores its block, syncs its files and drops the entry', async (t) => {
   const r = await rig(t, await tempDir(t, 'hearth-journal-'))
   const [one] = await postSome(r, 1)
   assert.equal((await journalKeys(r.db)).length, 1, 'the entry is committed with the index record')
   assert.equal(r.journal.pending, 1)
   assert.deepEqual(r.synced, [], 'nothing synced before the checkpoint')
-  const block = blockFilePath(join(r.root, 'blocks'), parseCid(one!.cid))
-  await assert.rejects(stat(block), { code: 'ENOENT' }, 'the block is written by the checkpoint, not the request')
   await decrypts(r.storage, one!.cid, await readFile(join(r.dataDir, one!.path))) // served from memory meanwhile
   await r.journal.checkpoint()
   assert.equal((await journalKeys(r.db)).length, 0)
-  assert.deepEqual(r.synced.sort(), [join(r.dataDir, one!.path), block].sort())
-  assert.ok((await stat(block)).size > 0, 'written before it was synced')
+  assert.deepEqual(r.synced, [join(r.dataDir, one!.path)], 'the data file; its small block went into the synced batch of its pin')
   await decrypts(r.storage, one!.cid, await readFile(join(r.dataDir, one!.path)))
+  await r.close()
+  assert.equal((await readStoredBlock(blockDirs(r.root), parseCid(one!.cid)))?.tier, 'small', 'kept in LevelDB, no file')
 })
 
 test('replay after a power cut restores missing and torn files, and replaying again changes nothing', async (t) => {
@@ -113,13 +115,13 @@ test('replay after a power cut restores missing and torn files, and replaying ag
   const entries = await journalKeys(first.db)
   assert.equal(entries.length, 6)
   await first.close() // a crash: no checkpoint ran
-  // What a power cut can do to files written without a sync: gone, empty, or garbage.
-  const blocks = join(root, 'blocks')
+  // What a power cut can do to files written without a sync: gone, empty, or garbage (and a
+  // damaged disk to blocks: replay writes them again whatever holds them)
   const [a, b, c] = acked as [typeof acked[0], typeof acked[0], typeof acked[0]]
   await rm(join(root, 'data', a.path))
-  await rm(blockFilePath(blocks, parseCid(a.cid)))
+  await removeStoredBlock(blockDirs(root), parseCid(a.cid))
   await truncate(join(root, 'data', b.path), 0)
-  await writeFile(blockFilePath(blocks, parseCid(b.cid)), Buffer.alloc((await stat(blockFilePath(blocks, parseCid(b.cid)))).size))
+  await overwriteStoredBlock(blockDirs(root), parseCid(b.cid), Buffer.alloc((await readStoredBlock(blockDirs(root), parseCid(b.cid)))!.bytes.byteLength))
   await writeFile(join(root, 'data', c.path), Buffer.alloc(bytes.get(c.path)!.length, 0x20))
 
   const second = await rig(t, root)
@@ -182,7 +184,7 @@ test('a file received from a peer with its ciphertext stored unsynced is journal
   const path = (await first.index.byCid(stored.cid))[0]!.path
   await first.close()
   await rm(join(root, 'data', path))
-  await truncate(stored.files[0]!, 0)
+  await overwriteStoredBlock(blockDirs(root), parseCid(stored.cid), new Uint8Array(0))
 
   const second = await rig(t, root)
   assert.equal(await second.journal.replay(), 1)
@@ -242,7 +244,7 @@ test('a receiver killed once a received file is indexed and journaled but before
   assert.equal((await first.index.get(path))?.origin, 'peer')
   assert.equal((await journalKeys(first.db)).length, 1)
   await first.close()
-  await truncate(stored.files[0]!, 0) // and the power went out: the unsynced block is torn
+  await overwriteStoredBlock(blockDirs(root), parseCid(stored.cid), new Uint8Array(0)) // and a damaged block
 
   const second = await rig(t, root)
   assert.equal(await second.journal.replay(), 1)

@@ -5,36 +5,38 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readFile, readdir, writeFile } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { withVerifiedReads } from '../../src/storage/verified-reads.js'
-import { blockFilePath } from '../../src/storage/raw-blocks.js'
 import { createCiphertextFetcher, type BlockSource } from '../../src/storage/block-sources.js'
 import { createGatewaySource } from '../../src/storage/gateway-source.js'
 import { isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import type { StorageBackend } from '../../src/storage/types.js'
 import { startGatewaySim } from '../support/gateway-sim.js'
+import { blockDirsOf, overwriteStoredBlock, readStoredBlock } from '../support/stored-blocks.js'
 import { tempDir } from '../support/tmp.js'
 
 type T = Parameters<typeof tempDir>[0]
 
-async function store (t: T): Promise<{ storage: StorageBackend; blocksDir: string }> {
-  const dir = await tempDir(t, 'hearth-blocks-')
+async function store (t: T, at?: string): Promise<{ storage: StorageBackend; blocksDir: string }> {
+  const dir = at ?? await tempDir(t, 'hearth-blocks-')
   const blocksDir = join(dir, 'blocks')
   const storage = withVerifiedReads(await createEmbeddedStorage({ blocksDir, datastoreDir: join(dir, 'datastore') }))
   t.after(async () => { await storage.stop() })
   return { storage, blocksDir }
 }
 
-/** An origin store holding a one-block file and a 1.3 MB file of five blocks and a root. */
+/** An origin store holding a one-block file and a 1.3 MB file of five blocks and a root, stopped (gateways serve it). */
 async function origin (t: T): Promise<{ blocksDir: string; small: Uint8Array; big: Uint8Array; smallCid: string; bigCid: string }> {
   const { storage, blocksDir } = await store(t)
   const small = randomBytes(3000)
   const big = randomBytes(1_300_000)
-  return { blocksDir, small, big, smallCid: await storage.add(small), bigCid: await storage.add(big) }
+  const added = { blocksDir, small, big, smallCid: await storage.add(small), bigCid: await storage.add(big) }
+  await storage.stop()
+  return added
 }
 
 async function blockFiles (blocksDir: string): Promise<number> {
@@ -93,6 +95,7 @@ test('a lying gateway is refused with STORAGE_VERIFY_FAILED, nothing is stored, 
   assert.equal(liar.requests.filter((c) => c === o.bigCid).length, 1, 'a lying root is not walked')
   assert.equal(await blockFiles(here.blocksDir), 0, 'nothing was stored')
   assert.equal(await here.storage.has(o.bigCid), false)
+  assert.equal(await here.storage.has(o.smallCid), false)
 
   // an honest root with one garbled leaf: refused all the same
   const root = (await import('@ipld/dag-pb')).decode(Buffer.from(await (await fetch(`${honest.url}/ipfs/${o.bigCid}?format=raw`)).arrayBuffer()))
@@ -169,17 +172,24 @@ test('no source has it: STORAGE_NOT_FOUND naming every attempt and the next step
 test('a damaged local copy (same size, bit rot) is replaced by a verified one from a gateway', async (t) => {
   const o = await origin(t)
   const sim = await startGatewaySim(t, o.blocksDir)
-  const here = await store(t)
-  const fetcher = fetcherFor(here.storage, [createGatewaySource({ baseUrl: sim.url, requestTimeoutMs: 5000 })])
-  await fetcher.fetch(o.smallCid)
-  await fetcher.fetch(o.bigCid)
-  const leaf = (await import('@ipld/dag-pb')).decode(await readFile(blockFilePath(here.blocksDir, CID.parse(o.bigCid)))).Links[1]!.Hash
-  for (const cid of [CID.parse(o.smallCid), leaf]) {
-    const path = blockFilePath(here.blocksDir, cid)
-    const bytes = await readFile(path)
+  const hereDir = await tempDir(t, 'hearth-blocks-')
+  const gateway = createGatewaySource({ baseUrl: sim.url, requestTimeoutMs: 5000 })
+  const first = await store(t, hereDir)
+  await fetcherFor(first.storage, [gateway]).fetch(o.smallCid)
+  await fetcherFor(first.storage, [gateway]).fetch(o.bigCid)
+  await first.storage.stop()
+  // one bit of the small block (kept in LevelDB) and of a leaf (a block file) changed
+  const dirs = blockDirsOf(first.blocksDir)
+  const leaf = (await import('@ipld/dag-pb')).decode((await readStoredBlock(dirs, CID.parse(o.bigCid)))!.bytes).Links[1]!.Hash
+  for (const [cid, tier] of [[CID.parse(o.smallCid), 'small'], [leaf, 'file']] as const) {
+    const stored = (await readStoredBlock(dirs, cid))!
+    assert.equal(stored.tier, tier)
+    const bytes = Buffer.from(stored.bytes)
     bytes[10] = bytes[10]! ^ 0x01
-    await writeFile(path, bytes)
+    await overwriteStoredBlock(dirs, cid, bytes)
   }
+  const here = await store(t, hereDir)
+  const fetcher = fetcherFor(here.storage, [gateway])
   for (const [cid, bytes] of [[o.smallCid, o.small], [o.bigCid, o.big]] as const) {
     await assert.rejects(here.storage.get(cid), (err: unknown) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
     const got = await fetcher.fetch(cid)

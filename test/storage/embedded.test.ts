@@ -3,40 +3,24 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readdir, readFile, readlink, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createHeliaLight } from 'helia'
-import { FsBlockstore } from 'blockstore-fs'
-import { LevelDatastore } from 'datastore-level'
 import { CID } from 'multiformats/cid'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createStorage, openStorage } from '../../src/storage/factory.js'
 import { CHUNK_SIZE, cidOfBytes } from '../../src/storage/cid.js'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import { SMALL_BLOCK_MAX_BYTES } from '../../src/storage/small-blocks.js'
 import { homeLayout } from '../../src/home.js'
 import { isHearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import type { StorageBackend } from '../../src/storage/types.js'
 import { tempDir } from '../support/tmp.js'
+import { readStoredBlock } from '../support/stored-blocks.js'
+import { inspectWithHelia } from '../support/helia-inspect.js'
 
 async function open (t: Parameters<typeof tempDir>[0], dir: string): Promise<StorageBackend> {
   const s = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
   t.after(async () => { await s.stop() })
   return s
-}
-
-/** Opens the same folders with a bare Helia node: an independent look at what our backend left on disk. */
-async function inspectWithHelia (dir: string): Promise<{ pinned (cid: string): Promise<boolean>; gc (): Promise<void>; hasBlock (cid: string): Promise<boolean>; close (): Promise<void> }> {
-  const blockstore = new FsBlockstore(join(dir, 'blocks'))
-  const datastore = new LevelDatastore(join(dir, 'datastore'))
-  await blockstore.open()
-  await datastore.open()
-  const helia = createHeliaLight({ blockstore, datastore })
-  await helia.start()
-  return {
-    pinned: async (cid) => await helia.pins.get(CID.parse(cid)).then(() => true, () => false),
-    gc: async () => { await helia.gc() },
-    hasBlock: async (cid) => await blockstore.has(CID.parse(cid)),
-    close: async () => { await helia.stop(); await blockstore.close(); await datastore.close() }
-  }
 }
 
 test('add, get, has, pin and unpin on the embedded backend', async (t) => {
@@ -187,17 +171,21 @@ test('single-block adds and unpins (the fast path, no Helia) give the CIDs of ip
   }
 })
 
-test('deferred single-block adds are served from memory, written and pinned in Helia\'s layout by writeDeferred, never written once unpinned, and written at stop', async (t) => {
+test('deferred single-block adds are served from memory, stored and pinned by writeDeferred (a small block in LevelDB, a larger one as a file), never stored once unpinned, and stored at stop', async (t) => {
   const dir = await tempDir(t)
-  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  const dirs = { blocks: join(dir, 'blocks'), datastore: join(dir, 'datastore') }
+  const storage = await createEmbeddedStorage({ blocksDir: dirs.blocks, datastoreDir: dirs.datastore })
   const kept = randomBytes(1024)
+  const larger = randomBytes(SMALL_BLOCK_MAX_BYTES + 1)
   const dropped = randomBytes(700)
   const atStop = randomBytes(900)
   const added = (await storage.addDeferred!(kept))!
   assert.equal(added.cid, await cidOfBytes(kept), 'the CID of ipfs add')
-  assert.deepEqual(added.files, [blockFilePath(join(dir, 'blocks'), CID.parse(added.cid))], 'the block file it will be')
+  assert.deepEqual(added.files, [], 'a small block leaves no file to sync: its batch is synced')
+  const addedLarger = (await storage.addDeferred!(larger))!
+  assert.deepEqual(addedLarger.files, [blockFilePath(dirs.blocks, CID.parse(addedLarger.cid))], 'the block file it will be')
   assert.equal(await storage.addDeferred!(randomBytes(CHUNK_SIZE + 1)), null, 'a DAG is not deferred')
-  await assert.rejects(stat(added.files[0]!), { code: 'ENOENT' }, 'nothing written yet')
+  await assert.rejects(stat(addedLarger.files[0]!), { code: 'ENOENT' }, 'nothing written yet')
   assert.equal(await storage.has(added.cid), true)
   assert.deepEqual(Buffer.from(await storage.get(added.cid)), kept)
   await storage.pin(added.cid) // pinned when written
@@ -206,15 +194,18 @@ test('deferred single-block adds are served from memory, written and pinned in H
   assert.equal(await storage.has(gone.cid), false, 'unpinned before it was written: forgotten')
 
   await storage.writeDeferred!()
-  assert.deepEqual(await readFile(added.files[0]!), kept, 'written where blockstore-fs keeps it')
-  await assert.rejects(stat(gone.files[0]!), { code: 'ENOENT' })
-  assert.deepEqual(Buffer.from(await storage.get(added.cid)), kept, 'read from the file now')
+  assert.deepEqual(await readFile(addedLarger.files[0]!), larger, 'written where blockstore-fs keeps it')
+  assert.deepEqual(Buffer.from(await storage.get(added.cid)), kept, 'read from LevelDB now')
+  assert.deepEqual(Buffer.from(await storage.get(addedLarger.cid)), larger, 'read from the file now')
   const last = (await storage.addDeferred!(atStop))!
   await storage.stop()
 
+  assert.equal((await readStoredBlock(dirs, CID.parse(added.cid)))?.tier, 'small')
+  assert.equal((await readStoredBlock(dirs, CID.parse(last.cid)))?.tier, 'small', 'stored at stop')
+  assert.equal(await readStoredBlock(dirs, CID.parse(gone.cid)), null)
   const helia = await inspectWithHelia(dir)
   try {
-    for (const cid of [added.cid, last.cid]) {
+    for (const cid of [added.cid, addedLarger.cid, last.cid]) {
       assert.equal(await helia.pinned(cid), true, `${cid} pinned in Helia's records`)
       assert.equal(await helia.hasBlock(cid), true, `${cid} is a block Helia reads`)
     }

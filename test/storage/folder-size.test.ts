@@ -28,9 +28,13 @@ test('a folder\'s size is measured in the background, at most once per max age, 
   missing.current()
   await missing.settled()
   assert.equal(missing.current(), 0)
+  const both = folderSize([join(dir, 'a'), join(dir, 'nope')])
+  both.current()
+  await both.settled()
+  assert.equal(both.current(), 1234, 'several folders are summed (a missing one counts 0)')
 })
 
-test('the embedded backend reports the bytes its blocks take', async (t) => {
+test('the embedded backend reports the bytes its blocks take (small ones in its LevelDB)', async (t) => {
   const dir = await tempDir(t, 'hearth-size-')
   const s = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
   t.after(async () => { await s.stop() })

@@ -1,7 +1,6 @@
 import { before, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createKuboStorage } from '../../src/storage/kubo.js'
@@ -10,6 +9,9 @@ import { isHearthError } from '../../src/errors.js'
 import type { StorageBackend } from '../../src/storage/types.js'
 import { ensureIpfsInstalled, startIpfsDaemon, freeLoopbackPort } from '../support/ipfs-daemon.js'
 import { tempDir } from '../support/tmp.js'
+import { overwriteStoredBlock, readStoredBlock } from '../support/stored-blocks.js'
+import { SMALL_BLOCK_MAX_BYTES } from '../../src/storage/small-blocks.js'
+import { CID } from 'multiformats/cid'
 
 // A fresh checkout installs the js-ipfs daemon on first use; that can take minutes, outside test timeouts.
 before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
@@ -29,7 +31,8 @@ async function * slowly (cids: string[]): AsyncIterable<string> {
 test('migrate embedded → kubo → embedded with verification, progress and idempotent re-runs', async (t) => {
   const daemon = await startIpfsDaemon(t)
   const kubo = createKuboStorage({ url: daemon.apiUrl, timeoutMs: 10_000 })
-  const source = await embeddedIn(t, await tempDir(t))
+  const sourceDir = await tempDir(t)
+  const source = await embeddedIn(t, sourceDir)
   const files = Array.from({ length: 30 }, (_, i) => randomBytes(i % 10 === 0 ? 600_000 + i : 200 + i * 37))
   const cids: string[] = []
   for (const f of files) cids.push(await source.add(f))
@@ -49,12 +52,20 @@ test('migrate embedded → kubo → embedded with verification, progress and ide
   const again = await migrateStorage({ from: source, to: kubo, cids })
   assert.deepEqual(again, { copied: 0, verified: 30, skipped: 30 }, 'a second run only verifies')
 
-  const back = await embeddedIn(t, await tempDir(t))
+  const backDir = await tempDir(t)
+  const back = await embeddedIn(t, backDir)
   const backEvents: MigrateProgress[] = []
   const third = await migrateStorage({ from: kubo, to: back, cids, concurrency: 1, onProgress: (p) => backEvents.push(p) })
   assert.deepEqual(third, { copied: 30, verified: 30, skipped: 0 })
   assert.equal(backEvents.length, 30)
   for (const [i, cid] of cids.entries()) assert.deepEqual(Buffer.from(await back.get(cid)), files[i])
+  // small files' blocks were read from and written to the LevelDB tier, the others are files
+  await source.stop()
+  await back.stop()
+  for (const [i, cid] of cids.entries()) {
+    const tier = files[i]!.byteLength <= SMALL_BLOCK_MAX_BYTES ? 'small' : 'file'
+    for (const dir of [sourceDir, backDir]) assert.equal((await readStoredBlock({ blocks: join(dir, 'blocks'), datastore: join(dir, 'datastore') }, CID.parse(cid)))?.tier, tier)
+  }
 })
 
 test('CIDs missing from the source fail the migration after copying the rest', async (t) => {
@@ -70,24 +81,25 @@ test('CIDs missing from the source fail the migration after copying the rest', a
 
 test('a damaged source block is refused, never copied as if it were the file', async (t) => {
   const dir = await tempDir(t)
+  const dirs = { blocks: join(dir, 'blocks'), datastore: join(dir, 'datastore') }
+  const cids: string[] = []
+  const first = await embeddedIn(t, dir)
+  // a small block (LevelDB) and a block file
+  for (const size of [4096, SMALL_BLOCK_MAX_BYTES + 1]) cids.push(await first.add(randomBytes(size)))
+  await first.stop()
+  for (const [i, cid] of cids.entries()) {
+    const stored = (await readStoredBlock(dirs, CID.parse(cid)))!
+    assert.equal(stored.tier, i === 0 ? 'small' : 'file')
+    const damaged = Buffer.from(stored.bytes)
+    damaged[100] = damaged[100]! ^ 0xff
+    await overwriteStoredBlock(dirs, CID.parse(cid), damaged)
+  }
   const source = await embeddedIn(t, dir)
   const target = await embeddedIn(t, await tempDir(t))
-  const cid = await source.add(randomBytes(4096))
-  const blockFiles: string[] = []
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      if (e.isDirectory()) await walk(join(d, e.name))
-      else if (e.name.endsWith('.data')) blockFiles.push(join(d, e.name))
-    }
+  for (const cid of cids) {
+    await assert.rejects(migrateStorage({ from: source, to: target, cids: [cid] }), (err) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
+    assert.equal(await target.has(cid), false)
   }
-  await walk(join(dir, 'blocks'))
-  assert.equal(blockFiles.length, 1, 'a 4 KiB file is one raw block')
-  const original = await readFile(blockFiles[0])
-  const damaged = Buffer.from(original)
-  damaged[100] ^= 0xff
-  await writeFile(blockFiles[0], damaged)
-  await assert.rejects(migrateStorage({ from: source, to: target, cids: [cid] }), (err) => isHearthError(err, 'STORAGE_VERIFY_FAILED'))
-  assert.equal(await target.has(cid), false)
 })
 
 test('an unreachable target stops the migration with STORAGE_UNAVAILABLE', async (t) => {
