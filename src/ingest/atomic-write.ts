@@ -4,10 +4,10 @@
 // writes to one scope in the same millisecond both survive.
 // A temp holds plaintext: it is removed whenever the write fails (ENOSPC included), and the ones a
 // killed daemon left behind are removed at the next start (removeStaleTemps).
-import { unlink, opendir } from 'node:fs/promises'
-import { join } from 'node:path'
-import { createDirSync, writeFileDurably, type DurableWrite } from '../storage/durable-file.js'
-import type { FileWriter } from '../storage/file-writer.js'
+import { link, lstat, mkdir, open, unlink, opendir } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { createDirSync, tempName, writeFileDurably, type DurableWrite } from '../storage/durable-file.js'
+import type { FileWriter, StagedFile } from '../storage/file-writer.js'
 
 // `.<final name>.<12 hex>.tmp` (durable-file.ts names them so): only these are removed as stale.
 const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/
@@ -29,13 +29,51 @@ export function writingFolder (dataDir: string): string {
  * holds durably until it syncs the file in the background; such a write goes to `writer`'s thread
  * when one is given (the same temp, link and unlink, in one message).
  */
-export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; beforePublish?: (mtimeMs: number) => Promise<void>; writer?: FileWriter } = {}): Promise<DurableWrite> {
-  if (opts.synced === false && opts.writer !== undefined && opts.beforePublish === undefined) return await opts.writer.createNew(path, bytes)
-  return await writeFileDurably(path, bytes, {
-    existing: 'keep',
-    syncDir: opts.synced === false ? null : syncDir,
-    ...(opts.beforePublish !== undefined ? { beforePublish: opts.beforePublish } : {})
-  })
+export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; writer?: FileWriter } = {}): Promise<DurableWrite> {
+  if (opts.synced === false && opts.writer !== undefined) return await opts.writer.createNew(path, bytes)
+  return await writeFileDurably(path, bytes, { existing: 'keep', syncDir: opts.synced === false ? null : syncDir })
+}
+
+/** A create in two halves (FileWriter.stageNew, publish): the file writer's thread, or this one. */
+export type FileStager = Pick<FileWriter, 'stageNew' | 'publish'>
+
+/** The two halves of a create on this thread, for a daemon part without the file writer (tests). Not synced. */
+export const inThreadStager: FileStager = {
+  async stageNew (path, bytes, mode = 0o600) {
+    const exists = await lstat(path).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return false; throw err })
+    if (exists) return null
+    const temp = join(dirname(path), tempName(basename(path)))
+    const fh = await open(temp, 'wx', mode).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err
+      await mkdir(dirname(path), { recursive: true })
+      return await open(temp, 'wx', mode)
+    })
+    try {
+      try {
+        await fh.writeFile(bytes)
+        return { temp, mtimeMs: (await fh.stat()).mtimeMs }
+      } finally {
+        await fh.close()
+      }
+    } catch (err) {
+      await unlink(temp).catch(() => {}) // a temp may hold plaintext: never left behind
+      throw err
+    }
+  },
+  async publish (staged: StagedFile, path: string | null) {
+    let written = path !== null
+    try {
+      if (path !== null) {
+        await link(staged.temp, path).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err
+          written = false
+        })
+      }
+    } finally {
+      await unlink(staged.temp).catch(() => {})
+    }
+    return { written }
+  }
 }
 
 /**

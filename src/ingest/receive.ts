@@ -1,7 +1,8 @@
 // A file received from a peer or restored from the chain (docs/protocol.md §4): decrypted with its
 // scope's key, checked against its schema, and written under its collectedAt name with the peer's
 // CID and origin. It is never on disk without its index record: the start-up scan would take such
-// a file for a local one and register it again (see writeReceived for the crash windows).
+// a file for a local one and register it again (see publishJournaled and writeReceived for the
+// crash windows).
 import { lstat } from 'node:fs/promises'
 import { HearthError } from '../errors.js'
 import type { FileRecord } from '../db/types.js'
@@ -10,12 +11,14 @@ import { absoluteDataPath } from './layout.js'
 import { readDataFileOrNull, sha256Hex } from './data-file.js'
 import { decryptReceived, type Decrypt, type DecryptedFile } from './decryptor.js'
 import type { PathLocks } from './path-locks.js'
-import type { JournalEntry, PendingEntry, ReceivedRecord } from './journal.js'
+import type { IngestJournal, JournalEntry, ReceivedRecord } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
+import { inThreadStager, type FileStager } from './atomic-write.js'
 import type { DurableWrite } from '../storage/durable-file.js'
+import type { StagedFile } from '../storage/file-writer.js'
 import { FINAL_STATES, JOURNAL_MAX_BYTES, type IngestDeps, type ReceivedFile } from './pipeline-contract.js'
 
-export interface ReceiverDeps extends Pick<IngestDeps, 'index' | 'schemas' | 'validate' | 'dataDir' | 'ownWrites' | 'maxJsonValues' | 'onIndexed' | 'logger' | 'journal'> {
+export interface ReceiverDeps extends Pick<IngestDeps, 'index' | 'schemas' | 'validate' | 'dataDir' | 'ownWrites' | 'maxJsonValues' | 'onIndexed' | 'logger' | 'journal' | 'fileWriter'> {
   /** The pipeline's per-path locks: a receive and a local write of one name never interleave. */
   locks: PathLocks
   /** Indexes a record, with a journal entry in the same synced batch when given. */
@@ -26,6 +29,7 @@ export interface ReceiverDeps extends Pick<IngestDeps, 'index' | 'schemas' | 'va
 export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, meta: ReceivedFile) => Promise<'written' | 'exists'> {
   const { journal, locks, record, scopeKey } = deps
   const log = deps.logger
+  const stager: FileStager = deps.fileWriter ?? inThreadStager
 
   /**
    * A received file's name already holds the same bytes (the same envelope): indexed as received
@@ -42,52 +46,56 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
   }
 
   /**
-   * Writes a received file whose name is free, never leaving it on disk without its record (the
-   * start-up scan would take it for a local file and register it again):
-   * - small: the record and its journal entry (the data file, and the ciphertext when it was
-   *   stored unsynced) are committed once the bytes are in the temp file, before its name appears;
-   *   the file is written unsynced and a crash before or while it is written is repaired by the
-   *   replay (journal.ts), with the peer's origin and CID;
-   * - otherwise: an intent holding the record is committed first, the file written synced, and
-   *   the record's batch drops the intent; replay indexes a file the intent names as received.
+   * A small received file (journaled) whose bytes are staged in a temp (its name was free then),
+   * never on disk without its record (the start-up scan would take it for a local file and
+   * register it again): the record and its journal entry (the data file, and the ciphertext when
+   * it was stored unsynced) are committed, then the temp is linked to the name, unsynced; a crash
+   * before or while it is written is repaired by the replay (journal.ts), with the peer's origin
+   * and CID.
    */
-  async function writeReceived (received: ReceivedRecord & { cid: string }, abs: string, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken'> {
+  async function publishJournaled (journal: IngestJournal, received: ReceivedRecord & { cid: string }, abs: string, staged: StagedFile, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken'> {
+    const { path: rel, cid } = received
+    const block = unsyncedFiles === undefined ? {} : { ciphertext, cid }
+    const entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unsyncedFiles ?? [])] })
+    const r: FileRecord = { ...received, mtimeMs: staged.mtimeMs, updatedAt: Date.now() }
+    let earlier: FileRecord | null = null
+    try {
+      // the name's record before this one is kept, in case the name is taken after all
+      await deps.index.putDerived(rel, (current) => { earlier = current; return { record: r } }, { also: entry.ops })
+    } catch (err) {
+      await stager.publish(staged, null).catch(() => {})
+      throw err
+    }
+    deps.ownWrites?.expect(rel)
+    const { written } = await stager.publish(staged, abs).catch((err: unknown) => { deps.ownWrites?.cancel(rel); throw err })
+    if (written) {
+      // the entry waits for the checkpoint only once its file exists
+      entry.committed()
+      return r
+    }
+    deps.ownWrites?.cancel(rel)
+    // Another writer made the name between the stage and the link: the name and its next
+    // version are that writer's. In one batch: the journal entry goes (its replay would put the
+    // peer's bytes over that file) and the name's earlier record comes back, or none without a
+    // tombstone (a tombstone of the peer's CID would delete it on the device that sent it).
+    // The watcher then indexes the other file as the name's own, and the peer's file is
+    // written under its fallback name.
+    await deps.index.revert(rel, earlier, { also: entry.dropOps })
+    log.warn({ path: rel, cid }, 'the name of a received file was taken while it was written')
+    return 'taken'
+  }
+
+  /**
+   * Writes a received file that is not journaled (no journal, or over JOURNAL_MAX_BYTES) whose
+   * name is free: without a journal, synced and then indexed; otherwise an intent holding the
+   * record is committed first, the file written synced, and the record's batch drops the intent;
+   * replay indexes a file the intent names as received.
+   */
+  async function writeReceived (received: ReceivedRecord & { cid: string }, abs: string, plaintext: Uint8Array): Promise<FileRecord | 'taken'> {
     const rel = received.path
     if (journal === undefined) {
       const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)
       return write.written ? await record({ ...received, mtimeMs: write.mtimeMs }) : 'taken'
-    }
-    if (plaintext.byteLength <= JOURNAL_MAX_BYTES) {
-      const cid = received.cid
-      const block = unsyncedFiles === undefined ? {} : { ciphertext, cid }
-      const pending: { record: FileRecord | null; entry: PendingEntry | null; earlier: FileRecord | null } = { record: null, entry: null, earlier: null }
-      const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext, {
-        synced: false,
-        beforePublish: async (mtimeMs) => {
-          const entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unsyncedFiles ?? [])] })
-          const r: FileRecord = { ...received, mtimeMs, updatedAt: Date.now() }
-          // the name's record before this one is kept, in case the name is taken after all
-          await deps.index.putDerived(rel, (current) => { pending.earlier = current; return { record: r } }, { also: entry.ops })
-          pending.record = r
-          pending.entry = entry
-        }
-      })
-      const { record: indexed, entry, earlier } = pending
-      if (indexed === null || entry === null) throw new HearthError('INTERNAL', `received file ${cid} was written without its record`)
-      if (write.written) {
-        // the entry waits for the checkpoint only once its file exists
-        entry.committed()
-        return indexed
-      }
-      // Another writer made the name between the check and the link: the name and its next
-      // version are that writer's. In one batch: the journal entry goes (its replay would put the
-      // peer's bytes over that file) and the name's earlier record comes back, or none without a
-      // tombstone (a tombstone of the peer's CID would delete it on the device that sent it).
-      // The watcher then indexes the other file as the name's own, and the peer's file is
-      // written under its fallback name.
-      await deps.index.revert(rel, earlier, { also: entry.dropOps })
-      log.warn({ path: rel, cid }, 'the name of a received file was taken while it was written')
-      return 'taken'
     }
     const intent = await journal.intend(received)
     let write: DurableWrite
@@ -101,6 +109,19 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     const r: FileRecord = { ...received, mtimeMs: write.mtimeMs, updatedAt: Date.now() }
     await deps.index.put(r, { also: intent.done })
     return r
+  }
+
+  /** Writes or indexes a received file under `rel` (its lock held); 'taken' when the name holds another file. */
+  async function place (received: ReceivedRecord & { cid: string }, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken' | 'exists'> {
+    const abs = absoluteDataPath(deps.dataDir, received.path)
+    if (journal !== undefined && plaintext.byteLength <= JOURNAL_MAX_BYTES) {
+      // one request to the file writer's thread: whether the name exists, else the bytes in a temp
+      const staged = await stager.stageNew(abs, plaintext)
+      if (staged === null) return await indexPresent(received, abs, ciphertext, unsyncedFiles)
+      return await publishJournaled(journal, received, abs, staged, plaintext, ciphertext, unsyncedFiles)
+    }
+    if (await lstat(abs).then(() => true, () => false)) return await indexPresent(received, abs, ciphertext, unsyncedFiles)
+    return await writeReceived(received, abs, plaintext)
   }
 
   return async function receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'> {
@@ -137,8 +158,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
           fileId: meta.fileId ?? null,
           origin: meta.origin
         }
-        const abs = absoluteDataPath(deps.dataDir, rel)
-        const r = await lstat(abs).then(() => true, () => false) ? await indexPresent(received, abs, ciphertext, meta.unsyncedFiles) : await writeReceived(received, abs, plaintext, ciphertext, meta.unsyncedFiles)
+        const r = await place(received, plaintext, ciphertext, meta.unsyncedFiles)
         if (r === 'taken' || r === 'exists') return r
         deps.onIndexed?.(r)
         return 'written' as const

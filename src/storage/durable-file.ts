@@ -66,13 +66,6 @@ export interface DurableWriteOptions {
   mode?: number
   /** Read the written file's mtime (default true); without it `mtimeMs` is 0. */
   mtime?: boolean
-  /**
-   * Runs once the bytes are in the temp file (synced when the write is), with its mtime, before
-   * the name appears ('keep' only): a caller commits the file's index record here, so a crash
-   * can never leave the named file without it (the link keeps the temp's mtime). Its failure
-   * fails the write and removes the temp.
-   */
-  beforePublish?: (mtimeMs: number) => Promise<void>
 }
 
 /** The result of a durable write: whether the name was written, and its mtime when it was. */
@@ -96,11 +89,10 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
     try {
       await fh.writeFile(bytes)
       if (opts.syncDir !== null) await fh.datasync()
-      mtimeMs = opts.mtime === false && opts.beforePublish === undefined ? 0 : (await fh.stat()).mtimeMs
+      mtimeMs = opts.mtime === false ? 0 : (await fh.stat()).mtimeMs
     } finally {
       await fh.close()
     }
-    await opts.beforePublish?.(mtimeMs)
     if (opts.existing === 'replace') await rename(temp, path)
     else {
       // link() fails when the name exists: the arbiter between two writers of one name

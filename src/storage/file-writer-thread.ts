@@ -8,9 +8,9 @@
 // of a lone request.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { randomBytes } from 'node:crypto'
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import type { CreateFile, WriterError, WriterReply, WriterRequest, WriterSetup } from './file-writer.js'
+import type { CreateFile, FileOutcome, StagedFile, WriterError, WriterReply, WriterRequest, WriterSetup } from './file-writer.js'
 
 const setup = (workerData ?? {}) as WriterSetup
 const spares: string[] = []
@@ -58,7 +58,13 @@ function createNew ({ path, temp, bytes, mode }: CreateFile): { written: boolean
 }
 
 function createThrough (path: string, given: string, bytes: Uint8Array, mode: number, spare = true): { written: boolean; mtimeMs: number } {
-  // a spare (empty, 0600, in the temp folder) when there is one; a spare gone meanwhile is skipped
+  const staged = stageThrough(given, bytes, mode, spare)
+  return { ...publish(staged.temp, path), mtimeMs: staged.mtimeMs }
+}
+
+/** `bytes` in a temp: a spare (empty, 0600, in the temp folder) when there is one, else `given`. */
+function stageThrough (given: string, bytes: Uint8Array, mode: number, spare = true): StagedFile {
+  // a spare gone meanwhile is skipped
   let temp = given
   let fd: number | null = null
   while (fd === null && spare && mode === 0o600 && spares.length > 0) {
@@ -66,26 +72,61 @@ function createThrough (path: string, given: string, bytes: Uint8Array, mode: nu
     try { fd = openSync(spare, 'r+'); temp = spare } catch {}
   }
   fd ??= openCreating(temp, 'wx', mode)
-  let mtimeMs: number
-  let written = true
   try {
     try {
       writeAll(fd, bytes)
-      mtimeMs = fstatSync(fd).mtimeMs
+      return { temp, mtimeMs: fstatSync(fd).mtimeMs }
     } finally {
       closeSync(fd)
     }
-    try {
-      linkOrMakeFolder(temp, path)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      written = false
+  } catch (err) {
+    try { unlinkSync(temp) } catch {} // a temp may hold plaintext: never left behind
+    throw err
+  }
+}
+
+/** The temp linked to `path` unless the name exists (null: not linked), then removed, whatever failed. */
+function publish (temp: string, path: string | null): { written: boolean } {
+  let written = path !== null
+  try {
+    if (path !== null) {
+      try {
+        linkOrMakeFolder(temp, path)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+        written = false
+      }
     }
   } finally {
-    // a temp may hold plaintext: never left behind, whatever failed
     try { unlinkSync(temp) } catch {}
   }
-  return { written, mtimeMs }
+  return { written }
+}
+
+// Whether a folder is on the temp folder's filesystem (link() needs that), by folder.
+const sameDevice = new Map<string, boolean>()
+
+/**
+ * The first half of a create (FileWriter.stageNew): nothing when the name exists, else the bytes
+ * in a temp on the name's filesystem (the temp folder's, else beside the name), its folder made.
+ */
+function stageNew ({ path, temp, bytes, mode }: CreateFile): StagedFile | { exists: true } {
+  try {
+    lstatSync(path)
+    return { exists: true }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+  const dir = dirname(path)
+  let same = sameDevice.get(dir)
+  if (same === undefined) {
+    mkdirSync(dir, { recursive: true })
+    if (setup.tempDir !== undefined) mkdirSync(setup.tempDir, { recursive: true })
+    same = setup.tempDir === undefined || dirname(temp) !== setup.tempDir || statSync(dir).dev === statSync(setup.tempDir).dev
+    if (sameDevice.size > 10_000) sameDevice.clear()
+    sameDevice.set(dir, same)
+  }
+  return same ? stageThrough(temp, bytes, mode) : stageThrough(join(dir, basename(temp)), bytes, mode, false)
 }
 
 /** link(), making the name's folder when it is missing (a new scope's first file). */
@@ -129,6 +170,11 @@ function writeBlock (path: string, temp: string, bytes: Uint8Array): void {
   }
 }
 
+function run (op: 'create' | 'stage' | 'publish', f: CreateFile | { temp: string; path: string | null }): FileOutcome {
+  if (op === 'publish') return publish(f.temp, f.path)
+  return op === 'create' ? createNew(f as CreateFile) : stageNew(f as CreateFile)
+}
+
 function errorOf (err: unknown): WriterError {
   const e = err as NodeJS.ErrnoException
   return { message: e?.message ?? String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}), ...(typeof e?.syscall === 'string' ? { syscall: e.syscall } : {}) }
@@ -144,8 +190,8 @@ function handle (req: WriterRequest): void {
       ended = true
       for (const spare of spares.splice(0)) try { unlinkSync(spare) } catch {}
       reply = { id: req.id }
-    } else if (req.op === 'create') {
-      reply = { id: req.id, created: req.files.map((f) => { try { return createNew(f) } catch (err) { return { error: errorOf(err) } } }) }
+    } else if (req.op === 'create' || req.op === 'stage' || req.op === 'publish') {
+      reply = { id: req.id, results: req.files.map((f): FileOutcome => { try { return run(req.op, f) } catch (err) { return { error: errorOf(err) } } }) }
     } else {
       for (const b of req.blocks) writeBlock(b.path, b.temp, b.bytes)
       reply = { id: req.id }

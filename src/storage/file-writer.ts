@@ -14,18 +14,25 @@ import type { FileSyncer } from './deferred-sync.js'
 
 export interface WriterError { message: string; code?: string; syscall?: string }
 export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number }
+/** A file's bytes in a temp, waiting to be linked to its name (FileWriter.stageNew). */
+export interface StagedFile { temp: string; mtimeMs: number }
+type Publish = { temp: string; path: string | null }
 type WriterOp =
   | { op: 'end' }
   | { op: 'create'; files: CreateFile[] }
+  | { op: 'stage'; files: CreateFile[] }
+  | { op: 'publish'; files: Publish[] }
   | { op: 'blocks'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
 export type WriterRequest = WriterOp & { id: number }
 /** The thread's settings: the temp folder and how many empty temps to keep there (file-writer-thread.ts). */
 export interface WriterSetup { tempDir?: string; spares?: number }
 
+/** Per file of a create, stage or publish: its outcome, or its own error. */
+export type FileOutcome = { written: boolean; mtimeMs: number } | StagedFile | { exists: true } | { written: boolean } | { error: WriterError }
+
 export interface WriterReply {
   id: number
-  /** Per file of a create: its outcome, or its own error. */
-  created?: Array<{ written: boolean; mtimeMs: number } | { error: WriterError }>
+  results?: FileOutcome[]
   error?: WriterError
 }
 
@@ -35,6 +42,17 @@ export interface FileWriter {
    * at all (a temp in the same folder, linked to the name); creates the folder. Not synced.
    */
   createNew (path: string, bytes: Uint8Array, mode?: number): Promise<{ written: boolean; mtimeMs: number }>
+  /**
+   * The first half of a create whose name must not appear before the caller has committed
+   * something (a received file's index record): the bytes in a temp, with its mtime (the name's
+   * once linked); null when the name exists already (nothing written). Not synced.
+   */
+  stageNew (path: string, bytes: Uint8Array, mode?: number): Promise<StagedFile | null>
+  /**
+   * The second half: the staged temp linked to `path` (`written: false` when the name exists by
+   * now) and removed; with `path` null only removed.
+   */
+  publish (staged: StagedFile, path: string | null): Promise<{ written: boolean }>
   /** Content-addressed files, each written unless a file of its size is there. Not synced. */
   writeBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
   /** Ends the thread (a later request starts a new one). */
@@ -57,8 +75,8 @@ interface Thread { worker: Worker; waiting: Map<number, { resolve: (r: WriterRep
 export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spares?: number } = {}): FileWriter {
   const idleMs = opts.idleMs ?? 30_000
   const setup: WriterSetup = { ...(opts.tempDir !== undefined ? { tempDir: opts.tempDir } : {}), ...(opts.spares !== undefined ? { spares: opts.spares } : {}) }
-  // creates asked for in this turn of the event loop, sent together
-  let creates: Array<{ file: CreateFile; resolve: (r: { written: boolean; mtimeMs: number }) => void; reject: (err: unknown) => void }> = []
+  // the creates (stages, publishes) asked for in this turn of the event loop, sent together
+  const turns = { create: perTurn<CreateFile>('create'), stage: perTurn<CreateFile>('stage'), publish: perTurn<Publish>('publish') }
   let current: Thread | null = null
   let nextId = 0
   let idleTimer: NodeJS.Timeout | null = null
@@ -118,25 +136,39 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     return reply
   }
 
-  function sendCreates (): void {
-    const batch = creates
-    creates = []
-    send({ op: 'create', files: batch.map((c) => c.file) }).then((reply) => {
-      batch.forEach((c, i) => {
-        const outcome = reply.created![i]!
-        if ('error' in outcome) c.reject(errnoError(outcome.error))
-        else c.resolve(outcome)
-      })
-    }, (err: unknown) => { for (const c of batch) c.reject(err) })
+  /** Requests of one kind made in one turn of the event loop go to the thread in one message. */
+  function perTurn<T extends CreateFile | Publish> (op: 'create' | 'stage' | 'publish'): (file: T) => Promise<FileOutcome> {
+    let queued: Array<{ file: T; resolve: (r: FileOutcome) => void; reject: (err: unknown) => void }> = []
+    const flush = (): void => {
+      const batch = queued
+      queued = []
+      send({ op, files: batch.map((c) => c.file) } as WriterOp).then((reply) => {
+        batch.forEach((c, i) => {
+          const outcome = reply.results![i]!
+          if ('error' in outcome) c.reject(errnoError(outcome.error))
+          else c.resolve(outcome)
+        })
+      }, (err: unknown) => { for (const c of batch) c.reject(err) })
+    }
+    return async (file) => await new Promise((resolve, reject) => {
+      if (queued.length === 0) setImmediate(flush)
+      queued.push({ file, resolve, reject })
+    })
   }
+
+  const fileOf = (path: string, bytes: Uint8Array, mode: number): CreateFile =>
+    ({ path, temp: join(opts.tempDir ?? dirname(path), tempName(basename(path))), bytes: exactBytes(bytes), mode })
 
   return {
     async createNew (path, bytes, mode = 0o600) {
-      const temp = join(opts.tempDir ?? dirname(path), tempName(basename(path)))
-      return await new Promise((resolve, reject) => {
-        if (creates.length === 0) setImmediate(sendCreates)
-        creates.push({ file: { path, temp, bytes: exactBytes(bytes), mode }, resolve, reject })
-      })
+      return await turns.create(fileOf(path, bytes, mode)) as { written: boolean; mtimeMs: number }
+    },
+    async stageNew (path, bytes, mode = 0o600) {
+      const outcome = await turns.stage(fileOf(path, bytes, mode))
+      return 'exists' in outcome ? null : outcome as StagedFile
+    },
+    async publish (staged, path) {
+      return await turns.publish({ temp: staged.temp, path }) as { written: boolean }
     },
     async writeBlocks (blocks) {
       for (let i = 0; i < blocks.length; i += BLOCKS_PER_MESSAGE) {

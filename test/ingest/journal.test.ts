@@ -13,6 +13,8 @@ import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
 import type { FileRecord } from '../../src/db/types.js'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createFileSyncer } from '../../src/storage/deferred-sync.js'
+import { createFileWriter, type FileWriter } from '../../src/storage/file-writer.js'
+import { writingFolder } from '../../src/ingest/atomic-write.js'
 import { parseCid } from '../../src/storage/cid.js'
 import type { StorageBackend } from '../../src/storage/types.js'
 import { createIngestJournal, type IngestJournal } from '../../src/ingest/journal.js'
@@ -41,7 +43,7 @@ interface Rig {
 }
 
 /** Everything a daemon builds for ingest, on `root`; `delayMs` large keeps entries in the journal. */
-async function rig (t: TestContext, root: string, delayMs = 60_000, wrapIndex?: (index: FileIndex) => IngestIndex): Promise<Rig> {
+async function rig (t: TestContext, root: string, delayMs = 60_000, wrapIndex?: (index: FileIndex) => IngestIndex, fileWriter?: FileWriter): Promise<Rig> {
   const dataDir = join(root, 'data')
   await mkdir(dataDir, { recursive: true })
   const db = await openDatabase(join(root, 'index'))
@@ -56,6 +58,7 @@ async function rig (t: TestContext, root: string, delayMs = 60_000, wrapIndex?: 
   const validators = createSchemaValidators()
   const pipeline = createIngestPipeline({
     dataDir, index: wrapIndex?.(index) ?? index, storage, schemas: schemaLookup, masterKey: MASTER, logger: silentLogger(), journal,
+    ...(fileWriter !== undefined ? { fileWriter } : {}),
     validate: (schema, data) => validators.validateData(schema, data)
   })
   let closed = false
@@ -299,16 +302,19 @@ test('a large received file (no journal entry) killed between its data file and 
 })
 
 test('a received file whose name another writer takes between its record and its link: the name gets its earlier record back (or none, without a tombstone) in the batch that drops the journal entry, and the file goes under its fallback name', async (t) => {
-  for (const earlier of ['none', 'a record'] as const) {
+  for (const [earlier, thread] of [['none', false], ['a record', false], ['none', true]] as const) {
     const root = await tempDir(t, 'hearth-journal-')
+    // the data file staged and linked on this thread, or on the file writer's (as in the daemon)
+    const writer = thread ? createFileWriter({ tempDir: writingFolder(join(root, 'data')), spares: 2 }) : undefined
+    t.after(async () => { await writer?.close() })
     const collectedAt = '2026-01-02T03:04:05.000Z'
     const theirs = serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt, data: { username: 'someone-else' } }))
     let taken = 0
     const r = await rig(t, root, 60_000, atPeerRecord('after', async (record) => {
       // the other writer, in the instant between the record's commit and the link
       if (taken++ === 0) await writeFile(join(root, 'data', record.path), theirs, { flag: 'wx' })
-    }))
-    const { plaintext, ciphertext, path } = await fromAPeer(`taken-${earlier}`)
+    }), writer)
+    const { plaintext, ciphertext, path } = await fromAPeer(`taken-${earlier}-${String(thread)}`)
     let before: FileRecord | null = null
     if (earlier === 'a record') {
       // a version of the name the index still knows though its file is gone (a rejected one)

@@ -92,3 +92,37 @@ test('with spares, a create takes an empty temp made while the thread was idle (
   assert.deepEqual(await readdir(temps), [], 'no spare left behind')
   assert.equal((await writer.createNew(join(dir, 'third.json'), Buffer.from('{}'))).written, true, 'a new thread after the idle end')
 })
+
+test('a create in two halves: stageNew puts the bytes in a temp (null when the name exists), publish links it with that mtime or finds the name taken, and either way removes the temp', async (t) => {
+  const dir = await tempDir(t)
+  const temps = join(dir, '.writing')
+  const writer = createFileWriter({ tempDir: temps, spares: 2 })
+  t.after(async () => { await writer.close() })
+  const scope = join(dir, 'scope')
+  await mkdir(scope)
+  await writeFile(join(scope, 'there.json'), 'theirs')
+  const [a, there, fresh, taken, dropped] = await Promise.all([
+    writer.stageNew(join(scope, 'a.json'), Buffer.from('{"a":1}')),
+    writer.stageNew(join(scope, 'there.json'), Buffer.from('{}')),
+    writer.stageNew(join(dir, 'new-scope', 'b.json'), Buffer.from('{"b":1}')),
+    writer.stageNew(join(scope, 'c.json'), Buffer.from('{"c":1}')),
+    writer.stageNew(join(scope, 'd.json'), Buffer.from('{"d":1}'))
+  ])
+  assert.equal(there, null, 'the name exists: nothing staged')
+  assert.deepEqual(await readdir(scope), ['there.json'], 'staged, nothing under a name yet')
+  for (const staged of [a, fresh, taken, dropped]) assert.equal((await readFile(staged!.temp)).byteLength > 0 && staged!.temp.startsWith(temps + '/'), true, 'in the temp folder')
+  await writeFile(join(scope, 'c.json'), 'someone else') // between the halves
+  const published = await Promise.all([
+    writer.publish(a!, join(scope, 'a.json')),
+    writer.publish(fresh!, join(dir, 'new-scope', 'b.json')),
+    writer.publish(taken!, join(scope, 'c.json')),
+    writer.publish(dropped!, null)
+  ])
+  assert.deepEqual(published.map((p) => p.written), [true, true, false, false])
+  assert.equal(await readFile(join(scope, 'a.json'), 'utf8'), '{"a":1}')
+  assert.equal((await stat(join(scope, 'a.json'))).mtimeMs, a!.mtimeMs, 'the mtime the index recorded before the name appeared')
+  assert.equal(await readFile(join(dir, 'new-scope', 'b.json'), 'utf8'), '{"b":1}', 'a missing folder is made')
+  assert.equal(await readFile(join(scope, 'c.json'), 'utf8'), 'someone else', 'never over a name taken meanwhile')
+  assert.deepEqual((await readdir(scope)).sort(), ['a.json', 'c.json', 'there.json'])
+  for (const staged of [a, fresh, taken, dropped]) await assert.rejects(stat(staged!.temp), { code: 'ENOENT' }, 'every staged temp removed')
+})
