@@ -12,7 +12,7 @@
 //            start until /health answers with an empty home and with 10,000 files; idle RSS
 //            (10,000 files, sync and dashboard off) and idle RSS of the default configuration
 //            (sync with mDNS and the dashboard, in a network namespace of its own) split into
-//            file-backed, anonymous, V8 heap and external memory, and again 30 s after start
+//            file-backed, anonymous, V8 heap and external memory, and again 12 s after (10,000 files: after the initial scan; default: after every part is up) and ~30 s after start
 //   --million: start until /health answers on a home of 1,000,000 stored and indexed files (built
 //            once in bulk, shared by the variants, removed at the end), until every part is up,
 //            until the initial scan has checked every file, the slowest /health answer during
@@ -27,19 +27,17 @@
 //      [--start-only] [--dropped-only] [--post-only] [--million]
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised)
 import '../src/polyfill.js'
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm, readFile, rename } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { Agent, request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
 import { dropFiles, floorDropFiles, prepareFolder } from './support/dropped-files.js'
-import { launcherSettings } from './support/launcher.js'
 import { floorWriteFsync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
-import { endsWithBench } from './support/children.js'
+import { launchDaemon, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { cpuMs } from './support/cpu-time.js'
 
@@ -68,10 +66,7 @@ function median (xs: number[]): number {
   return s[Math.floor(s.length / 2)]!
 }
 
-interface Running { child: ChildProcess; home: string; socketPath: string; agent: Agent; startMs: number }
-
-/** The network namespace a default-configuration daemon runs in: its mDNS and sync listener stay off the real interfaces. */
-const NETNS_SETUP = 'ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo'
+type Running = RunningDaemon
 
 interface StartOptions {
   /** Node flags for this run only (on node's command line before the launcher), e.g. a CPU profile. */
@@ -82,50 +77,22 @@ interface StartOptions {
 }
 
 // Started the way a user starts it (`bin/hearth.js`, executed, as `hearth daemon`, `npm start` and
-// the systemd unit do), so process-level settings of the launcher count in both variants.
+// the systemd unit do), so process-level settings of the launcher count in both variants; up once
+// `/health` answers.
 async function startDaemon (dir: string, home: string, opts: StartOptions = {}): Promise<Running> {
-  const socketPath = join(home, 'run', 'hearth.sock')
-  await rm(socketPath, { force: true })
-  const started = performance.now()
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HEARTH_HOME: home, HEARTH_LOG_LEVEL: 'warn', ...(opts.defaults === true ? {} : { HEARTH_SYNC: 'false', HEARTH_UI: 'false' }), ...opts.env }
-  const bin = join(dir, 'bin/hearth.js')
-  // flags such as --cpu-prof are refused in NODE_OPTIONS: given, node runs the launcher with them
-  // and with the launcher's own #! flags and environment, which a launcher run by node would lose
-  const settings = launcherSettings(dir)
-  const launcher = opts.nodeOptions === undefined ? [bin] : [process.execPath, ...settings.flags, ...opts.nodeOptions, bin]
-  if (opts.nodeOptions !== undefined) Object.assign(env, settings.env, opts.env)
-  const [command, args] = opts.defaults === true
-    ? ['unshare', ['-rn', 'sh', '-c', `${NETNS_SETUP} && exec "$@" daemon`, 'sh', ...launcher]]
-    : [launcher[0]!, [...launcher.slice(1), 'daemon']]
-  const child = endsWithBench(spawn(command, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] }))
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 })
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`daemon in ${dir} exited with ${child.exitCode}`)
-    const up = await call({ socketPath, agent } as Running, 'GET', '/health').then((r) => r.status === 200, () => false)
-    if (up) break
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  return { child, home, socketPath, agent, startMs: performance.now() - started }
+  return await launchDaemon({
+    checkout: dir,
+    run: 'bin',
+    home,
+    env: { ...(opts.defaults === true ? {} : { HEARTH_SYNC: 'false', HEARTH_UI: 'false' }), ...opts.env },
+    ...(opts.nodeOptions !== undefined ? { nodeArgs: opts.nodeOptions } : {}),
+    netns: opts.defaults === true,
+    until: 'health'
+  })
 }
 
 async function stopDaemon (d: Running): Promise<void> {
-  d.agent.destroy()
-  const exited = new Promise((resolve) => d.child.once('exit', resolve))
-  d.child.kill('SIGTERM')
-  await exited
-}
-
-function call (d: Pick<Running, 'socketPath' | 'agent'>, method: string, path: string, body?: string | Buffer): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-    const r = request({ socketPath: d.socketPath, agent: d.agent, method, path, headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
-    })
-    r.on('error', reject)
-    r.end(body)
-  })
+  await d.stop()
 }
 
 async function postMany (d: Running, clients: number, total: number, body: string): Promise<{ perSecond: number; p50: number; p99: number }> {
@@ -136,7 +103,7 @@ async function postMany (d: Running, clients: number, total: number, body: strin
     while (issued < total) {
       issued++
       const t = performance.now()
-      const r = await call(d, 'POST', `/v1/data/${SCOPE}`, body)
+      const r = await d.call('POST', `/v1/data/${SCOPE}`, body)
       if (r.status !== 201) throw new Error(`POST answered ${r.status}: ${r.body}`)
       latencies.push(performance.now() - t)
     }
@@ -149,14 +116,14 @@ async function postMany (d: Running, clients: number, total: number, body: strin
 async function storedCount (d: Running): Promise<number> {
   for (;;) {
     // a daemon just restarted (the profiled phases) answers the starting shape, without counts
-    const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { files?: { counts: Record<string, number> } }
+    const status = JSON.parse((await d.call('GET', '/v1/status')).body) as { files?: { counts: Record<string, number> } }
     if (status.files !== undefined) return (status.files.counts.stored ?? 0) + (status.files.counts.registered ?? 0)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
 
 async function versionCount (d: Running, scope = SCOPE): Promise<number> {
-  return (JSON.parse((await call(d, 'GET', `/v1/data/${scope}/versions?limit=1`)).body) as { total: number }).total
+  return (JSON.parse((await d.call('GET', `/v1/data/${scope}/versions?limit=1`)).body) as { total: number }).total
 }
 
 async function waitForStored (d: Running, count: number, timeoutMs: number, everyMs = 20): Promise<void> {
@@ -175,8 +142,8 @@ function rssMb (pid: number): Promise<number> {
 interface Result {
   post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number
   moved?: number; movedCpu?: number; movedWarm?: number; movedWarmCpu?: number; movedProfile?: string
-  startEmpty?: number; start10k?: number; rssIdle?: number; profile?: string; droppedProfile?: string
-  rssDefault?: number; rssDefaultSettled?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
+  startEmpty?: number; start10k?: number; rssIdle?: number; rssIdleQuiet?: number; profile?: string; droppedProfile?: string
+  rssDefault?: number; rssDefaultQuiet?: number; heapDefaultQuiet?: number; rssDefaultSettled?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
   startMillion?: number; readyMillion?: number; scanMillion?: number; healthMaxDuringScan?: number; rssMillion?: number
 }
 
@@ -201,21 +168,25 @@ async function idleMemory (d: Running): Promise<IdleMemory> {
 const IDLE_MS = quick ? 3000 : 8000
 /** Long enough for V8's memory reducer (it starts 8 s after a full GC, then waits for low allocation) to return start-up garbage. */
 const SETTLED_MS = 30_000
+/** Quiet for a while after the start: an idle daemon has returned its start-up garbage by then (src/daemon/memory-settle.ts). */
+const QUIET_MS = 12_000
 const withMemoryReport = (home: string): StartOptions => ({ env: { NODE_OPTIONS: `--require=${MEMORY_REPORT}`, HEARTH_BENCH_MEMORY: join(home, 'bench-memory.json') } })
 
 /** Start on a home of 10,000 indexed files, then the RSS once the daemon has been idle a while. */
-async function start10kIdle (dir: string, home: string): Promise<{ start10k: number; rssIdle: number }> {
+async function start10kIdle (dir: string, home: string): Promise<{ start10k: number; rssIdle: number; rssIdleQuiet: number }> {
   const d = await startDaemon(dir, home, withMemoryReport(home))
   // idle means every part up and the initial scan over, as in the default configuration's row
   await waitForScan(d)
   await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
   const rssIdle = (await idleMemory(d)).rss
+  await new Promise((resolve) => setTimeout(resolve, QUIET_MS - IDLE_MS))
+  const rssIdleQuiet = (await idleMemory(d)).rss
   await stopDaemon(d)
-  return { start10k: d.startMs, rssIdle }
+  return { start10k: d.startMs, rssIdle, rssIdleQuiet }
 }
 
 /** The default configuration (sync and mDNS on, the dashboard) on an empty home: RSS once idle after every part is up, what it is made of, and RSS 30 s after start. */
-async function defaultIdle (dir: string): Promise<Pick<Result, 'rssDefault' | 'rssDefaultFile' | 'rssDefaultAnon' | 'heapDefault' | 'heapDefaultUsed' | 'newSpaceDefault' | 'externalDefault' | 'rssDefaultSettled'>> {
+async function defaultIdle (dir: string): Promise<Pick<Result, 'rssDefault' | 'rssDefaultFile' | 'rssDefaultAnon' | 'heapDefault' | 'heapDefaultUsed' | 'newSpaceDefault' | 'externalDefault' | 'rssDefaultQuiet' | 'heapDefaultQuiet' | 'rssDefaultSettled'>> {
   const home = await mkdtemp(join(tmpdir(), 'hearth-bench-limits-defaults-'))
   try {
     const d = await startDaemon(dir, home, { ...withMemoryReport(home), defaults: true })
@@ -223,17 +194,19 @@ async function defaultIdle (dir: string): Promise<Pick<Result, 'rssDefault' | 'r
     while (await healthStatus(d) === 'starting') await new Promise((resolve) => setTimeout(resolve, 20))
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
     const m = await idleMemory(d)
-    await new Promise((resolve) => setTimeout(resolve, SETTLED_MS - IDLE_MS))
+    await new Promise((resolve) => setTimeout(resolve, QUIET_MS - IDLE_MS))
+    const quiet = await idleMemory(d)
+    await new Promise((resolve) => setTimeout(resolve, SETTLED_MS - QUIET_MS))
     const settled = await idleMemory(d)
     await stopDaemon(d)
-    return { rssDefaultSettled: settled.rss, rssDefault: m.rss, rssDefaultFile: m.file, rssDefaultAnon: m.anon, heapDefault: m.heapTotal, heapDefaultUsed: m.heapUsed, newSpaceDefault: m.newSpace, externalDefault: m.external }
+    return { rssDefaultSettled: settled.rss, rssDefaultQuiet: quiet.rss, heapDefaultQuiet: quiet.heapTotal, rssDefault: m.rss, rssDefaultFile: m.file, rssDefaultAnon: m.anon, heapDefault: m.heapTotal, heapDefaultUsed: m.heapUsed, newSpaceDefault: m.newSpace, externalDefault: m.external }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
 }
 
 async function healthStatus (d: Running): Promise<string> {
-  return (JSON.parse((await call(d, 'GET', '/health')).body) as { status: string }).status
+  return (JSON.parse((await d.call('GET', '/health')).body) as { status: string }).status
 }
 
 /** The start rows alone: an empty home, a prepared home of 10,000 files, idle RSS after that start. */
@@ -263,11 +236,11 @@ async function runMillion (dir: string, home: string): Promise<Result> {
     let lastStatusAt = 0
     for (;;) {
       const t = performance.now()
-      await call(d, 'GET', '/health')
+      await d.call('GET', '/health')
       healthMaxDuringScan = Math.max(healthMaxDuringScan, performance.now() - t)
       if (performance.now() - lastStatusAt > 500) {
         lastStatusAt = performance.now()
-        const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { ingest: { scan: { done: boolean } } }
+        const status = JSON.parse((await d.call('GET', '/v1/status')).body) as { ingest: { scan: { done: boolean } } }
         if (status.ingest.scan.done) break
       }
       await new Promise((resolve) => setTimeout(resolve, 20))
@@ -334,10 +307,10 @@ async function movedPhase (dir: string, d: Running): Promise<Moved> {
   const definition = JSON.parse(await readFile(join(dir, 'schemas', `${SCOPE}.json`), 'utf8')) as Record<string, unknown>
   const rounds: Array<{ perSecond: number; cpu: number; from: number; to: number }> = []
   for (const scope of MOVED_SCOPES) {
-    const added = await call(d, 'POST', '/v1/schemas', JSON.stringify({ ...definition, scope, name: `Bench ${scope}` }))
+    const added = await d.call('POST', '/v1/schemas', JSON.stringify({ ...definition, scope, name: `Bench ${scope}` }))
     if (added.status >= 300) throw new Error(`adding the moved folder's schema answered ${added.status}: ${added.body}`)
     const { definitionUrl } = (JSON.parse(added.body) as { schema: { definitionUrl: string } }).schema
-    const warm = await call(d, 'POST', `/v1/data/${scope}`, JSON.stringify({ bio: 'no username: refused after validation' }))
+    const warm = await d.call('POST', `/v1/data/${scope}`, JSON.stringify({ bio: 'no username: refused after validation' }))
     if (warm.status !== 400) throw new Error(`the moved folder's warm-up POST answered ${warm.status}: ${warm.body}`)
     const staging = await prepareFolder(d.home, scope, definitionUrl, DROPPED)
     const before = await storedCount(d)
@@ -363,7 +336,7 @@ async function runDroppedOnly (name: string, dir: string): Promise<Result> {
   try {
     const d = await startDaemon(dir, home)
     await postMany(d, 4, 50, JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) }))
-    const latest = JSON.parse((await call(d, 'GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
+    const latest = JSON.parse((await d.call('GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
     const drop = await droppedPhase(name, dir, home, d, latest.$schema)
     await stopDaemon(drop.d)
     return { dropped: drop.dropped, droppedCpu: drop.droppedCpu, droppedProfile: drop.profile, ...movedRows(drop.moved), movedProfile: drop.movedProfile }
@@ -378,7 +351,7 @@ function movedRows (m: Moved): Pick<Result, 'moved' | 'movedCpu' | 'movedWarm' |
 
 async function waitForScan (d: Running): Promise<void> {
   for (;;) {
-    const status = JSON.parse((await call(d, 'GET', '/v1/status')).body) as { ingest?: { scan?: { done: boolean } } }
+    const status = JSON.parse((await d.call('GET', '/v1/status')).body) as { ingest?: { scan?: { done: boolean } } }
     if (status.ingest?.scan?.done === true) return
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
@@ -414,7 +387,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     }
     const big: number[] = []
     for (let i = 0; i < 5; i++) big.push((await postMany(d, 1, 1, body10mb)).p50)
-    const latest = JSON.parse((await call(d, 'GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
+    const latest = JSON.parse((await d.call('GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
     const drop = await droppedPhase(name, dir, home, d, latest.$schema)
     d = drop.d
     const have = await storedCount(d)
@@ -495,6 +468,7 @@ const rows = [
   { what: 'start to /health, empty home (ms)', budget: '≤ 500', floor: '', key: 'startEmpty' as const, digits: 0 },
   { what: `start to /health, ${START_FILES} files (ms)`, budget: '≤ 500', floor: '', key: 'start10k' as const, digits: 0 },
   { what: `idle RSS after start, ${START_FILES} files, sync and dashboard off (MB)`, budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 },
+  { what: `  the same daemon ${QUIET_MS / 1000} s after its initial scan (MB)`, budget: '', floor: '', key: 'rssIdleQuiet' as const, digits: 0 },
   { what: 'idle RSS, default configuration (sync, mDNS, dashboard), empty home (MB)', budget: '≤ 100', floor: '', key: 'rssDefault' as const, digits: 0 },
   { what: '  file-backed: node binary, libraries (MB)', budget: '', floor: '', key: 'rssDefaultFile' as const, digits: 1 },
   { what: '  anonymous (MB)', budget: '', floor: '', key: 'rssDefaultAnon' as const, digits: 1 },
@@ -502,6 +476,8 @@ const rows = [
   { what: '      of which new space (MB)', budget: '', floor: '', key: 'newSpaceDefault' as const, digits: 1 },
   { what: '    V8 heap used (MB)', budget: '', floor: '', key: 'heapDefaultUsed' as const, digits: 1 },
   { what: '    external: buffers, WASM (MB)', budget: '', floor: '', key: 'externalDefault' as const, digits: 1 },
+  { what: `  the same daemon ${QUIET_MS / 1000} s after every part was up (MB)`, budget: '', floor: '', key: 'rssDefaultQuiet' as const, digits: 0 },
+  { what: '    V8 heap committed then (MB)', budget: '', floor: '', key: 'heapDefaultQuiet' as const, digits: 1 },
   { what: '  the same daemon ~30 s after start (MB)', budget: '', floor: '', key: 'rssDefaultSettled' as const, digits: 0 },
   ...(million
     ? [

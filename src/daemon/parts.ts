@@ -19,6 +19,7 @@ import { createSyncService } from '../sync/service.js'
 import type { QueuedImageRequest } from '../proxy/index.js'
 import { createLazyProxy } from '../proxy/lazy.js'
 import { staleTempsService, databaseService, fileWritingService } from './foundation.js'
+import { memorySettleService } from './memory-settle.js'
 import { ensureIdentity } from './identity-setup.js'
 import { chainConnection } from './chain-setup.js'
 import { schemaService, schemaTrustFor } from './schemas-setup.js'
@@ -125,6 +126,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   }))
   const buildersListener = await services.start(buildersService(builders, listeners.server, print))
   await services.start(dashboardService(dashboard, listeners.server, print))
+  await services.start(memorySettleService({ logger }))
 
   print(`owner     ${identity.ownerAddress}`)
   print(`data      ${home.data}  (drop files into data/<scope>/)`)

@@ -6,10 +6,14 @@
 // With `tempDir` (a hidden folder of the data folder), a create's temp is written there, where no
 // watch sees it: the data folder's watcher gets one event (the name linked), not four.
 // The thread starts on first use and ends after `idleMs` without a request, so an idle daemon
-// holds none; a thread that dies fails the requests in flight and is replaced by the next one.
+// holds none (it is an isolate of several MB); a thread that dies fails the requests in flight and
+// is replaced by the next one. Starting one takes tens of milliseconds: creates asked for until it
+// says it is ready run on the main thread with the same calls (file-writer-ops.ts, well under a
+// millisecond each), so the first POST after a start or an idle spell does not wait for it.
 import { Worker } from 'node:worker_threads'
 import { basename, dirname, join } from 'node:path'
 import { tempName } from './durable-file.js'
+import { createNew as createNowHere } from './file-writer-ops.js'
 import type { FileSyncer } from './deferred-sync.js'
 
 export interface WriterError { message: string; code?: string; syscall?: string }
@@ -31,7 +35,9 @@ export interface WriterSetup { tempDir?: string; spares?: number }
 export type FileOutcome = { written: boolean; mtimeMs: number } | StagedFile | { exists: true } | { written: boolean } | { error: WriterError }
 
 export interface WriterReply {
+  /** -1 for the thread's `ready`, sent once it listens. */
   id: number
+  ready?: true
   results?: FileOutcome[]
   error?: WriterError
 }
@@ -70,7 +76,7 @@ export interface SharedFileWriting { writer: FileWriter; syncFiles: FileSyncer }
 const BLOCKS_PER_MESSAGE = 64
 
 /** One thread and the requests it has not answered yet (a thread that ends fails only its own). */
-interface Thread { worker: Worker; waiting: Map<number, { resolve: (r: WriterReply) => void; reject: (err: Error) => void }> }
+interface Thread { worker: Worker; ready: boolean; waiting: Map<number, { resolve: (r: WriterReply) => void; reject: (err: Error) => void }> }
 
 export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spares?: number } = {}): FileWriter {
   const idleMs = opts.idleMs ?? 30_000
@@ -82,13 +88,18 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
   let idleTimer: NodeJS.Timeout | null = null
 
   function start (): Thread {
-    const t: Thread = { worker: startWriterThread(setup), waiting: new Map() }
+    const t: Thread = { worker: startWriterThread(setup), ready: false, waiting: new Map() }
     const fail = (err: Error): void => {
       if (current === t) current = null
       for (const p of t.waiting.values()) p.reject(err)
       t.waiting.clear()
     }
     t.worker.on('message', (reply: WriterReply) => {
+      if (reply.ready === true) {
+        t.ready = true
+        if (t.waiting.size === 0 && current === t) idle()
+        return
+      }
       const p = t.waiting.get(reply.id)
       if (p === undefined) return
       t.waiting.delete(reply.id)
@@ -156,11 +167,17 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     })
   }
 
-  const fileOf = (path: string, bytes: Uint8Array, mode: number): CreateFile =>
-    ({ path, temp: join(opts.tempDir ?? dirname(path), tempName(basename(path))), bytes: exactBytes(bytes), mode })
+  const tempFor = (path: string): string => join(opts.tempDir ?? dirname(path), tempName(basename(path)))
+  const fileOf = (path: string, bytes: Uint8Array, mode: number): CreateFile => ({ path, temp: tempFor(path), bytes: exactBytes(bytes), mode })
 
   return {
     async createNew (path, bytes, mode = 0o600) {
+      if (current?.ready !== true) {
+        if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
+        // started for later requests: it keeps nothing alive, and its idle time counts from its `ready`
+        if (current === null) { current = start(); current.worker.unref() }
+        return createNowHere({ path, temp: tempFor(path), bytes, mode })
+      }
       return await turns.create(fileOf(path, bytes, mode)) as { written: boolean; mtimeMs: number }
     },
     async stageNew (path, bytes, mode = 0o600) {

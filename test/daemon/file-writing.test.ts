@@ -29,7 +29,7 @@ async function countFiles (dir: string): Promise<number> {
 async function threadsOfOneWriter (dir: string): Promise<number> {
   const writer = createFileWriter({ idleMs: 60_000 })
   const before = await threadCount('self')
-  await writer.createNew(join(dir, 'probe.json'), new Uint8Array([1]))
+  await writer.writeBlocks([{ path: join(dir, 'probe'), bytes: new Uint8Array([1]) }]) // on the thread (a create may run before it is up)
   const running = await threadCount('self') - before
   await writer.close()
   return running

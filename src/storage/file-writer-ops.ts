@@ -1,0 +1,156 @@
+// The file writer's operations (file-writer.ts), in synchronous calls: run on its thread
+// (file-writer-thread.ts), and on the main thread for the creates asked for while that thread is
+// still starting.
+import { closeSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import type { CreateFile, StagedFile, WriterError } from './file-writer.js'
+
+/** Writes all of `bytes` to an open descriptor (a regular file takes them in one call, nearly always). */
+function writeAll (fd: number, bytes: Uint8Array): void {
+  for (let off = 0; off < bytes.byteLength;) off += writeSync(fd, bytes, off, bytes.byteLength - off)
+}
+
+/** Opens `path` with `flags`, creating its folder when it is missing. */
+export function openCreating (path: string, flags: string, mode: number): number {
+  try {
+    return openSync(path, flags, mode)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    mkdirSync(dirname(path), { recursive: true })
+    return openSync(path, flags, mode)
+  }
+}
+
+/**
+ * A new file at `path`, whole or not at all: the bytes go to `temp` (same filesystem), which is
+ * then linked to the name (link never replaces: false when the name exists) and removed. Not
+ * synced. A temp folder on another filesystem (EXDEV) falls back to a temp beside the name.
+ * `spares`: empty temps (0600, in the temp folder) to take one from instead of creating `temp`.
+ */
+export function createNew ({ path, temp, bytes, mode }: CreateFile, spares: string[] = []): { written: boolean; mtimeMs: number } {
+  try {
+    return createThrough(path, temp, bytes, mode, spares)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err
+    return createThrough(path, join(dirname(path), basename(temp)), bytes, mode, [])
+  }
+}
+
+function createThrough (path: string, given: string, bytes: Uint8Array, mode: number, spares: string[]): { written: boolean; mtimeMs: number } {
+  const staged = stageThrough(given, bytes, mode, spares)
+  return { ...publish(staged.temp, path), mtimeMs: staged.mtimeMs }
+}
+
+/** `bytes` in a temp: one of `spares` (empty, 0600, in the temp folder) when there is one, else `given`. */
+function stageThrough (given: string, bytes: Uint8Array, mode: number, spares: string[]): StagedFile {
+  // a spare gone meanwhile is skipped
+  let temp = given
+  let fd: number | null = null
+  while (fd === null && mode === 0o600 && spares.length > 0) {
+    const spare = spares.pop()!
+    try { fd = openSync(spare, 'r+'); temp = spare } catch {}
+  }
+  fd ??= openCreating(temp, 'wx', mode)
+  try {
+    try {
+      writeAll(fd, bytes)
+      return { temp, mtimeMs: fstatSync(fd).mtimeMs }
+    } finally {
+      closeSync(fd)
+    }
+  } catch (err) {
+    try { unlinkSync(temp) } catch {} // a temp may hold plaintext: never left behind
+    throw err
+  }
+}
+
+/** The temp linked to `path` unless the name exists (null: not linked), then removed, whatever failed. */
+export function publish (temp: string, path: string | null): { written: boolean } {
+  let written = path !== null
+  try {
+    if (path !== null) {
+      try {
+        linkOrMakeFolder(temp, path)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+        written = false
+      }
+    }
+  } finally {
+    try { unlinkSync(temp) } catch {}
+  }
+  return { written }
+}
+
+// Whether a folder is on the temp folder's filesystem (link() needs that), by folder.
+const sameDevice = new Map<string, boolean>()
+
+/**
+ * The first half of a create (FileWriter.stageNew): nothing when the name exists, else the bytes
+ * in a temp on the name's filesystem (the temp folder's, else beside the name), its folder made.
+ */
+export function stageNew ({ path, temp, bytes, mode }: CreateFile, tempDir: string | undefined, spares: string[]): StagedFile | { exists: true } {
+  try {
+    lstatSync(path)
+    return { exists: true }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+  const dir = dirname(path)
+  let same = sameDevice.get(dir)
+  if (same === undefined) {
+    mkdirSync(dir, { recursive: true })
+    if (tempDir !== undefined) mkdirSync(tempDir, { recursive: true })
+    same = tempDir === undefined || dirname(temp) !== tempDir || statSync(dir).dev === statSync(tempDir).dev
+    if (sameDevice.size > 10_000) sameDevice.clear()
+    sameDevice.set(dir, same)
+  }
+  return same ? stageThrough(temp, bytes, mode, spares) : stageThrough(join(dir, basename(temp)), bytes, mode, [])
+}
+
+/** link(), making the name's folder when it is missing (a new scope's first file). */
+function linkOrMakeFolder (temp: string, path: string): void {
+  try {
+    linkSync(temp, path)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    mkdirSync(dirname(path), { recursive: true })
+    linkSync(temp, path)
+  }
+}
+
+/**
+ * Content-addressed blocks: created in place (a reader meanwhile is served from memory, and a
+ * block torn by a crash is rewritten by the journal's replay); a file already there with the
+ * block's size holds its bytes, one of another size is replaced through a temp and a rename.
+ */
+export function writeBlock (path: string, temp: string, bytes: Uint8Array): void {
+  let fd: number
+  try {
+    fd = openCreating(path, 'wx', 0o644)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    if (statSync(path).size === bytes.byteLength) return
+    fd = openSync(temp, 'wx', 0o644)
+    try {
+      try { writeAll(fd, bytes) } finally { closeSync(fd) }
+      renameSync(temp, path)
+    } catch (err) {
+      try { unlinkSync(temp) } catch {}
+      throw err
+    }
+    return
+  }
+  try {
+    try { writeAll(fd, bytes) } finally { closeSync(fd) }
+  } catch (err) {
+    try { unlinkSync(path) } catch {} // a disk that filled up mid-block leaves no torn block
+    throw err
+  }
+}
+
+
+export function errorOf (err: unknown): WriterError {
+  const e = err as NodeJS.ErrnoException
+  return { message: e?.message ?? String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}), ...(typeof e?.syscall === 'string' ? { syscall: e.syscall } : {}) }
+}
