@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises'
 import { asStorageFull } from '../errors.js'
 import type { FileOrigin } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
-import { absoluteDataPath, classifyDataPath, resolveInsideData } from './layout.js'
+import { absoluteDataPath, classifyDataPath, resolveInsideDataSync } from './layout.js'
 import { readSmallDataFileSync } from './data-file.js'
 import type { PathLocks } from './path-locks.js'
 import { type DataPath, type FileIngest, type SeenFile } from './ingest-file.js'
@@ -38,9 +38,15 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
   const syncReadMax = Math.min(ctx.maxFileBytes, JOURNAL_MAX_BYTES)
 
   /** Each scope folder's real path when it resolves inside the data folder, else null (readDataFile decides). */
-  async function scopeFolders (files: DataPath[]): Promise<Map<string, string | null>> {
+  function scopeFolders (files: DataPath[]): Map<string, string | null> {
     const out = new Map<string, string | null>()
-    for (const folder of new Set(files.map((f) => f.scopeFolder))) out.set(folder, await resolveInsideData(deps.dataDir, folder).catch(() => null))
+    for (const folder of new Set(files.map((f) => f.scopeFolder))) {
+      try {
+        out.set(folder, resolveInsideDataSync(deps.dataDir, folder))
+      } catch {
+        out.set(folder, null)
+      }
+    }
     return out
   }
 
@@ -62,10 +68,13 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
     const files: Array<{ at: number; file: DataPath }> = []
     // a path named twice is ingested once (two locks on one path in one batch would wait on each other)
     const first = new Map<string, number>()
+    const repeats: Array<{ at: number; of: number }> = []
     rels.forEach((rel, at) => {
       const cls = classifyDataPath(rel)
+      const earlier = first.get(cls.rel)
       if (cls.kind !== 'data') results[at] = { ok: true, value: { outcome: 'ignored', path: cls.rel, reason: cls.reason } }
-      else if (!first.has(cls.rel)) { first.set(cls.rel, at); files.push({ at, file: cls }) }
+      else if (earlier !== undefined) repeats.push({ at, of: earlier })
+      else { first.set(cls.rel, at); files.push({ at, file: cls }) }
     })
     if (files.length === 0) return results
     // work already running on one of these paths finishes first; nothing else starts on them until each is done
@@ -106,7 +115,7 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
       for (const release of releases) release()
       for (const { at, file } of files) results[at] ??= { ok: false, error: asStorageFull(err, `storing ${file.rel}`) }
     }
-    rels.forEach((rel, at) => { results[at] ??= results[first.get(classifyDataPath(rel).rel)!]! })
+    for (const { at, of } of repeats) results[at] = results[of]!
     return results
   }
 }

@@ -1,5 +1,6 @@
 // The data folder's layout (docs/protocol.md §2.3): `data/{scope}/{collectedAt with ':' → '-'}.json`.
 // Decides which paths the pipeline looks at, and guards against paths that leave the folder.
+import { realpathSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { join, relative, sep, isAbsolute } from 'node:path'
 import { HearthError } from '../errors.js'
@@ -38,8 +39,18 @@ export function absoluteDataPath (dataDir: string, rel: string): string {
  * resolves outside the data folder, so a planted link cannot make Hearth read other files.
  */
 export async function resolveInsideData (dataDir: string, rel: string): Promise<string> {
-  const root = await realpath(dataDir)
-  const real = await realpath(absoluteDataPath(dataDir, rel))
+  return insideData(rel, await realpath(dataDir), await realpath(absoluteDataPath(dataDir, rel)))
+}
+
+/**
+ * resolveInsideData on the calling thread, for a path just written (its folders' entries are
+ * cached: the lookup costs microseconds, two thread-pool round trips tens of them); throws the same.
+ */
+export function resolveInsideDataSync (dataDir: string, rel: string): string {
+  return insideData(rel, realpathSync.native(dataDir), realpathSync.native(absoluteDataPath(dataDir, rel)))
+}
+
+function insideData (rel: string, root: string, real: string): string {
   const back = relative(root, real)
   if (back === '' || back.startsWith('..') || isAbsolute(back)) {
     throw new HearthError('PATH_OUTSIDE_DATA', `${rel} resolves outside the data folder`, { path: rel })

@@ -75,6 +75,20 @@ test('in a batch, a symlink is resolved (inside: stored; outside: refused), a FI
   assert.deepEqual(view, [['rejected', 'PATH_OUTSIDE_DATA'], ['ingested', null], ['rejected', 'FILE_UNREADABLE'], ['ignored', null]])
 })
 
+test('in a batch, a scope folder that is a symlink out of the data folder is refused; one that stays inside is read', async (t) => {
+  const r = await rig(t)
+  const outside = await tempDir(t, 'hearth-outside-')
+  await mkdir(join(outside, 'other.scope'))
+  await writeFile(join(outside, 'other.scope', name(1)), envelope('secret', at(1)).replace(`"${SCOPE}"`, '"other.scope"'))
+  await symlink(join(outside, 'other.scope'), join(r.dataDir, 'other.scope'))
+  await mkdir(join(r.dataDir, '.real'))
+  await writeFile(join(r.dataDir, '.real', name(2)), envelope('linked', at(2)))
+  await symlink(join(r.dataDir, '.real'), join(r.dataDir, 'linked.scope'))
+  const results = await r.pipeline.ingestMany([`other.scope/${name(1)}`, `linked.scope/${name(2)}`], { justWritten: true })
+  const view = results.map((x) => x.ok ? [x.value.outcome, x.value.record?.errorCode ?? null] : ['error', null])
+  assert.deepEqual(view, [['rejected', 'PATH_OUTSIDE_DATA'], ['rejected', 'SCOPE_MISMATCH']], 'the linked folder inside is read (its envelope names another scope)')
+})
+
 test('a half-written file is incomplete when it may still be written (nothing recorded), rejected otherwise', async (t) => {
   const r = await rig(t)
   const rel = `${SCOPE}/${name(5)}`
