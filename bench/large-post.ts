@@ -3,7 +3,8 @@
 // the old code:
 //   floors:  node:crypto AES-256-CFB + SHA-256 over 10 MB (what OpenPGP's SEIPD v1 must do at
 //            least); OpenPGP.js and Hearth's own writer encrypting 10 MB whole in this thread
-//   rows:    10 MB POST, one at a time (median, best); the slowest /health answer while as many
+//   rows:    (the variants' daemons run at once, their rounds in turn, so a changing load weighs
+//            on each alike) 10 MB POST, one at a time (median, best); the slowest /health answer while as many
 //            POSTs again run (the main thread's responsiveness); 4 concurrent 10 MB POSTs (files/s) and
 //            the daemon's peak RSS after them
 //   phases:  the steps of one 10 MB POST run one after another in this process (what the daemon
@@ -80,7 +81,7 @@ async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
-interface Result { postMedian: number; postBest: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number }
+interface Result { postMedian: number; postBest: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
 
 async function post (d: BenchDaemon): Promise<number> {
   const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body: body10mb }))
@@ -88,36 +89,54 @@ async function post (d: BenchDaemon): Promise<number> {
   return ms
 }
 
-async function runVariant (name: string, checkout: string): Promise<Result> {
-  const d = await startBenchDaemon({ name: `large-${name}`, checkout, env: { HEARTH_UI: 'false' } })
+/** How long one POST to 201 takes with a client polling /health meanwhile, and those /health times. */
+async function postWithHealth (d: BenchDaemon, health: number[]): Promise<void> {
+  let done = false
+  const p = post(d).finally(() => { done = true })
+  while (!done) {
+    const [ms] = await timed(async () => await daemonRequest(d.socketPath, { path: '/health' }))
+    if (!done) health.push(ms)
+  }
+  await p
+}
+
+/**
+ * Every variant's daemon runs at once and the rounds alternate between them (A B, B A, …), so a
+ * load that changes during the run (the machine is shared) weighs on each variant alike.
+ */
+async function runVariants (variants: Array<[string, string]>): Promise<Map<string, Result>> {
+  const daemons: BenchDaemon[] = []
   try {
-    for (let i = 0; i < 3; i++) await post(d) // warm-up: schema resolution, JIT, heap growth, the worker's start
+    for (const [name, checkout] of variants) daemons.push(await startBenchDaemon({ name: `large-${name}`, checkout, env: { HEARTH_UI: 'false' } }))
+    for (let i = 0; i < 3; i++) for (const d of daemons) await post(d) // warm-up: schema resolution, JIT, heap growth, the worker's start
+    const inTurn = (round: number): number[] => (round % 2 === 0 ? daemons.map((_, i) => i) : daemons.map((_, i) => daemons.length - 1 - i))
     // the POSTs alone first: a client polling /health meanwhile costs the main thread time too
-    const posts: number[] = []
-    for (let i = 0; i < rounds; i++) posts.push(await post(d))
-    const health: number[] = []
-    for (let i = 0; i < rounds; i++) {
-      let done = false
-      const p = post(d).finally(() => { done = true })
-      while (!done) {
-        const [ms] = await timed(async () => await daemonRequest(d.socketPath, { path: '/health' }))
-        if (!done) health.push(ms)
-      }
-      await p
-    }
+    const posts: number[][] = daemons.map(() => [])
+    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) posts[i]!.push(await post(daemons[i]!))
+    const health: number[][] = daemons.map(() => [])
+    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) await postWithHealth(daemons[i]!, health[i]!)
     const concurrent = 4
-    const [ms] = await timed(async () => await Promise.all(Array.from({ length: concurrent * 2 }, async () => await post(d))))
-    const peak = Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${d.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
-    return {
-      postMedian: median(posts),
-      postBest: Math.min(...posts),
-      healthMax: health.length > 0 ? Math.max(...health) : NaN,
-      healthCount: health.length,
-      concurrentPerSec: concurrent * 2 / (ms / 1000),
-      peakRssMb: peak
+    const concurrentMs: number[] = daemons.map(() => 0)
+    for (let r = 0; r < 2; r++) {
+      for (const i of inTurn(r)) concurrentMs[i]! += (await timed(async () => await Promise.all(Array.from({ length: concurrent }, async () => await post(daemons[i]!)))))[0]
     }
+    const results = new Map<string, Result>()
+    for (const [i, d] of daemons.entries()) {
+      const peak = Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${d.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+      const workers = JSON.parse(Buffer.from((await daemonRequest(d.socketPath, { path: '/v1/status' })).body).toString()).encryptionWorkers as { cancelled?: number }
+      results.set(variants[i]![0], {
+        postMedian: median(posts[i]!),
+        postBest: Math.min(...posts[i]!),
+        healthMax: health[i]!.length > 0 ? Math.max(...health[i]!) : NaN,
+        healthCount: health[i]!.length,
+        concurrentPerSec: concurrent * 2 / (concurrentMs[i]! / 1000),
+        peakRssMb: peak,
+        jobsCancelled: workers.cancelled ?? NaN
+      })
+    }
+    return results
   } finally {
-    await d.stop()
+    for (const d of daemons) await d.stop()
   }
 }
 
@@ -176,12 +195,9 @@ const floors = { aesSha: floorAesSha(), ...await floorWriters() }
 // both compiled (dist/), as bench/limits.ts runs them: a daemon under tsx is slower than its build
 const variants: Array<[string, string]> = [['current', REPO]]
 if (base !== null) variants.unshift(['base', resolve(base)])
-const results = new Map<string, Result>()
-for (const [name, checkout] of variants) {
-  ensureBuilt(checkout)
-  console.error(`${name} …`)
-  results.set(name, await runVariant(name, checkout))
-}
+for (const [, checkout] of variants) ensureBuilt(checkout)
+console.error(`${variants.map(([name]) => name).join(' and ')}, in turn …`)
+const results = await runVariants(variants)
 const f = (n: number, d = 1): string => Number.isFinite(n) ? n.toFixed(d) : '–'
 const cols = (key: keyof Result, d = 1): Record<string, string> => Object.fromEntries([...results].map(([n, r]) => [n, f(r[key], d)]))
 console.table([
@@ -190,7 +206,8 @@ console.table([
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },
   { what: '10 MB POSTs, 4 concurrent (files/s)', budget: '', floor: '', ...cols('concurrentPerSec', 2) },
-  { what: 'daemon peak RSS after them (MB)', budget: '', floor: '', ...cols('peakRssMb', 0) }
+  { what: 'daemon peak RSS after them (MB)', budget: '', floor: '', ...cols('peakRssMb', 0) },
+  { what: 'encryption jobs cancelled (early ones not used)', budget: '', floor: '', ...cols('jobsCancelled', 0) }
 ])
 console.error('phases …')
 console.table(await phases())

@@ -13,6 +13,7 @@ import { DEFAULT_MAX_JSON_VALUES } from '../protocol/bounded-json.js'
 import { canonicalTokenLimit, isCanonicalJson } from '../protocol/canonical-json.js'
 import { ENVELOPE_VERSION, serializeEnvelopeWithData, withEnvelopeRoom, type Envelope } from '../protocol/envelope.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
+import { HearthError } from '../errors.js'
 import { createArrival, MAX_ARRIVAL_BYTES } from './body-arrival.js'
 import type { Encryptor } from './encryptor.js'
 import type { EncryptionPart } from './encryption-job.js'
@@ -67,9 +68,10 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
   let cancelled = false
   let received = 0
   let stall: NodeJS.Timeout | undefined
+  const abort = new AbortController()
 
   function start (): void {
-    const it = encryptArriving(bytes, passwordHex, arrival.control)[Symbol.asyncIterator]()
+    const it = encryptArriving(bytes, passwordHex, arrival.control, abort.signal)[Symbol.asyncIterator]()
     // asking for the first piece is what queues the job; its failure is met by the consumer
     job = { it, first: it.next() }
     job.first.catch(() => {})
@@ -79,10 +81,9 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
     cancelled = true
     clearInterval(stall)
     arrival.abandon()
-    if (taken) return
+    if (taken) return // its consumer ends the job (encrypt-store.ts)
     taken = true
-    const running = job
-    void running?.first.then(async () => await running.it.return?.(), () => {}).catch(() => {})
+    abort.abort(new HearthError('INVALID_ARGUMENT', 'the early encryption was not used'))
   }
 
   if (encryptor.free?.() !== false) {

@@ -3,11 +3,11 @@
 // straight into the storage backend's importer: chunking, hashing (the CID) and durable block
 // writes of the first pieces run while the rest is still being encrypted, and the whole
 // ciphertext is never held in one buffer. A smaller file is encrypted whole and added as one block.
-// Pieces from the workers come hashed (each piece's SHA-256; the plaintext's follows the last
-// piece, read once the blocks are stored), so the main thread hashes neither the ciphertext nor
-// the plaintext of a large file.
+// Pieces from the workers come hashed while this thread is behind them (each piece's SHA-256; the
+// plaintext's follows the last piece, read once the blocks are stored); while this thread waits
+// for the worker, the worker leaves that to it (encryption-job.ts) and the importer hashes them.
 import { CHUNK_SIZE } from '../storage/cid.js'
-import { pieceBytes } from '../storage/stream-pieces.js'
+import type { StreamPiece } from '../storage/stream-pieces.js'
 import type { StorageBackend } from '../storage/types.js'
 import { isPlaintextDigest, type EncryptionPart } from './encryption-job.js'
 import type { Encryptor } from './encryptor.js'
@@ -25,14 +25,16 @@ export async function encryptAndStore (deps: { storage: StorageBackend; encrypto
     let encryptedSize = 0
     let plaintextSha256: string | undefined
     const parts = (early ?? deps.encryptor.encryptChunks(plaintext, passwordHex))[Symbol.asyncIterator]()
-    const counted = (async function * () {
+    const counted = (async function * (): AsyncGenerator<StreamPiece> {
       for (let r = await parts.next(); r.done !== true; r = await parts.next()) {
         const part = r.value
         if (isPlaintextDigest(part)) { plaintextSha256 = part.plaintextSha256; continue }
-        encryptedSize += pieceBytes(part).byteLength
-        yield part
+        if (part instanceof Uint8Array) { encryptedSize += part.byteLength; yield part; continue }
+        encryptedSize += part.bytes.byteLength
+        // a piece the worker left unhashed (this thread kept up with it) is hashed by the importer
+        yield part.sha256 !== undefined ? { bytes: part.bytes, sha256: part.sha256 } : part.bytes
         // the importer's input ends here, not when the plaintext's digest has come too
-        if (!(part instanceof Uint8Array) && part.last === true) return
+        if (part.last === true) return
       }
     })()
     let cid: string

@@ -27,7 +27,7 @@ export interface Encryptor {
    * control words): what has arrived is encrypted while the rest comes. Only a worker can wait
    * for the rest, so only the workers' Encryptor has it.
    */
-  encryptArriving? (plaintext: Uint8Array, passwordHex: string, arrival: Int32Array): AsyncIterable<EncryptionPart>
+  encryptArriving? (plaintext: Uint8Array, passwordHex: string, arrival: Int32Array, signal?: AbortSignal): AsyncIterable<EncryptionPart>
   /** Whether a job given now would start at once (a worker free, nothing waiting). */
   free? (): boolean
   /** A large file is on its way (its body is being read): get a worker ready for it. */
@@ -71,10 +71,10 @@ export const DEFAULT_MIN_WORKER_BYTES = 64 * 1024
 export function workerEncryptor (pool: WorkerPool, opts: EncryptOptions & { minWorkerBytes?: number } = {}): Encryptor {
   const inThread = inThreadEncryptor(opts.s2k !== undefined ? { s2k: opts.s2k } : {})
   const minWorkerBytes = opts.minWorkerBytes ?? DEFAULT_MIN_WORKER_BYTES
-  const job = <Part>(op: EncryptionJob['op'], plaintext: Uint8Array, passwordHex: string, arrival?: Int32Array): AsyncIterable<Part> => {
+  const job = <Part>(op: EncryptionJob['op'], plaintext: Uint8Array, passwordHex: string, arrival?: Int32Array, signal?: AbortSignal): AsyncIterable<Part> => {
     if (!(plaintext instanceof Uint8Array)) throw new HearthError('INVALID_ARGUMENT', 'plaintext must be a Uint8Array')
     const input: EncryptionJob = { op, plaintext, passwordHex, pieceBytes: CHUNK_SIZE, ...(opts.s2k !== undefined ? { s2k: opts.s2k } : {}), ...(arrival !== undefined ? { arrival } : {}) }
-    return pool.run<Part>(input, { bytes: plaintext.byteLength })
+    return pool.run<Part>(input, { bytes: plaintext.byteLength, ...(signal !== undefined ? { signal } : {}) })
   }
   return {
     async encrypt (plaintext, passwordHex) {
@@ -83,7 +83,7 @@ export function workerEncryptor (pool: WorkerPool, opts: EncryptOptions & { minW
       throw new HearthError('INTERNAL', 'the encryption worker answered nothing')
     },
     encryptChunks: (plaintext, passwordHex) => job<EncryptionPart>('chunks', plaintext, passwordHex),
-    encryptArriving: (plaintext, passwordHex, arrival) => job<EncryptionPart>('chunks', plaintext, passwordHex, arrival),
+    encryptArriving: (plaintext, passwordHex, arrival, signal) => job<EncryptionPart>('chunks', plaintext, passwordHex, arrival, signal),
     free: () => pool.free(),
     expectLarge: () => { pool.warm() }
   }

@@ -5,10 +5,22 @@ import { parentPort, type Transferable } from 'node:worker_threads'
 import { isHearthError } from '../errors.js'
 
 /**
- * `cancel`: shared memory the pool sets to 1 when the job's consumer has left; the worker stops the
- * job at its next part instead of running it to its end.
+ * `control`: shared memory the pool writes while the job runs: at CANCEL 1 once the job's consumer
+ * has left (the worker stops the job at its next part instead of running it to its end), at TAKEN
+ * how many parts the consumer has taken so far.
  */
-export interface JobRequest { id: number; input: unknown; cancel: Int32Array }
+export interface JobRequest { id: number; input: unknown; control: Int32Array }
+
+export const CANCEL = 0
+export const TAKEN = 1
+/** The control words of one job. */
+export const jobControl = (): Int32Array => new Int32Array(new SharedArrayBuffer(8))
+
+/** What a job can ask while it runs. */
+export interface JobContext {
+  /** How many of its parts the consumer has taken: parts sent minus this are waiting for it. */
+  taken (): number
+}
 
 export type JobReply =
   | { id: number; kind: 'part'; value: unknown }
@@ -18,7 +30,7 @@ export type JobReply =
 /** One part of a job's output; `transfer` lists buffers of `value` to move to the main thread. */
 export interface JobPart { value: unknown; transfer?: Transferable[] }
 
-export type JobHandler = (input: unknown) => AsyncIterable<JobPart>
+export type JobHandler = (input: unknown, ctx: JobContext) => AsyncIterable<JobPart>
 
 /**
  * Serves jobs from the pool one at a time (the pool never sends a second before the first ends).
@@ -30,8 +42,9 @@ export function serveWorkerJobs (handler: JobHandler): void {
   port.on('message', (req: JobRequest) => {
     void (async () => {
       try {
-        for await (const part of handler(req.input)) {
-          if (Atomics.load(req.cancel, 0) !== 0) break
+        const ctx: JobContext = { taken: () => Atomics.load(req.control, TAKEN) }
+        for await (const part of handler(req.input, ctx)) {
+          if (Atomics.load(req.control, CANCEL) !== 0) break
           port.postMessage({ id: req.id, kind: 'part', value: part.value } satisfies JobReply, part.transfer ?? [])
         }
         port.postMessage({ id: req.id, kind: 'end' } satisfies JobReply)

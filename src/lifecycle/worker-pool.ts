@@ -17,7 +17,7 @@ import type { Transferable } from 'node:worker_threads'
 import { ERROR_CODES, HearthError, type ErrorCode } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { Service } from './service.js'
-import type { JobRequest, JobReply } from './worker-job.js'
+import { CANCEL, jobControl, TAKEN, type JobRequest, type JobReply } from './worker-job.js'
 
 export interface WorkerPoolOptions {
   /** The service name, also in messages. */
@@ -42,6 +42,8 @@ export interface JobOptions {
   bytes: number
   /** Buffers moved to the worker instead of copied (they are unusable here afterwards). */
   transfer?: Transferable[]
+  /** Cancels the job as a consumer leaving does, also while the consumer waits for a part (which then throws). */
+  signal?: AbortSignal
 }
 
 export interface WorkerPoolStatus {
@@ -77,8 +79,8 @@ interface Job {
   input: unknown
   transfer: Transferable[]
   parts: unknown[]
-  /** Set to 1 (shared with the worker) when the consumer left: the worker stops the job. */
-  cancel: Int32Array
+  /** Shared with the worker: CANCEL set when the consumer left (the worker stops the job), TAKEN the parts taken. */
+  control: Int32Array
   /** The consumer left before the end: parts still coming are dropped. */
   abandoned: boolean
   done: boolean
@@ -148,7 +150,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     slot.job = job
     slot.worker.ref()
     try {
-      slot.worker.postMessage({ id: job.id, input: job.input, cancel: job.cancel } satisfies JobRequest, job.transfer)
+      slot.worker.postMessage({ id: job.id, input: job.input, control: job.control } satisfies JobRequest, job.transfer)
     } catch (err) {
       slot.job = null
       settle(job, new HearthError('INVALID_ARGUMENT', `a job could not be sent to a worker of ${opts.name}: ${(err as Error).message}`))
@@ -188,30 +190,45 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     if (busy >= opts.size && queue.length >= opts.maxQueued) {
       throw new HearthError('WORKERS_BUSY', `every worker of ${opts.name} is busy (${busy} running, ${queue.length} waiting); try again shortly`, { pool: opts.name, queued: queue.length })
     }
-    const job: Job = { id: nextId++, input, transfer: jobOpts.transfer ?? [], parts: [], cancel: new Int32Array(new SharedArrayBuffer(4)), abandoned: false, done: false, error: undefined, wake: null }
+    const job: Job = { id: nextId++, input, transfer: jobOpts.transfer ?? [], parts: [], control: jobControl(), abandoned: false, done: false, error: undefined, wake: null }
+    const signal = jobOpts.signal
+    if (signal?.aborted === true) throw signal.reason
+    const abort = (): void => { cancel(job); job.wake?.() }
+    signal?.addEventListener('abort', abort, { once: true })
     queue.push(job)
     dispatch()
     try {
       for (;;) {
-        if (job.parts.length > 0) { yield job.parts.shift() as Part; continue }
+        if (job.abandoned) throw signal?.reason ?? new HearthError('WORKER_FAILED', `the job was cancelled`)
+        if (job.parts.length > 0) {
+          Atomics.add(job.control, TAKEN, 1)
+          yield job.parts.shift() as Part
+          continue
+        }
         if (job.done) break
         await new Promise<void>((resolve) => { job.wake = resolve })
         job.wake = null
       }
       if (job.error !== undefined) throw job.error
     } finally {
-      // a consumer that stopped early: parts still coming are dropped, not kept, and the worker
-      // stops the job at its next part, free for the next one
-      job.parts.length = 0
-      const queued = queue.indexOf(job)
-      if (queued >= 0) queue.splice(queued, 1)
+      signal?.removeEventListener('abort', abort)
+      cancel(job)
       job.wake = null
-      if (!job.done) {
-        job.abandoned = true
-        counts.cancelled++
-        Atomics.store(job.cancel, 0, 1)
-      }
     }
+  }
+
+  /**
+   * A job whose consumer left (or that was aborted): parts still coming are dropped, not kept, and
+   * the worker stops the job at its next part, free for the next one; a queued job never runs.
+   */
+  function cancel (job: Job): void {
+    job.parts.length = 0
+    if (job.done || job.abandoned) return
+    job.abandoned = true
+    counts.cancelled++
+    Atomics.store(job.control, CANCEL, 1)
+    const queued = queue.indexOf(job)
+    if (queued >= 0) queue.splice(queued, 1)
   }
 
   function free (): boolean {

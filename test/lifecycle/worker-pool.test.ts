@@ -117,3 +117,21 @@ test('a consumer that leaves early cancels its job: the worker stops it at its n
   assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['after'] }, { bytes: 1 })), ['after'])
   assert.equal((await pool.status()).cancelled, 2)
 })
+
+test('a job sees how many of its parts the consumer has taken', async (t) => {
+  const pool = await startedPool(t)
+  assert.deepEqual(await all(pool.run({ mode: 'lockstep' }, { bytes: 1 })), [0, 1, 2, 3])
+})
+
+test('an aborted job is cancelled while its consumer waits for a part: the consumer gets the reason, the worker is free', async (t) => {
+  const pool = await startedPool(t)
+  const abort = new AbortController()
+  const waiting = all(pool.run({ mode: 'endless' }, { bytes: 1, signal: abort.signal }))
+  const queued = all(pool.run({ mode: 'sleep', ms: 5 }, { bytes: 1, signal: AbortSignal.abort(new Error('aborted before')) }))
+  await assert.rejects(queued, /aborted before/)
+  abort.abort(new Error('not needed after all'))
+  await assert.rejects(waiting, /not needed after all/)
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['next'] }, { bytes: 1 })), ['next'])
+  const status = await pool.status()
+  assert.deepEqual([status.cancelled, status.failed, status.finished], [1, 0, 1])
+})

@@ -2,9 +2,9 @@
 import { serveWorkerJobs } from '../../src/lifecycle/worker-job.js'
 import { HearthError } from '../../src/errors.js'
 
-interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep' | 'endless'; parts?: unknown[]; ms?: number }
+interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep' | 'endless' | 'lockstep'; parts?: unknown[]; ms?: number }
 
-serveWorkerJobs(async function * (input) {
+serveWorkerJobs(async function * (input, ctx) {
   const job = input as TestJob
   switch (job.mode) {
     case 'echo':
@@ -29,6 +29,15 @@ serveWorkerJobs(async function * (input) {
         await new Promise((resolve) => setImmediate(resolve))
         yield { value: i }
       }
+    case 'lockstep': // each part once the consumer has taken the one before (or a failure after 5 s)
+      for (let i = 0; i < 4; i++) {
+        for (let waited = 0; ctx.taken() < i; waited++) {
+          if (waited > 5000) throw new Error(`the consumer never took part ${i - 1}`)
+          await new Promise((resolve) => setTimeout(resolve, 1))
+        }
+        yield { value: i }
+      }
+      return
     case 'sleep':
       await new Promise((resolve) => setTimeout(resolve, job.ms ?? 200))
       yield { value: 'slept' }
