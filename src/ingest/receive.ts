@@ -41,7 +41,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     const indexed = await deps.index.get(received.path)
     if (indexed != null && FINAL_STATES.has(indexed.state)) return 'exists'
     // a ciphertext stored unsynced is journaled with the record (the receive hook syncs it otherwise)
-    const block = unsyncedFiles === undefined ? undefined : { path: received.path, ciphertext, cid: received.cid, files: unsyncedFiles }
+    const block = !hasUnsynced(unsyncedFiles) ? undefined : { path: received.path, ciphertext, cid: received.cid, files: unsyncedFiles }
     return await record({ ...received, mtimeMs: (await lstat(abs)).mtimeMs }, block)
   }
 
@@ -55,7 +55,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
    */
   async function publishJournaled (journal: IngestJournal, received: ReceivedRecord & { cid: string }, abs: string, staged: StagedFile, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken'> {
     const { path: rel, cid } = received
-    const block = unsyncedFiles === undefined ? {} : { ciphertext, cid }
+    const block = hasUnsynced(unsyncedFiles) ? { ciphertext, cid } : {}
     const entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unsyncedFiles ?? [])] })
     const r: FileRecord = { ...received, mtimeMs: staged.mtimeMs, updatedAt: Date.now() }
     let earlier: FileRecord | null = null
@@ -167,6 +167,14 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     }
     throw new HearthError('CONFLICT', `no free file name for received file ${meta.cid}`)
   }
+}
+
+/**
+ * Whether storage left files of the ciphertext unsynced, so the journal entry must hold it: a
+ * small block kept in LevelDB (storage/small-blocks.ts) is durable already, with no file.
+ */
+function hasUnsynced (files: string[] | undefined): files is string[] {
+  return files !== undefined && files.length > 0
 }
 
 /** Starts a received file's decryption ahead of its receive (hand the result to it as `meta.decrypted`). */

@@ -172,28 +172,40 @@ test('a torn tail of the journal (the log LevelDB was appending to) is ignored: 
   assert.ok(await second.index.count() >= early.length)
 })
 
-test('a file received from a peer with its ciphertext stored unsynced is journaled with its record and replayed after a power cut', async (t) => {
-  const root = await tempDir(t, 'hearth-journal-')
-  const first = await rig(t, root)
-  const env = buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt: '2026-01-02T03:04:05.000Z', data: { username: 'from-a-peer' } })
-  const plaintext = serializeEnvelope(env)
-  const ciphertext = await encryptEnvelopeBytes(plaintext, scopeKeyHex(MASTER, SCOPE))
-  const stored = await first.storage.addUnsynced!(ciphertext)
-  assert.ok(stored !== null)
-  assert.equal(await first.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer', unsyncedFiles: stored.files }), 'written')
-  assert.equal(first.pipeline.journaled, true)
-  assert.equal((await journalKeys(first.db)).length, 1, 'journaled with the index record')
-  assert.deepEqual(first.synced, [], 'neither the block nor the data file synced on its own')
-  const path = (await first.index.byCid(stored.cid))[0]!.path
-  await first.close()
-  await rm(join(root, 'data', path))
-  await overwriteStoredBlock(blockDirs(root), parseCid(stored.cid), new Uint8Array(0))
+test('a file received from a peer is journaled with its record (its ciphertext too when storage left a block file unsynced) and replayed after a power cut', async (t) => {
+  // a ciphertext up to 32 KiB is kept in storage's LevelDB, synced with its pin; a larger one is a block file written unsynced
+  for (const [username, tier] of [['from-a-peer', 'small'], ['x'.repeat(40 * 1024), 'file']] as const) {
+    const root = await tempDir(t, 'hearth-journal-')
+    const first = await rig(t, root)
+    const { plaintext, ciphertext } = await fromAPeer(username)
+    const stored = await first.storage.addUnsynced!(ciphertext)
+    assert.ok(stored !== null)
+    assert.equal(await first.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer', unsyncedFiles: stored.files }), 'written')
+    assert.equal(first.pipeline.journaled, true)
+    const entries = await journalKeys(first.db)
+    assert.equal(entries.length, 1, 'journaled with the index record')
+    const entry = entries[0]![1] as { data?: string, ciphertext?: string }
+    assert.ok(entry.data !== undefined, 'the data file\'s bytes')
+    if (tier === 'small') {
+      assert.deepEqual(stored.files, [])
+      assert.equal(entry.ciphertext, undefined, 'a block kept in LevelDB is durable already: not journaled again')
+    } else {
+      assert.equal(stored.files.length, 1)
+      assert.ok(entry.ciphertext !== undefined, 'the unsynced block file\'s bytes')
+    }
+    assert.deepEqual(first.synced, [], 'neither the block nor the data file synced on its own')
+    const path = (await first.index.byCid(stored.cid))[0]!.path
+    await first.close()
+    await rm(join(root, 'data', path))
+    if (tier === 'file') await overwriteStoredBlock(blockDirs(root), parseCid(stored.cid), new Uint8Array(0)) // torn by the power cut
 
-  const second = await rig(t, root)
-  assert.equal(await second.journal.replay(), 1)
-  assert.deepEqual(await readFile(join(second.dataDir, path)), Buffer.from(plaintext))
-  assert.equal((await second.index.get(path))?.origin, 'peer')
-  await decrypts(second.storage, stored.cid, Buffer.from(plaintext))
+    const second = await rig(t, root)
+    assert.equal(await second.journal.replay(), 1)
+    assert.deepEqual(await readFile(join(second.dataDir, path)), Buffer.from(plaintext), tier)
+    assert.equal((await second.index.get(path))?.origin, 'peer')
+    await decrypts(second.storage, stored.cid, Buffer.from(plaintext))
+    await second.close()
+  }
 })
 
 /** A received file's envelope and ciphertext; `username` sets its size. */
@@ -239,7 +251,8 @@ const dataFiles = async (dataDir: string): Promise<string[]> => (await readdir(j
 test('a receiver killed once a received file is indexed and journaled but before its data file exists: replay writes it as the peer\'s, and the scan keeps it', async (t) => {
   const root = await tempDir(t, 'hearth-journal-')
   const first = await rig(t, root, 60_000, killedAtPeerRecord('after'))
-  const { plaintext, ciphertext, path } = await fromAPeer('from-a-peer')
+  // over 32 KiB: its block is a file written unsynced, which the power cut below tears
+  const { plaintext, ciphertext, path } = await fromAPeer('x'.repeat(40 * 1024))
   const stored = await first.storage.addUnsynced!(ciphertext)
   assert.ok(stored !== null)
   await assert.rejects(first.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer', unsyncedFiles: stored.files }), /killed/)
@@ -247,7 +260,7 @@ test('a receiver killed once a received file is indexed and journaled but before
   assert.equal((await first.index.get(path))?.origin, 'peer')
   assert.equal((await journalKeys(first.db)).length, 1)
   await first.close()
-  await overwriteStoredBlock(blockDirs(root), parseCid(stored.cid), new Uint8Array(0)) // and a damaged block
+  await overwriteStoredBlock(blockDirs(root), parseCid(stored.cid), new Uint8Array(0)) // and a torn block file
 
   const second = await rig(t, root)
   assert.equal(await second.journal.replay(), 1)
