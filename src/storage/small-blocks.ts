@@ -5,11 +5,13 @@
 // wall time; a value in a LevelDB batch costs microseconds, and many of them share one synced
 // write (one fdatasync of LevelDB's log) instead of a create each plus a syncfs.
 //
-// Larger blocks stay files (blockstore-fs's layout): LevelDB writes a value again at every
-// compaction, which costs more than the create from about 64 KiB on (one run each, 32 KiB:
-// LevelDB 0.41 ms CPU per block, a file 1.11; 64 KiB: 0.74 vs 1.24 CPU but 1.9 vs 1.3 ms wall;
-// 256 KiB: 2.9 vs 1.4 ms CPU, 8.0 vs 2.0 ms wall). Blocks are keyed by multihash, as
-// blockstore-fs names its files, so every CID of the same bytes finds the same block.
+// Larger blocks stay files (blockstore-fs's layout), and so do every block of a multi-block file
+// (verified-blocks.ts reads those files): LevelDB writes a value again at each compaction, which
+// costs about what a create saves from 16–64 KiB on and more above (bench/storage.ts, a
+// checkpoint of 64 blocks, CPU per block LevelDB vs files: 1 KiB 0.16 vs 0.40 ms, 32 KiB 0.40 vs
+// 0.72, 64 KiB 0.75 vs 0.84, 256 KiB 2.4 vs 1.5; wall 0.6 vs 1.3, 1.9 vs 3.0, 4.4 vs 4.7, 15 vs 8
+// ms). Blocks are keyed by multihash, as blockstore-fs names its files, so every CID of the same
+// bytes finds the same block.
 //
 // `TieredBlockstore` is the blockstore Helia and UnixFS see: reads look in LevelDB first, then in
 // the files, so homes whose small blocks are files (written before this tier existed) keep
