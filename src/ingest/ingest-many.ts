@@ -1,11 +1,11 @@
 // A batch of files the watcher has just seen written (a burst of dropped files) or a scan has
 // found, ingested with the per-file work shared where it can be: every path's lock taken at once, their index records
-// looked up in one LevelDB read; for files just written, each scope folder resolved once, each
-// file read on this thread (readSmallDataFileSync: its pages are still cached, four system calls
-// instead of four thread-pool round trips), the schema an envelope names looked up once per batch
-// (a scan's files are stat'ed as before, and only a changed one is read); then the files go
-// through the same steps as any other (ingest-file.ts) side by side, so their ciphertext blocks
-// and index records share the storage's and the index's group commits.
+// looked up in one LevelDB read, the schema an envelope names looked up once per batch; for files
+// just written, each scope folder resolved once and each file read on this thread
+// (readSmallDataFileSync: its pages are still cached, four system calls instead of four
+// thread-pool round trips); a scan's files are stat'ed, and only a changed one is read, with that
+// stat and record; then the files go through the same steps as any other (ingest-file.ts) side by
+// side, so their ciphertext blocks and index records share the storage's and the index's group commits.
 import { stat } from 'node:fs/promises'
 import { asStorageFull } from '../errors.js'
 import type { FileOrigin } from '../db/types.js'
@@ -95,7 +95,7 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
             if (st === null) { results[at] = { ok: true, value: { outcome: 'missing', path: file.rel } }; return }
             if (st.isDirectory()) { results[at] = { ok: true, value: { outcome: 'ignored', path: file.rel, reason: 'a folder' } }; return }
             // a changed file: ingestLocked reads it, with the stat and record already here
-            results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, { existing, stat: st }) }
+            results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, { existing, stat: st, schemaByUrl }) }
             return
           }
           const real = folders!.get(file.scopeFolder) ?? null
