@@ -36,7 +36,7 @@ export interface SyncEngineOptions {
   /**
    * Fetched files received together per pull (stored, decrypted, written and indexed side by side,
    * sharing their syncs), while the next batch is read: count and ciphertext bytes (a larger file
-   * goes alone). Default 64 files, 16 MiB.
+   * goes alone). Default 64 files, 24 MiB: two 10 MB files, whose waits for the disk then overlap.
    */
   batch?: { files?: number; bytes?: number }
   /**

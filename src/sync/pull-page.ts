@@ -26,6 +26,8 @@ interface PlannedEntry { entry: WireEntry; fetch: boolean; records: FileRecord[]
 
 /** Index and state reads of a page run this many at a time. */
 const PLAN_CONCURRENCY = 16
+/** Large files being stored ahead of their batch at once (earlyStores). */
+const EARLY_STORES = 4
 
 async function disposition (cid: string, ctx: PullContext): Promise<{ kind: Disposition; records: FileRecord[] }> {
   const records = await ctx.index.byCid(cid)
@@ -126,6 +128,41 @@ function cursorCommitter (run: SessionRun, planned: PlannedEntry[], cursor: numb
   }
 }
 
+/**
+ * A file over one chunk is stored (its blocks hashed, written and synced, then pinned) from the
+ * moment it is read off the stream, like its decryption starts then, instead of when its batch
+ * comes: its storage's waits for the disk overlap the receive of the files before it, which a
+ * batch of one large file otherwise leaves alone with its own. At most EARLY_STORES at once; the
+ * rest are stored with their batch. What is stored but never received (the session failed first)
+ * loses its pin again unless something here holds it (`settle`).
+ */
+function earlyStores (ctx: PullContext): { start (at: number, entry: LiveEntry, bytes: Uint8Array): void; take (at: number): Promise<string> | undefined; settle (): Promise<void> } {
+  const started = new Map<number, Promise<string>>()
+  let running = 0
+  return {
+    start (at, entry, bytes) {
+      if (entry.size <= CHUNK_SIZE || running >= EARLY_STORES) return
+      running++
+      const stored = ctx.storage.add(bytes).finally(() => { running-- })
+      stored.catch(() => {}) // awaited by its accept, or by settle
+      started.set(at, stored)
+    },
+    take (at) {
+      const stored = started.get(at)
+      started.delete(at)
+      return stored
+    },
+    async settle () {
+      for (const [at, stored] of started) {
+        started.delete(at)
+        const got = await stored.catch(() => null)
+        if (got === null) continue
+        if ((await ctx.index.byCid(got)).length === 0 && await ctx.state.parked(got) === null) await ctx.storage.unpin(got).catch(() => {})
+      }
+    }
+  }
+}
+
 /** An entry held here already (or settled): nothing to fetch; learn its file id if it has one. */
 async function skipHeld (entry: LiveEntry, held: FileRecord[], ctx: PullContext): Promise<void> {
   const records = held.length > 0 ? held : await ctx.index.byCid(entry.cid)
@@ -142,8 +179,9 @@ export async function handlePage (run: SessionRun, page: { entries: WireEntry[];
   if (planned.some((p) => p.fetch && (p.entry as LiveEntry).size > CHUNK_SIZE)) ctx.storage.expectLarge?.('add')
   const window = fetchWindow(ch, planned.filter((p) => p.fetch).map((p) => p.entry as LiveEntry), ctx.window)
   const cursor = cursorCommitter(run, planned, page.cursor, page.beyondPage)
+  const early = earlyStores(ctx)
   const batcher = createReceiveBatcher(ctx.batch, async (batch: FetchedFile[]) => {
-    const results = await Promise.allSettled(batch.map(async (f) => { await accept(f, from, ctx, totals) }))
+    const results = await Promise.allSettled(batch.map(async (f) => { await accept(f, from, ctx, totals, early.take(f.at)) }))
     let failed: { error: unknown } | null = null
     results.forEach((r, k) => {
       if (r.status === 'fulfilled') cursor.finish(batch[k]!.at)
@@ -183,8 +221,10 @@ export async function handlePage (run: SessionRun, page: { entries: WireEntry[];
         await window.fill() // keep the peer sending while this device stores, decrypts and writes
         totals.fetched++
         totals.fetchedBytes += bytes.byteLength
-        // its decryption starts now, on a worker, while the files before it are received
+        // its decryption starts now, on a worker, while the files before it are received, and a
+        // large one's storage too
         const prepared = ctx.prepare?.(entry, bytes)
+        early.start(i, entry, bytes)
         batcher.add({ at: i, entry, bytes, ...(prepared !== undefined ? { prepared } : {}) })
       } else {
         await skipHeld(entry, planned[i]!.records, ctx)
@@ -196,6 +236,7 @@ export async function handlePage (run: SessionRun, page: { entries: WireEntry[];
   } catch (err) {
     // what was read whole is still received and its cursor kept: a restart does not fetch it again
     await batcher.drain().catch(() => {})
+    await early.settle()
     await cursor.flushed().catch(() => {})
     throw err
   }
@@ -215,10 +256,10 @@ async function handleTombstone (entry: TombstoneEntry, from: PeerContext, ctx: P
   }
 }
 
-/** Store, verify and hand over one fetched ciphertext. */
-async function accept ({ entry, bytes, prepared }: FetchedFile, from: PeerContext, ctx: PullContext, totals: PullTotals): Promise<void> {
-  const unsynced = ctx.storeUnsynced && ctx.storage.addUnsynced !== undefined ? await ctx.storage.addUnsynced(bytes) : null
-  const cid = unsynced?.cid ?? await ctx.storage.add(bytes)
+/** Store (unless that started when it was read), verify and hand over one fetched ciphertext. */
+async function accept ({ entry, bytes, prepared }: FetchedFile, from: PeerContext, ctx: PullContext, totals: PullTotals, early?: Promise<string>): Promise<void> {
+  const unsynced = early === undefined && ctx.storeUnsynced && ctx.storage.addUnsynced !== undefined ? await ctx.storage.addUnsynced(bytes) : null
+  const cid = unsynced?.cid ?? await (early ?? ctx.storage.add(bytes))
   if (cid !== entry.cid) {
     // Not settled: another peer may serve the right bytes for this CID. The bytes just stored are
     // unpinned unless something here already holds them.

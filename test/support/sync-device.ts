@@ -55,6 +55,8 @@ export interface DeviceOptions {
   /** schemaId → scope this device knows; default TEST_SCHEMAS. Mutable: tests add schemas later. */
   schemas?: Record<string, string>
   engine?: Partial<Pick<SyncEngineOptions, 'intervalMs' | 'pageSize' | 'window' | 'batch' | 'readTimeoutMs' | 'idleTimeoutMs' | 'pokeDebounceMs' | 'onProgress'>>
+  /** CIDs whose receive fails as a disk would (a transient error), after this many ms. */
+  receiveFails?: Map<string, number>
   logger?: Logger
 }
 
@@ -71,6 +73,8 @@ export interface TestDevice {
   gets: string[]
   /** Every ciphertext handed to receive, in order. */
   received: string[]
+  /** Every CID whose pin storage was asked to drop. */
+  unpinned: string[]
   /** Wall time spent inside the receive hook (decrypt, parse, write, index), ms. */
   readonly receiveMs: number
   /** Wall time spent in storage.add and storage.get, ms. */
@@ -84,7 +88,7 @@ export interface TestDevice {
   stop (): Promise<void>
 }
 
-function countingStorage (inner: StorageBackend, gets: string[], ms: { add: number; get: number }): StorageBackend {
+function countingStorage (inner: StorageBackend, gets: string[], ms: { add: number; get: number }, unpinned: string[]): StorageBackend {
   const timed = async <T>(kind: 'add' | 'get', fn: () => Promise<T>): Promise<T> => {
     const started = performance.now()
     try { return await fn() } finally { ms[kind] += performance.now() - started }
@@ -95,7 +99,7 @@ function countingStorage (inner: StorageBackend, gets: string[], ms: { add: numb
     pin: async (cid, o) => await inner.pin(cid, o),
     get: async (cid, o) => { gets.push(cid); return await timed('get', async () => await inner.get(cid, o)) },
     has: async (cid) => await inner.has(cid),
-    unpin: async (cid) => await inner.unpin(cid),
+    unpin: async (cid) => { unpinned.push(cid); await inner.unpin(cid) },
     health: async () => await inner.health(),
     stop: async () => await inner.stop()
   }
@@ -108,9 +112,10 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
   const index = await openFileIndex({ db })
   const gets: string[] = []
   const received: string[] = []
+  const unpinned: string[] = []
   const timing = { receiveMs: 0 }
   const storageMs = { add: 0, get: 0 }
-  const storage = countingStorage(await createEmbeddedStorage({ blocksDir: join(opts.dir, 'ipfs', 'blocks'), datastoreDir: join(opts.dir, 'ipfs', 'datastore') }), gets, storageMs)
+  const storage = countingStorage(await createEmbeddedStorage({ blocksDir: join(opts.dir, 'ipfs', 'blocks'), datastoreDir: join(opts.dir, 'ipfs', 'datastore') }), gets, storageMs, unpinned)
   const schemas = opts.schemas ?? { ...TEST_SCHEMAS }
   const master = opts.owner.masterKey
 
@@ -142,6 +147,11 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
 
   async function receive (entry: { cid: string; schemaId: string; fileId: string | null }, ciphertext: Uint8Array): Promise<ReceiveOutcome> {
     received.push(entry.cid)
+    const failsAfter = opts.receiveFails?.get(entry.cid)
+    if (failsAfter !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, failsAfter))
+      throw Object.assign(new Error('EIO: the disk failed'), { code: 'EIO' })
+    }
     const scope = schemas[entry.schemaId]
     if (scope === undefined) return 'waiting-schema'
     let plaintext: Uint8Array
@@ -216,6 +226,7 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
     schemas,
     gets,
     received,
+    unpinned,
     get receiveMs () { return timing.receiveMs },
     storageMs,
     async writeLocal (scope, data, collectedAt = new Date().toISOString()) {

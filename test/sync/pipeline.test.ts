@@ -141,3 +141,29 @@ test('a peer that stalls mid-pipeline is cut off by the read timeout; what arriv
   const kept = new Set(served.slice(0, 44).map((s) => s.entry.cid))
   assert.equal(peer.fetches.filter((cid) => kept.has(cid)).length, 44, 'nothing received before the stall crossed the wire again')
 })
+
+test('a large file stored as soon as it is read but never received (its batch came after a failed one) loses its pin again', async (t) => {
+  const dir = await tempDir(t)
+  const owner = await testOwner()
+  const a = await startDevice({ dir: join(dir, 'a'), owner })
+  t.after(async () => { await a.stop() })
+  // two files over one storage chunk each, so both are stored ahead of their batch
+  const first = await a.writeLocal('instagram.profile', { username: 'one', bio: 'a'.repeat(600_000) }, instant(1))
+  const second = await a.writeLocal('instagram.profile', { username: 'two', bio: 'b'.repeat(600_000) }, instant(2))
+  assert.ok((first.encryptedSize ?? 0) > 262_144 && (second.encryptedSize ?? 0) > 262_144)
+  // the first file's receive fails like a disk would, once the second one has been read and stored
+  const receiveFails = new Map([[first.cid!, 600]])
+  const b = await startDevice({ dir: join(dir, 'b'), owner, receiveFails, engine: { batch: { files: 1 } } })
+  t.after(async () => { await b.stop() })
+  await b.engine.addPeer(a.addrs()[0]!)
+  const peerState = async (): Promise<{ lastError?: string | null } | undefined> => (await b.engine.peers()).find((p) => p.peerId === a.node.peerId)
+  await waitFor('B\'s pull to fail on the first file', async () => /disk failed/.test((await peerState())?.lastError ?? ''), 60_000)
+  await waitFor('B to let go of the second file', async () => b.unpinned.includes(second.cid!), 10_000)
+  assert.equal(await b.index.count(), 0)
+  assert.ok(!b.received.includes(second.cid!))
+  // the next round, with the disk back, brings both
+  receiveFails.clear()
+  await b.engine.syncNow({ peerId: a.node.peerId })
+  assert.equal(await b.index.count(), 2)
+  assert.deepEqual(new Set((await Promise.all([first.cid!, second.cid!].map(async (c) => (await b.index.byCid(c)).length)))), new Set([1]))
+})
