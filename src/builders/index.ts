@@ -51,6 +51,8 @@ export interface Builders {
 
 const PRUNE_EVERY_MS = 60 * 60_000
 
+type AuthorizerDeps = Parameters<typeof import('./authorize.js')['createAuthorizer']>[0]
+
 /** `host:port` (IPv6 in brackets) → its parts. */
 export function parseListen (listen: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen)
@@ -66,9 +68,6 @@ export function parseListen (listen: string): { host: string; port: number } {
  */
 export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
   const { db, identity, logger, config } = deps
-  const builderSide = config.listen === null
-    ? null
-    : await Promise.all([import('./listener.js'), import('./authorize.js'), import('./rate-limit.js')])
   const owner = identity.ownerAddress as Address
   const registry = openBuilderRegistry(db)
   const requests = openAccessRequests(db)
@@ -90,7 +89,7 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
       ownerKey: identity.ownerPrivateKey,
       logger
     })
-  const authorizer = builderSide === null ? null : builderSide[1].createAuthorizer({ owner, registry, grants, chain: perms, logger })
+  const listenerSide = config.listen === null ? null : await loadListenerSide(config.listen, { owner, registry, grants, chain: perms, logger })
   const ownerSide = createOwnerBuilders({
     owner,
     ownerKey: identity.ownerPrivateKey,
@@ -126,8 +125,8 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
     owner: ownerSide,
     addRoutes (router) {
       addOwnerBuilderRoutes(router, { owner: ownerSide, requests, grants, log })
-      if (builderSide === null || authorizer === null) return
-      builderSide[0].addBuilderRoutes(router, {
+      if (listenerSide === null) return
+      listenerSide.addBuilderRoutes(router, {
         index: deps.index,
         dataDir: deps.dataDir,
         storage: deps.storage,
@@ -135,7 +134,7 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
         requests,
         registry,
         grants,
-        authorizer,
+        authorizer: listenerSide.authorizer,
         log,
         replay,
         maxPendingRequests: config.maxPendingRequests
@@ -155,19 +154,18 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
         await queueLocalGrants()
         relay.start()
       }
-      if (config.listen === null || builderSide === null || authorizer === null) return { port: null, audience: null }
-      const [{ builderListener }, , { createRateLimiter }] = builderSide
-      const { host, port } = parseListen(config.listen)
+      if (listenerSide === null) return { port: null, audience: null }
+      const { host, port } = listenerSide.listen
       const listenerDeps = {
         audience: '',
         maxBodyBytes: config.maxBodyBytes,
-        limiter: createRateLimiter(config.rateLimitPerMinute),
+        limiter: listenerSide.createRateLimiter(config.rateLimitPerMinute),
         replay,
         log,
-        authorizer,
+        authorizer: listenerSide.authorizer,
         logger
       }
-      const listener = builderListener(listenerDeps)
+      const listener = listenerSide.builderListener(listenerDeps)
       const loopbackHost = host === 'localhost' || host === '::1' || host.startsWith('127.')
       const bound = await api.listen(listener, { host, port, configKey: 'builders.listen', exposed: !loopbackHost })
       audience = config.publicUrl ?? `http://${host.includes(':') ? `[${host}]` : host}:${bound.port ?? port}`
@@ -189,4 +187,13 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
       }
     }
   }
+}
+
+/**
+ * The builder listener's part, loaded once and only with `builders.listen`: where it listens, its
+ * routes and listener, rate limits and the authorizer.
+ */
+async function loadListenerSide (listen: string, authorizing: AuthorizerDeps) {
+  const [{ addBuilderRoutes, builderListener }, { createAuthorizer }, { createRateLimiter }] = await Promise.all([import('./listener.js'), import('./authorize.js'), import('./rate-limit.js')])
+  return { listen: parseListen(listen), addBuilderRoutes, builderListener, createRateLimiter, authorizer: createAuthorizer(authorizing) }
 }
