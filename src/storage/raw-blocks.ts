@@ -12,7 +12,6 @@ import { CID } from 'multiformats/cid'
 import { create as createDigest } from 'multiformats/hashes/digest'
 import { code as RAW_CODE } from 'multiformats/codecs/raw'
 import { base32upper } from 'multiformats/bases/base32'
-import { base36 } from 'multiformats/bases/base36'
 import * as cborg from 'cborg'
 import { createGroupCommit, type GroupCommit } from '../db/group-commit.js'
 import { CHUNK_SIZE } from './cid.js'
@@ -56,14 +55,44 @@ export async function writeBlockDurably (blocksDir: string, cid: CID, bytes: Uin
 }
 
 interface PinRecord { depth: number; metadata: Record<string, unknown> }
-interface PinnedBlockRecord { pinCount: number; pinnedBy: Uint8Array[] }
+export interface PinnedBlockRecord { pinCount: number; pinnedBy: Uint8Array[] }
 
 // Helia's pin records (helia/src/pins.ts): `/pin/<cid base36>` → {depth, metadata} and
 // `/pinned-block/<multihash base36>` → {pinCount, pinnedBy}, both CBOR. Written here in the
 // same form, so Helia's pins.get/ls/rm and its GC treat these pins exactly like its own.
-const pinKey = (cid: CID): string => `/pin/${cid.toV1().toString(base36)}`
-const pinnedBlockKey = (cid: CID): string => `/pinned-block/${base36.encode(cid.multihash.bytes)}`
+const pinKey = (cid: CID): string => `/pin/${base36Of(cid.toV1().bytes)}`
+const pinnedBlockKey = (cid: CID): string => `/pinned-block/${base36Of(cid.multihash.bytes)}`
 const RECURSIVE_PIN = cborg.encode({ depth: Infinity, metadata: {} } satisfies PinRecord)
+
+/**
+ * `base36.encode` of multiformats (multibase prefix `k`, then base-x: one `0` per leading zero
+ * byte, the rest as a number in base 36) on the native BigInt: base-x's generic loop costs tens of
+ * microseconds per 36-byte key, and a checkpoint makes two keys per block.
+ */
+export function base36Of (bytes: Uint8Array): string {
+  let zeros = 0
+  while (zeros < bytes.length && bytes[zeros] === 0) zeros++
+  const rest = Buffer.from(bytes.buffer, bytes.byteOffset + zeros, bytes.byteLength - zeros)
+  return `k${'0'.repeat(zeros)}${rest.byteLength === 0 ? '' : BigInt(`0x${rest.toString('hex')}`).toString(36)}`
+}
+
+// cborg's bytes of {pinCount: 1, pinnedBy: [<one CID>]} (a block pinned once, nearly every one):
+// a map of two, the keys in cborg's order, then the CID as a byte string
+const ONE_PIN_HEAD = cborg.encode({ pinCount: 1, pinnedBy: [] }).subarray(0, -1)
+
+/** cborg.encode(counter), with the common one-pin counter written directly. */
+export function encodePinnedBlock (counter: PinnedBlockRecord): Uint8Array {
+  const only = counter.pinnedBy[0]
+  if (counter.pinCount !== 1 || counter.pinnedBy.length !== 1 || only === undefined || only.byteLength >= 256) return cborg.encode(counter)
+  const out = new Uint8Array(ONE_PIN_HEAD.byteLength + 3 + only.byteLength)
+  out.set(ONE_PIN_HEAD)
+  let at = ONE_PIN_HEAD.byteLength
+  out[at++] = 0x81 // an array of one
+  if (only.byteLength < 24) out[at++] = 0x40 + only.byteLength
+  else { out[at++] = 0x58; out[at++] = only.byteLength }
+  out.set(only, at)
+  return at + only.byteLength === out.byteLength ? out : out.subarray(0, at + only.byteLength)
+}
 
 /**
  * A recursive pin to record: its root and every block of its DAG (the root included); `bytes`, the
@@ -113,7 +142,7 @@ export class PinRecords {
       const counter = cborg.decode(stored) as PinnedBlockRecord
       counter.pinCount--
       counter.pinnedBy = counter.pinnedBy.filter((c) => !equalBytes(c, root.bytes))
-      ops.push(counter.pinCount <= 0 ? { type: 'del', key: blockKey } : { type: 'put', key: blockKey, value: cborg.encode(counter) })
+      ops.push(counter.pinCount <= 0 ? { type: 'del', key: blockKey } : { type: 'put', key: blockKey, value: encodePinnedBlock(counter) })
     }
     await this.#db.batch(ops)
     return true
@@ -140,7 +169,7 @@ export class PinRecords {
       }
       ops.push({ type: 'put', key: pinKey(root), value: RECURSIVE_PIN })
     }
-    for (const [key, counter] of counters) ops.push({ type: 'put', key, value: cborg.encode(counter) })
+    for (const [key, counter] of counters) ops.push({ type: 'put', key, value: encodePinnedBlock(counter) })
     if (ops.length === 0) return
     await this.#db.batch(ops, { sync: requests.some((r) => r.sync === true) })
   }
