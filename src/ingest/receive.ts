@@ -140,9 +140,10 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     }
     const verdict = deps.validate(schema, env.data)
     if (!verdict.ok) throw new HearthError('SCHEMA_VALIDATION_FAILED', `received file ${meta.cid} does not match its schema`, { reasons: verdict.reasons })
-    const names = [collectedAtToFileName(env.collectedAt), collectedAtToFileName(env.collectedAt).replace(/\.json$/, `.${meta.cid.slice(-12)}.json`)]
-    for (const name of names) {
-      const rel = `${env.scope}/${name}`
+    const name = collectedAtToFileName(env.collectedAt)
+    const names = [name, name.replace(/\.json$/, `.${meta.cid.slice(-12)}.json`)]
+    for (const candidate of names) {
+      const rel = `${env.scope}/${candidate}`
       const done = await locks.run(rel, async () => {
         if ((await deps.index.byCid(meta.cid)).length > 0) return 'exists' as const
         const received: ReceivedRecord & { cid: string } = {
