@@ -7,8 +7,9 @@
 // checked for canonical form, and the main thread parses and validates it while the worker
 // finishes. Nothing is stored until validation passed (the pieces wait in the pool); a body that
 // is not canonical, fails validation or stops arriving only costs the worker's time (its job is
-// cancelled). While other files keep the workers busy, the job is given once the body is all
-// there instead, so a worker never waits on one body's arrival while another body is complete.
+// cancelled). While other files keep the workers busy, or other large bodies are arriving too
+// (each then arrives slower, sharing the socket reads), the job is given once the body is all there
+// instead, so a worker never waits on one body's arrival while another body is complete.
 import { DEFAULT_MAX_JSON_VALUES } from '../protocol/bounded-json.js'
 import { canonicalTokenLimit, isCanonicalJson } from '../protocol/canonical-json.js'
 import { ENVELOPE_VERSION, serializeEnvelopeWithData, withEnvelopeRoom, type Envelope } from '../protocol/envelope.js'
@@ -50,9 +51,11 @@ const STALL_CHECK_MS = 20
 /**
  * Starts encrypting the envelope a large body of `declaredBytes` will be stored as, before the body
  * is read; null when it cannot (a small body, an in-thread encryptor). `maxJsonValues`
- * (ingest.maxJsonValues) bounds the canonical check's tokens (canonicalTokenLimit).
+ * (ingest.maxJsonValues) bounds the canonical check's tokens (canonicalTokenLimit); `alone`: no
+ * other large body is being handled (else the job waits for the whole body).
  */
-export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: number, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string, maxJsonValues = DEFAULT_MAX_JSON_VALUES): EarlyEncryption | null {
+export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: number, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string, opts: { maxJsonValues?: number; alone?: boolean } = {}): EarlyEncryption | null {
+  const maxJsonValues = opts.maxJsonValues ?? DEFAULT_MAX_JSON_VALUES
   if (encryptor.encryptArriving === undefined || !(declaredBytes > CHUNK_SIZE && declaredBytes < MAX_ARRIVAL_BYTES / 2)) return null
   const room = withEnvelopeRoom(declaredBytes)
   const env = { $schema: head.definitionUrl, version: ENVELOPE_VERSION, scope: head.scope, collectedAt: head.collectedAt } as Envelope
@@ -86,7 +89,7 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
     abort.abort(new HearthError('INVALID_ARGUMENT', 'the early encryption was not used'))
   }
 
-  if (encryptor.free?.() !== false) {
+  if (opts.alone !== false && encryptor.free?.() !== false) {
     start()
     // a worker waiting on this body is given back when the body comes too slowly
     const since = performance.now()

@@ -200,7 +200,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const schema = await resolveSchema(scope)
     if (schema === null) return null
     const head = { definitionUrl: schema.definitionUrl, scope, collectedAt: collectedAt ?? stampNow(scope) }
-    return startEarlyEncryption(encryptor, declaredBytes, head, scopeKey(scope), deps.maxJsonValues)
+    // this body is one of the large bodies the budget runs (admit); any other is arriving or being stored too
+    const alone = (deps.admission?.status().running ?? 0) <= (declaredBytes > ADMIT_FREELY_BYTES ? 1 : 0)
+    return startEarlyEncryption(encryptor, declaredBytes, head, scopeKey(scope), { alone, ...(deps.maxJsonValues !== undefined ? { maxJsonValues: deps.maxJsonValues } : {}) })
   }
 
   async function submitOnce (scope: string, data: unknown, opts: SubmitOptions): Promise<SubmitResult> {

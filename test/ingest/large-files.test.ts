@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { createIngestPipeline, type IngestPipeline } from '../../src/ingest/pipeline.js'
 import type { EarlyEncryption } from '../../src/ingest/early-encryption.js'
+import { createByteBudget, type ByteBudget } from '../../src/lifecycle/byte-budget.js'
 import { createEncryptionWorkers, workerEncryptor, type Encryptor } from '../../src/ingest/encryptor.js'
 import { createIngestJournal } from '../../src/ingest/journal.js'
 import { createFileSyncer } from '../../src/storage/deferred-sync.js'
@@ -31,7 +32,7 @@ const CRASH_MARKER = 'crash-the-encryption-worker'
 interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: StorageBackend, workers: WorkerPool, dataDir: string, blocksDir: string }
 
 /** `journaled`: with the ingest journal, as the daemon runs the pipeline. */
-async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; encryptor?: (e: Encryptor) => Encryptor; maxJsonValues?: number } = {}): Promise<Rig> {
+async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; encryptor?: (e: Encryptor) => Encryptor; maxJsonValues?: number; admission?: ByteBudget } = {}): Promise<Rig> {
   const { dataDir, db, index, validate } = await ingestWorkspace(t, 'hearth-large-')
   const dir = await tempDir(t)
   const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
@@ -42,7 +43,7 @@ async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; e
   const journal = opts.journaled === true ? createIngestJournal({ db, dataDir, storage, index, logger: silentLogger(), syncFiles: createFileSyncer() }) : undefined
   if (journal !== undefined) t.after(async () => { await journal.close() })
   const encryptor = opts.encryptor?.(workerEncryptor(workers)) ?? workerEncryptor(workers)
-  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor, ...(journal !== undefined ? { journal } : {}), ...(opts.maxJsonValues !== undefined ? { maxJsonValues: opts.maxJsonValues } : {}) })
+  const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor, ...(journal !== undefined ? { journal } : {}), ...(opts.maxJsonValues !== undefined ? { maxJsonValues: opts.maxJsonValues } : {}), ...(opts.admission !== undefined ? { admission: opts.admission } : {}) })
   return { pipeline, index, storage, workers, dataDir, blocksDir: join(dir, 'blocks') }
 }
 
@@ -303,6 +304,26 @@ test('while the worker is busy with another body, a body is given to it once it 
     assert.equal(Buffer.compare(Buffer.from(plain), await readFile(join(r.dataDir, result.path))), 0)
   }
   assert.equal((await r.workers.status()).finished, 2, 'each encrypted once')
+})
+
+test('while another large body is being handled, a body is given to the worker once it is all there', async (t) => {
+  const admission = createByteBudget({ name: 'large bodies', limitBytes: 64 * MB, maxWaiting: 4 })
+  const r = await rig(t, undefined, { admission })
+  const json = Buffer.from(JSON.stringify(bigProfile(2 * MB)))
+  let release = (): void => {}
+  const other = admission.run(3 * MB, async () => { await new Promise<void>((resolve) => { release = resolve }) })
+  const early = await r.pipeline.admit(json.byteLength, async () => await r.pipeline.prepare(SCOPE, json.byteLength))
+  assert.ok(early !== null)
+  assert.deepEqual([(await r.workers.status()).busy, (await r.workers.status()).queued], [0, 0], 'no worker waits on this body while the other arrives too')
+  json.copy(early.room)
+  early.received(json.byteLength)
+  assert.equal(early.complete(early.room), true)
+  const result = await r.pipeline.submit(SCOPE, JSON.parse(json.toString()), { json: early.room, early })
+  assert.equal(result.status, 'stored')
+  assert.equal(result.collectedAt, early.collectedAt)
+  assert.equal((await r.workers.status()).finished, 1)
+  release()
+  await other
 })
 
 test('a body that stops arriving (a client gone quiet, an aborted upload) gives its worker back; the next file is encrypted at once', async (t) => {
