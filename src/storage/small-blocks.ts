@@ -59,12 +59,18 @@ function cidOfKey (key: string): CID | null {
   }
 }
 
+/** classic-level hands out Buffers; storage answers plain Uint8Arrays, as the block files' reads do (no copy). */
+function plainView (bytes: Uint8Array | undefined): Uint8Array | undefined {
+  if (bytes === undefined || Object.getPrototypeOf(bytes) === Uint8Array.prototype) return bytes
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
 /** The small blocks in LevelDB. Reads are not verified here: storage reads are (verified-reads.ts). */
 export class SmallBlocks {
   constructor (private readonly db: ClassicLevel<string, Uint8Array>) {}
 
   async get (cid: CID): Promise<Uint8Array | undefined> {
-    return await this.db.get(smallBlockKey(cid))
+    return plainView(await this.db.get(smallBlockKey(cid)))
   }
 
   async has (cid: CID): Promise<boolean> {
@@ -80,7 +86,7 @@ export class SmallBlocks {
     for await (const [key, bytes] of this.db.iterator(SMALL_BLOCK_RANGE)) {
       opts.signal?.throwIfAborted()
       const cid = cidOfKey(key)
-      if (cid !== null) yield { cid, bytes }
+      if (cid !== null) yield { cid, bytes: plainView(bytes) as Uint8Array }
     }
   }
 }
