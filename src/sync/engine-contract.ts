@@ -23,6 +23,8 @@ export interface SyncEngineOptions {
   receive: ReceiveHook
   /** Starts work on a fetched file as soon as it is read, ahead of its receive (PrepareHook). */
   prepare?: PrepareHook
+  /** A page lists files over one chunk to fetch: start what `prepare` needs for them now (a worker). */
+  expectLarge?: () => void
   applyTombstone: TombstoneHook
   learnFileId?: FileIdHook
   logger: Logger

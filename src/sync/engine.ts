@@ -119,6 +119,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     batch: { files: Math.max(1, opts.batch?.files ?? 64), bytes: Math.max(1, opts.batch?.bytes ?? 24 * 1024 * 1024) },
     receive: opts.receive,
     ...(opts.prepare !== undefined ? { prepare: opts.prepare } : {}),
+    ...(opts.expectLarge !== undefined ? { expectLarge: opts.expectLarge } : {}),
     applyTombstone: opts.applyTombstone,
     ...(opts.learnFileId !== undefined ? { learnFileId: opts.learnFileId } : {}),
     onHello,

@@ -176,7 +176,11 @@ async function skipHeld (entry: LiveEntry, held: FileRecord[], ctx: PullContext)
 export async function handlePage (run: SessionRun, page: { entries: WireEntry[]; cursor: number; beyondPage: number }): Promise<number> {
   const { ch, ctx, totals, signal, from } = run
   const planned = await planPage(page.entries, ctx)
-  if (planned.some((p) => p.fetch && (p.entry as LiveEntry).size > CHUNK_SIZE)) ctx.storage.expectLarge?.('add')
+  if (planned.some((p) => p.fetch && (p.entry as LiveEntry).size > CHUNK_SIZE)) {
+    // while the first bytes are on their way: the storage's large-file code and the decryption worker
+    ctx.storage.expectLarge?.('add')
+    ctx.expectLarge?.()
+  }
   const window = fetchWindow(ch, planned.filter((p) => p.fetch).map((p) => p.entry as LiveEntry), ctx.window)
   const cursor = cursorCommitter(run, planned, page.cursor, page.beyondPage)
   const early = earlyStores(ctx)

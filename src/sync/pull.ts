@@ -85,6 +85,8 @@ export interface PullContext {
   storeUnsynced: boolean
   receive: ReceiveHook
   prepare?: PrepareHook
+  /** A page lists files over one chunk to fetch: start what `prepare` needs for them (a worker). */
+  expectLarge?: () => void
   applyTombstone: TombstoneHook
   learnFileId?: FileIdHook
   /** Called after the greeting and as the session progresses (entries listed but not handled). */

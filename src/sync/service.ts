@@ -142,7 +142,7 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
         logger,
         onReceived: (file) => deps.events.emit('peer.file.received', file)
       }),
-      ...(prepare !== undefined ? { prepare } : {}),
+      ...(prepare !== undefined ? { prepare, expectLarge: () => { decryption?.warm() } } : {}),
       applyTombstone: async (_entry, records) => { await removeRecords({ dataDir: deps.dataDir, index, storage: deps.storage, logger }, records) },
       learnFileId: async (records, fileId) => { await learnFileId(index, records, fileId) },
       onProgress: (p) => {

@@ -54,7 +54,7 @@ export interface DeviceOptions {
   mdnsIntervalMs?: number
   /** schemaId → scope this device knows; default TEST_SCHEMAS. Mutable: tests add schemas later. */
   schemas?: Record<string, string>
-  engine?: Partial<Pick<SyncEngineOptions, 'intervalMs' | 'pageSize' | 'window' | 'batch' | 'readTimeoutMs' | 'idleTimeoutMs' | 'pokeDebounceMs' | 'onProgress'>>
+  engine?: Partial<Pick<SyncEngineOptions, 'intervalMs' | 'pageSize' | 'window' | 'batch' | 'readTimeoutMs' | 'idleTimeoutMs' | 'pokeDebounceMs' | 'onProgress' | 'expectLarge'>>
   /** CIDs whose receive fails as a disk would (a transient error), after this many ms. */
   receiveFails?: Map<string, number>
   logger?: Logger

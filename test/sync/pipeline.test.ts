@@ -142,7 +142,7 @@ test('a peer that stalls mid-pipeline is cut off by the read timeout; what arriv
   assert.equal(peer.fetches.filter((cid) => kept.has(cid)).length, 44, 'nothing received before the stall crossed the wire again')
 })
 
-test('a large file stored as soon as it is read but never received (its batch came after a failed one) loses its pin again', async (t) => {
+test('a page of large files starts the decryption worker; one stored as soon as it is read but never received (its batch came after a failed one) loses its pin again', async (t) => {
   const dir = await tempDir(t)
   const owner = await testOwner()
   const a = await startDevice({ dir: join(dir, 'a'), owner })
@@ -153,7 +153,8 @@ test('a large file stored as soon as it is read but never received (its batch ca
   assert.ok((first.encryptedSize ?? 0) > 262_144 && (second.encryptedSize ?? 0) > 262_144)
   // the first file's receive fails like a disk would, once the second one has been read and stored
   const receiveFails = new Map([[first.cid!, 600]])
-  const b = await startDevice({ dir: join(dir, 'b'), owner, receiveFails, engine: { batch: { files: 1 } } })
+  let warmed = 0
+  const b = await startDevice({ dir: join(dir, 'b'), owner, receiveFails, engine: { batch: { files: 1 }, expectLarge: () => { warmed++ } } })
   t.after(async () => { await b.stop() })
   await b.engine.addPeer(a.addrs()[0]!)
   const peerState = async (): Promise<{ lastError?: string | null } | undefined> => (await b.engine.peers()).find((p) => p.peerId === a.node.peerId)
@@ -161,6 +162,7 @@ test('a large file stored as soon as it is read but never received (its batch ca
   await waitFor('B to let go of the second file', async () => b.unpinned.includes(second.cid!), 10_000)
   assert.equal(await b.index.count(), 0)
   assert.ok(!b.received.includes(second.cid!))
+  assert.ok(warmed >= 1, 'a page listing large files has the decryption worker started')
   // the next round, with the disk back, brings both
   receiveFails.clear()
   await b.engine.syncNow({ peerId: a.node.peerId })
