@@ -148,11 +148,12 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
       const stream = await openStream(peerId)
       const result = await pullSession(stream, peerId, pullContext, stopping.signal)
       Object.assign(round, result)
+      // the totals first: whoever sees this pull's lastSyncAt also sees what it counted
+      for (const k of Object.keys(totals) as Array<keyof PullTotals>) totals[k] += round[k]
       p.lastSyncAt = Date.now()
       p.lastError = null
       p.pendingIn = Math.max(0, (p.remoteHead ?? 0) - await state.cursor(peerId))
       await state.setPeerInfo(peerId, { lastSyncAt: p.lastSyncAt })
-      for (const k of Object.keys(totals) as Array<keyof PullTotals>) totals[k] += round[k]
       emitProgress(peerId, round, await state.cursor(peerId), true)
       if (round.written > 0 || round.tombstones > 0 || pokeAfterPull.delete(peerId)) notifyLocalChange()
       if (round.fetched > 0) logger.info({ peer: peerId, ...round }, 'sync pull finished')
