@@ -206,6 +206,8 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
     assert.ok(found, 'the Data link takes keyboard focus')
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Data', level: 1 }).waitFor()
+    // the heading renders a moment before the page gives it focus: wait for that, bounded
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H1', undefined, { timeout: 5000 }).catch(() => {})
     assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'H1', 'focus moves to the new page\'s heading')
   })
 
