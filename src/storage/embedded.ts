@@ -23,15 +23,12 @@
 // Getting content onto this node is the sync layer's job (docs/protocol.md §3.4), not this module's.
 //
 // The LevelDB datastore takes an exclusive lock on its folder, so a second process opening the same
-// home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins.
-import type { createHeliaLight } from 'helia'
+// home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins
+// (embedded-open.ts).
 import type { UnixFS, UnixFSComponents } from '@helia/unixfs'
-import { FsBlockstore } from 'blockstore-fs'
-import { LevelDatastore } from 'datastore-level'
-import { ClassicLevel } from 'classic-level'
-import { mkdir } from 'node:fs/promises'
+import type { LevelDatastore } from 'datastore-level'
 import type { CID } from 'multiformats/cid'
-import { HearthError, isHearthError } from '../errors.js'
+import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
@@ -45,6 +42,8 @@ import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile
 import { DeferredBlocks } from './deferred-blocks.js'
 import { SmallBlocks, TieredBlockstore, fitsSmallBlocks } from './small-blocks.js'
 import { createFileWriter, type FileWriter } from './file-writer.js'
+import { openEmbeddedStores, startHelia, type HeliaNode } from './embedded-open.js'
+import { embeddedStorageError } from './backend-errors.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
 export interface EmbeddedStorageOptions {
@@ -57,41 +56,10 @@ export interface EmbeddedStorageOptions {
   writer?: FileWriter
 }
 
-type HeliaNode = ReturnType<typeof createHeliaLight>
-
 export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Promise<StorageBackend> {
-  const files = new FsBlockstore(opts.blocksDir)
-  // The LevelDB handle is opened here rather than by LevelDatastore, whose open() flattens the
-  // error to a string and so hides the one failure worth explaining: the folder is locked.
-  const db = new ClassicLevel<string, Uint8Array>(opts.datastoreDir, { keyEncoding: 'utf8', valueEncoding: 'view' })
-  try {
-    await mkdir(opts.datastoreDir, { recursive: true })
-    await files.open()
-    await db.open({ createIfMissing: true, compression: false })
-  } catch (err) {
-    await db.close().catch(() => {})
-    throw new HearthError('STORAGE_UNAVAILABLE', openFailureMessage(err, opts.datastoreDir), {
-      backend: 'embedded', blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir
-    }, { cause: err })
-  }
-  // Same classic-level module datastore-level itself builds on; only the declared types differ.
-  const datastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
-  await datastore.open()
+  const { files, db, datastore } = await openEmbeddedStores(opts.blocksDir, opts.datastoreDir)
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
   return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), datastore, new PinRecords(db), opts)
-}
-
-/** Helia on this node's own stores (no network), started; loaded on first use. */
-async function startHelia (blockstore: TieredBlockstore, datastore: LevelDatastore, datastoreDir: string): Promise<HeliaNode> {
-  const { createHeliaLight } = await import('helia')
-  const helia = createHeliaLight({ blockstore, datastore })
-  try {
-    await helia.start()
-  } catch (err) {
-    throw new HearthError('STORAGE_UNAVAILABLE', `embedded IPFS node failed to start: ${errorMessage(err)}`,
-      { backend: 'embedded', datastoreDir }, { cause: err })
-  }
-  return helia
 }
 
 class EmbeddedStorage implements StorageBackend {
@@ -422,29 +390,6 @@ class EmbeddedStorage implements StorageBackend {
   }
 
   #wrap (err: unknown, op: string, cid?: CID): Error {
-    if (isHearthError(err)) return err
-    const name = (err as Error)?.name
-    if (name === 'AbortError' || name === 'TimeoutError') return err as Error
-    const details = { backend: 'embedded', op, ...(cid !== undefined ? { cid: canonicalCid(cid) } : {}) }
-    if (name === 'BlockNotFoundWhileOfflineError' || name === 'NotFoundError' || name === 'LoadBlockFailedError') {
-      return new HearthError('STORAGE_NOT_FOUND', `content not found locally${cid !== undefined ? `: ${canonicalCid(cid)}` : ''}`, details)
-    }
-    if (name === 'NotAFileError' || name === 'NoContentError' || name === 'NotUnixFSError') {
-      return new HearthError('INVALID_ARGUMENT', 'CID does not name a file', details)
-    }
-    this.opts.logger?.warn({ err, ...details }, 'embedded storage operation failed')
-    return new HearthError('STORAGE_UNAVAILABLE', `embedded storage ${op} failed: ${errorMessage(err)}`, details, { cause: err })
+    return embeddedStorageError(err, op, cid, this.opts.logger)
   }
-}
-
-function openFailureMessage (err: unknown, datastoreDir: string): string {
-  const cause = (err as { cause?: { code?: string } })?.cause
-  if (cause?.code === 'LEVEL_LOCKED') {
-    return `embedded IPFS store ${datastoreDir} is in use by another process (is the daemon running?)`
-  }
-  return `cannot open embedded IPFS store ${datastoreDir}: ${errorMessage(cause ?? err)}`
-}
-
-function errorMessage (err: unknown): string {
-  return err instanceof Error ? err.message : String(err ?? '')
 }

@@ -23,6 +23,7 @@ import type { Logger } from '../log.js'
 import { KUBO_ADD_OPTIONS, canonicalCid, cidOfBytes, parseCid } from './cid.js'
 import type { StorageHealth, StorageBackend } from './types.js'
 import { checkKuboOptions, displayUrl } from './kubo-options.js'
+import { errorMessage } from './backend-errors.js'
 
 export interface KuboStorageOptions {
   /** RPC API address: `http://127.0.0.1:5001` (the `/api/v0` path is implied) or a multiaddr. */
@@ -203,8 +204,4 @@ function networkErrorCode (err: unknown): string | undefined {
     e = (e as { cause?: unknown }).cause
   }
   return (err as Error)?.name === 'TypeError' && /fetch failed/i.test(errorMessage(err)) ? 'fetch failed' : undefined
-}
-
-function errorMessage (err: unknown): string {
-  return err instanceof Error ? err.message : String(err ?? '')
 }

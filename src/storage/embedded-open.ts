@@ -1,0 +1,61 @@
+// Opening the embedded backend's stores (embedded.ts): the block files, the LevelDB that holds the
+// pins and the small blocks, and Helia on top of them when the pin machinery of a multi-block file
+// needs it. No networking: createHeliaLight has no libp2p, block brokers or routers.
+import type { createHeliaLight } from 'helia'
+import { FsBlockstore } from 'blockstore-fs'
+import { LevelDatastore } from 'datastore-level'
+import { ClassicLevel } from 'classic-level'
+import { mkdir } from 'node:fs/promises'
+import { HearthError } from '../errors.js'
+import { errorMessage } from './backend-errors.js'
+import type { TieredBlockstore } from './small-blocks.js'
+
+export type HeliaNode = ReturnType<typeof createHeliaLight>
+
+export interface EmbeddedStores {
+  files: FsBlockstore
+  db: ClassicLevel<string, Uint8Array>
+  datastore: LevelDatastore
+}
+
+export async function openEmbeddedStores (blocksDir: string, datastoreDir: string): Promise<EmbeddedStores> {
+  const files = new FsBlockstore(blocksDir)
+  // The LevelDB handle is opened here rather than by LevelDatastore, whose open() flattens the
+  // error to a string and so hides the one failure worth explaining: the folder is locked.
+  const db = new ClassicLevel<string, Uint8Array>(datastoreDir, { keyEncoding: 'utf8', valueEncoding: 'view' })
+  try {
+    await mkdir(datastoreDir, { recursive: true })
+    await files.open()
+    await db.open({ createIfMissing: true, compression: false })
+  } catch (err) {
+    await db.close().catch(() => {})
+    throw new HearthError('STORAGE_UNAVAILABLE', openFailureMessage(err, datastoreDir), {
+      backend: 'embedded', blocksDir, datastoreDir
+    }, { cause: err })
+  }
+  // Same classic-level module datastore-level itself builds on; only the declared types differ.
+  const datastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
+  await datastore.open()
+  return { files, db, datastore }
+}
+
+/** Helia on this node's own stores (no network), started; loaded on first use. */
+export async function startHelia (blockstore: TieredBlockstore, datastore: LevelDatastore, datastoreDir: string): Promise<HeliaNode> {
+  const { createHeliaLight } = await import('helia')
+  const helia = createHeliaLight({ blockstore, datastore })
+  try {
+    await helia.start()
+  } catch (err) {
+    throw new HearthError('STORAGE_UNAVAILABLE', `embedded IPFS node failed to start: ${errorMessage(err)}`,
+      { backend: 'embedded', datastoreDir }, { cause: err })
+  }
+  return helia
+}
+
+function openFailureMessage (err: unknown, datastoreDir: string): string {
+  const cause = (err as { cause?: { code?: string } })?.cause
+  if (cause?.code === 'LEVEL_LOCKED') {
+    return `embedded IPFS store ${datastoreDir} is in use by another process (is the daemon running?)`
+  }
+  return `cannot open embedded IPFS store ${datastoreDir}: ${errorMessage(cause ?? err)}`
+}
