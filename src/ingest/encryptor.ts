@@ -79,8 +79,11 @@ export function workerEncryptor (pool: WorkerPool, opts: EncryptOptions & { minW
   return {
     async encrypt (plaintext, passwordHex) {
       if (plaintext.byteLength < minWorkerBytes) return await inThread.encrypt(plaintext, passwordHex)
-      for await (const message of job<Uint8Array>('whole', plaintext, passwordHex)) return message
-      throw new HearthError('INTERNAL', 'the encryption worker answered nothing')
+      // read to the job's end, so it is counted finished, not cancelled by a consumer that left
+      let message: Uint8Array | undefined
+      for await (const part of job<Uint8Array>('whole', plaintext, passwordHex)) message ??= part
+      if (message === undefined) throw new HearthError('INTERNAL', 'the encryption worker answered nothing')
+      return message
     },
     encryptChunks: (plaintext, passwordHex) => job<EncryptionPart>('chunks', plaintext, passwordHex),
     encryptArriving: (plaintext, passwordHex, arrival, signal) => job<EncryptionPart>('chunks', plaintext, passwordHex, arrival, signal),

@@ -222,9 +222,11 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
    * the worker stops the job at its next part, free for the next one; a queued job never runs.
    */
   function cancel (job: Job): void {
+    if (job.abandoned) return
+    // an abort after the last part arrived still ends the consumer with its error, not a short stream
     job.parts.length = 0
-    if (job.done || job.abandoned) return
     job.abandoned = true
+    if (job.done) return
     counts.cancelled++
     Atomics.store(job.control, CANCEL, 1)
     const queued = queue.indexOf(job)

@@ -135,3 +135,15 @@ test('an aborted job is cancelled while its consumer waits for a part: the consu
   const status = await pool.status()
   assert.deepEqual([status.cancelled, status.failed, status.finished], [1, 0, 1])
 })
+
+test('an abort after the job ended but before its parts were read still ends the consumer with the reason, not a short stream', async (t) => {
+  const pool = await startedPool(t)
+  const abort = new AbortController()
+  const parts = pool.run({ mode: 'echo', parts: ['a', 'b', 'c'] }, { bytes: 1, signal: abort.signal })[Symbol.asyncIterator]()
+  assert.deepEqual(await parts.next(), { done: false, value: 'a' })
+  // the job has ended (its end was counted) while two parts wait unread
+  for (let i = 0; i < 500 && (await pool.status()).finished === 0; i++) await new Promise((resolve) => setTimeout(resolve, 2))
+  assert.equal((await pool.status()).finished, 1)
+  abort.abort(new Error('left after the end'))
+  await assert.rejects(parts.next(), /left after the end/)
+})
