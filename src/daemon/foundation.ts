@@ -6,12 +6,9 @@ import type { Logger } from '../log.js'
 import { service, startedValue, type Service } from '../lifecycle/service.js'
 import { openDatabase, type HearthDatabase } from '../db/database.js'
 import { openFileIndex, type FileIndex } from '../db/file-index.js'
-import { removeStaleTemps, writingFolder } from '../ingest/atomic-write.js'
-import { createFileWriter, type FileWriter } from '../storage/file-writer.js'
+import { createDataFileWriter, removeStaleTemps } from '../ingest/atomic-write.js'
+import type { FileWriter } from '../storage/file-writer.js'
 import { createFileSyncer, type FileSyncer } from '../storage/deferred-sync.js'
-
-/** Empty temps the file writer's thread keeps ready for data-file creates (file-writer-thread.ts). */
-const SPARE_TEMPS = 8
 
 /**
  * The temp files of writes a previous run did not finish. Runs once the home is ours (the lock is
@@ -42,7 +39,7 @@ export interface FileWritingService extends Service {
  * that writes through them (the stack stops in reverse), so their last flushes still run.
  */
 export function fileWritingService (home: HomeLayout): FileWritingService {
-  const writer = createFileWriter({ tempDir: writingFolder(home.data), spares: SPARE_TEMPS })
+  const writer = createDataFileWriter(home.data)
   const syncFiles = createFileSyncer()
   return {
     ...service('fileWriting', {

@@ -4,10 +4,11 @@
 // writes to one scope in the same millisecond both survive.
 // A temp holds plaintext: it is removed whenever the write fails (ENOSPC included), and the ones a
 // killed daemon left behind are removed at the next start (removeStaleTemps).
-import { link, lstat, mkdir, open, unlink, opendir } from 'node:fs/promises'
+import { unlink, opendir } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { createDirSync, tempName, writeFileDurably, type DurableWrite } from '../storage/durable-file.js'
-import type { FileWriter, StagedFile } from '../storage/file-writer.js'
+import { createFileWriter, type FileWriter, type StagedFile } from '../storage/file-writer.js'
+import { publish, stageNew } from '../storage/file-writer-ops.js'
 
 // `.<final name>.<12 hex>.tmp` (durable-file.ts names them so): only these are removed as stale.
 const TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/
@@ -21,6 +22,14 @@ const syncDir = createDirSync()
  */
 export function writingFolder (dataDir: string): string {
   return join(dataDir, '.writing')
+}
+
+/** Empty temps the file writer's thread keeps ready for data-file creates (file-writer-thread.ts). */
+const SPARE_TEMPS = 8
+
+/** The file writer for data files: temps in the writing folder, a few kept ready. */
+export function createDataFileWriter (dataDir: string): FileWriter {
+  return createFileWriter({ tempDir: writingFolder(dataDir), spares: SPARE_TEMPS })
 }
 
 /**
@@ -37,42 +46,18 @@ export async function writeNewFile (path: string, bytes: Uint8Array, opts: { syn
 /** A create in two halves (FileWriter.stageNew, publish): the file writer's thread, or this one. */
 export type FileStager = Pick<FileWriter, 'stageNew' | 'publish'>
 
-/** The two halves of a create on this thread, for a daemon part without the file writer (tests). Not synced. */
+/**
+ * The two halves of a create on this thread, for a daemon part without the file writer (tests):
+ * the writer thread's own operations (file-writer-ops.ts), as the main thread runs them while that
+ * thread starts. Not synced.
+ */
 export const inThreadStager: FileStager = {
   async stageNew (path, bytes, mode = 0o600) {
-    const exists = await lstat(path).then(() => true, (err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return false; throw err })
-    if (exists) return null
-    const temp = join(dirname(path), tempName(basename(path)))
-    const fh = await open(temp, 'wx', mode).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err
-      await mkdir(dirname(path), { recursive: true })
-      return await open(temp, 'wx', mode)
-    })
-    try {
-      try {
-        await fh.writeFile(bytes)
-        return { temp, mtimeMs: (await fh.stat()).mtimeMs }
-      } finally {
-        await fh.close()
-      }
-    } catch (err) {
-      await unlink(temp).catch(() => {}) // a temp may hold plaintext: never left behind
-      throw err
-    }
+    const staged = stageNew({ path, temp: join(dirname(path), tempName(basename(path))), bytes, mode }, undefined, [])
+    return 'exists' in staged ? null : staged
   },
   async publish (staged: StagedFile, path: string | null) {
-    let written = path !== null
-    try {
-      if (path !== null) {
-        await link(staged.temp, path).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'EEXIST') throw err
-          written = false
-        })
-      }
-    } finally {
-      await unlink(staged.temp).catch(() => {})
-    }
-    return { written }
+    return publish(staged.temp, path)
   }
 }
 

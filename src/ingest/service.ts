@@ -17,8 +17,8 @@ import { createIngestJournal, type IngestJournal } from './journal.js'
 import { createOwnWrites } from './own-writes.js'
 import type { HearthDatabase } from '../db/database.js'
 import { createFileSyncer } from '../storage/deferred-sync.js'
-import { createFileWriter, type SharedFileWriting } from '../storage/file-writer.js'
-import { writingFolder } from './atomic-write.js'
+import type { SharedFileWriting } from '../storage/file-writer.js'
+import { createDataFileWriter } from './atomic-write.js'
 
 /** See README "Watching": covers a writer's back-to-back writes; a file read too early is not JSON yet and waits. */
 export const DEFAULT_QUIET_MS = 25
@@ -89,7 +89,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
   // files whose storage failed go back to the work queue with a growing delay
   const retries = createRetrySet({ retry: (rel) => work.push(rel) })
   const syncer = deps.files?.syncFiles ?? createFileSyncer()
-  const fileWriter = deps.files?.writer ?? createFileWriter({ tempDir: writingFolder(deps.pipeline.dataDir), spares: 8 })
+  const fileWriter = deps.files?.writer ?? createDataFileWriter(deps.pipeline.dataDir)
   const journal: IngestJournal | undefined = deps.db === undefined
     ? undefined
     : createIngestJournal({ db: deps.db, dataDir: deps.pipeline.dataDir, storage: deps.pipeline.storage, index: deps.index, syncFiles: syncer, logger, ...(settings.checkpointMs !== undefined ? { delayMs: settings.checkpointMs } : {}) })
