@@ -8,8 +8,8 @@
 // tag. libsodium seals a message into one buffer and opens it in place, into the `dst` Noise
 // hands over. Where sodium-native cannot load, Noise's own crypto is used (createSyncNode).
 import { createRequire } from 'node:module'
-import { createHash } from 'node:crypto'
-import { pureJsCrypto, type ICryptoInterface } from '@chainsafe/libp2p-noise'
+import type { ICryptoInterface } from '@chainsafe/libp2p-noise'
+import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto'
 import type { Uint8ArrayList } from 'uint8arraylist'
 
 const TAG_BYTES = 16
@@ -17,9 +17,6 @@ const TAG_BYTES = 16
 interface Sodium {
   crypto_aead_chacha20poly1305_ietf_encrypt_detached (c: Uint8Array, mac: Uint8Array, m: Uint8Array, ad: Uint8Array | null, nsec: null, npub: Uint8Array, k: Uint8Array): number
   crypto_aead_chacha20poly1305_ietf_decrypt_detached (m: Uint8Array, nsec: null, c: Uint8Array, mac: Uint8Array, ad: Uint8Array | null, npub: Uint8Array, k: Uint8Array): void
-  crypto_scalarmult_base (q: Uint8Array, n: Uint8Array): void
-  crypto_scalarmult (q: Uint8Array, n: Uint8Array, p: Uint8Array): void
-  randombytes_buf (buf: Uint8Array): void
 }
 
 const require = createRequire(import.meta.url)
@@ -50,33 +47,9 @@ const invalid = (): Error => new Error('Invalid chacha20poly1305 decryption')
 export function sodiumNoiseCrypto (): ICryptoInterface | null {
   const sodium = loadSodium()
   if (sodium === null) return null
-  const keyPair = (secret: Uint8Array): { publicKey: Uint8Array; privateKey: Uint8Array } => {
-    const publicKey = new Uint8Array(32)
-    sodium.crypto_scalarmult_base(publicKey, secret)
-    return { publicKey, privateKey: secret }
-  }
+  // the handshake's hash and X25519 stay Noise's own (node:crypto): only the cipher carries data
   return {
-    ...pureJsCrypto,
-    hashSHA256 (data) {
-      const hash = createHash('sha256')
-      if (data instanceof Uint8Array) hash.update(data)
-      else for (const piece of data) hash.update(piece)
-      return hash.digest()
-    },
-    generateX25519KeyPair () {
-      const secret = new Uint8Array(32)
-      sodium.randombytes_buf(secret)
-      return keyPair(secret)
-    },
-    generateX25519KeyPairFromSeed (seed) {
-      return keyPair(seed)
-    },
-    generateX25519SharedKey (privateKey, publicKey) {
-      const shared = new Uint8Array(32)
-      // throws for a low-order public key (an all-zero secret), which fails the handshake
-      sodium.crypto_scalarmult(shared, privateKey.subarray(), publicKey.subarray())
-      return shared
-    },
+    ...defaultCrypto,
     chaCha20Poly1305Encrypt (plaintext, nonce, ad, k) {
       const length = plaintext.byteLength
       const out = Buffer.allocUnsafe(length + TAG_BYTES)

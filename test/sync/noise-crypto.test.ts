@@ -1,8 +1,9 @@
-// Noise's ChaCha20-Poly1305 and X25519 through libsodium (src/sync/noise-crypto.ts): the same bytes
+// Noise's ChaCha20-Poly1305 through libsodium (src/sync/noise-crypto.ts): the same bytes
 // as Noise's own implementations, messages split over several socket reads opened in place or
 // from their pieces, a modified message refused, and two nodes with either crypto talking.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { pureJsCrypto } from '@chainsafe/libp2p-noise'
@@ -74,13 +75,10 @@ test('a modified message, a wrong nonce or a short one is refused', { skip }, ()
   assert.throws(() => sodium!.chaCha20Poly1305Decrypt(sealed.subarray(0, 15), nonce, ad, key), /Invalid chacha20poly1305/)
 })
 
-test('X25519 and SHA-256 agree with Noise\'s own', { skip }, () => {
-  const ours = sodium!.generateX25519KeyPair()
-  const theirs = pureJsCrypto.generateX25519KeyPair()
-  assert.deepEqual(Buffer.from(sodium!.generateX25519KeyPairFromSeed(ours.privateKey).publicKey), Buffer.from(pureJsCrypto.generateX25519KeyPairFromSeed(ours.privateKey).publicKey))
-  assert.deepEqual(Buffer.from(sodium!.generateX25519SharedKey(ours.privateKey, theirs.publicKey)), Buffer.from(pureJsCrypto.generateX25519SharedKey(theirs.privateKey, ours.publicKey)))
-  const data = randomBytes(1000)
-  assert.deepEqual(Buffer.from(sodium!.hashSHA256(pieces(data, [10, 500]))), Buffer.from(pureJsCrypto.hashSHA256(data)))
+test('the handshake\'s X25519 and SHA-256 are Noise\'s own', { skip }, () => {
+  assert.equal(sodium!.generateX25519KeyPair, defaultCrypto.generateX25519KeyPair)
+  assert.equal(sodium!.generateX25519SharedKey, defaultCrypto.generateX25519SharedKey)
+  assert.equal(sodium!.hashSHA256, defaultCrypto.hashSHA256)
 })
 
 test('nodes with either Noise crypto talk to each other both ways', { skip }, async (t) => {
