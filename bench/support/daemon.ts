@@ -88,7 +88,7 @@ export async function launchDaemon (spec: DaemonSpec): Promise<RunningDaemon> {
     r.end(payload)
   })
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`daemon in ${checkout} exited with ${child.exitCode}:\n${out}`)
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`daemon in ${checkout} exited with ${child.exitCode ?? child.signalCode}:\n${out}`)
     const up = spec.until === 'ready'
       ? out.split('\n').includes('ready')
       : await call('GET', '/health').then((r) => r.status === 200, () => false)

@@ -157,7 +157,7 @@ function earlyStores (ctx: PullContext): { start (at: number, entry: LiveEntry, 
         started.delete(at)
         const got = await stored.catch(() => null)
         if (got === null) continue
-        if ((await ctx.index.byCid(got)).length === 0 && await ctx.state.parked(got) === null) await ctx.storage.unpin(got).catch(() => {})
+        await unpinUnlessHeld(got, ctx).catch(() => {})
       }
     }
   }
@@ -260,6 +260,11 @@ async function handleTombstone (entry: TombstoneEntry, from: PeerContext, ctx: P
   }
 }
 
+/** Unpins a ciphertext stored for a file this device did not take, unless an index record or a parked entry holds it. */
+async function unpinUnlessHeld (cid: string, ctx: Pick<PullContext, 'index' | 'state' | 'storage'>): Promise<void> {
+  if ((await ctx.index.byCid(cid)).length === 0 && await ctx.state.parked(cid) === null) await ctx.storage.unpin(cid)
+}
+
 /** Store (unless that started when it was read), verify and hand over one fetched ciphertext. */
 async function accept ({ entry, bytes, prepared }: FetchedFile, from: PeerContext, ctx: PullContext, totals: PullTotals, early?: Promise<string>): Promise<void> {
   const unsynced = early === undefined && ctx.storeUnsynced && ctx.storage.addUnsynced !== undefined ? await ctx.storage.addUnsynced(bytes) : null
@@ -267,7 +272,7 @@ async function accept ({ entry, bytes, prepared }: FetchedFile, from: PeerContex
   if (cid !== entry.cid) {
     // Not settled: another peer may serve the right bytes for this CID. The bytes just stored are
     // unpinned unless something here already holds them.
-    if ((await ctx.index.byCid(cid)).length === 0 && await ctx.state.parked(cid) === null) await ctx.storage.unpin(cid)
+    await unpinUnlessHeld(cid, ctx)
     ctx.logger.warn({ peer: from.peerId, announced: entry.cid, got: cid }, 'peer sent bytes that do not match the announced CID; ignored')
     totals.rejected++
     return
