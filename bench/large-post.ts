@@ -16,9 +16,8 @@ import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { daemonRequest } from '../src/client/daemon-client.js'
-import { startBenchDaemon, type BenchDaemon } from './support/daemon.js'
+import { REPO, startBenchDaemon, type BenchDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../src/protocol/bounded-json.js'
 import { buildEnvelope, serializeEnvelope } from '../src/protocol/envelope.js'
@@ -38,7 +37,6 @@ const opt = (name: string): string | null => { const i = args.indexOf(name); ret
 const base = opt('--base')
 const rounds = Number(opt('--rounds') ?? 7)
 const SCOPE = 'instagram.profile'
-const REPO = fileURLToPath(new URL('../', import.meta.url))
 const MB = 1024 * 1024
 const body10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }))
 

@@ -37,14 +37,13 @@ import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
 import { dropFiles, floorDropFiles, prepareFolder } from './support/dropped-files.js'
 import { floorWriteFsync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
-import { launchDaemon, type RunningDaemon } from './support/daemon.js'
+import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { cpuMs } from './support/cpu-time.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
-const repo = fileURLToPath(new URL('../', import.meta.url))
 const base = opt('--base')
 const onlyVariant = opt('--variant')
 const profDir = opt('--prof')
@@ -66,8 +65,6 @@ function median (xs: number[]): number {
   return s[Math.floor(s.length / 2)]!
 }
 
-type Running = RunningDaemon
-
 interface StartOptions {
   /** Node flags for this run only (on node's command line before the launcher), e.g. a CPU profile. */
   nodeOptions?: string[]
@@ -79,7 +76,7 @@ interface StartOptions {
 // Started the way a user starts it (`bin/hearth.js`, executed, as `hearth daemon`, `npm start` and
 // the systemd unit do), so process-level settings of the launcher count in both variants; up once
 // `/health` answers.
-async function startDaemon (dir: string, home: string, opts: StartOptions = {}): Promise<Running> {
+async function startDaemon (dir: string, home: string, opts: StartOptions = {}): Promise<RunningDaemon> {
   return await launchDaemon({
     checkout: dir,
     run: 'bin',
@@ -91,11 +88,7 @@ async function startDaemon (dir: string, home: string, opts: StartOptions = {}):
   })
 }
 
-async function stopDaemon (d: Running): Promise<void> {
-  await d.stop()
-}
-
-async function postMany (d: Running, clients: number, total: number, body: string): Promise<{ perSecond: number; p50: number; p99: number }> {
+async function postMany (d: RunningDaemon, clients: number, total: number, body: string): Promise<{ perSecond: number; p50: number; p99: number }> {
   const latencies: number[] = []
   let issued = 0
   const started = performance.now()
@@ -113,7 +106,7 @@ async function postMany (d: Running, clients: number, total: number, body: strin
   return { perSecond: total / seconds, p50: latencies[Math.floor(latencies.length / 2)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! }
 }
 
-async function storedCount (d: Running): Promise<number> {
+async function storedCount (d: RunningDaemon): Promise<number> {
   for (;;) {
     // a daemon just restarted (the profiled phases) answers the starting shape, without counts
     const status = JSON.parse((await d.call('GET', '/v1/status')).body) as { files?: { counts: Record<string, number> } }
@@ -122,11 +115,11 @@ async function storedCount (d: Running): Promise<number> {
   }
 }
 
-async function versionCount (d: Running, scope = SCOPE): Promise<number> {
+async function versionCount (d: RunningDaemon, scope = SCOPE): Promise<number> {
   return (JSON.parse((await d.call('GET', `/v1/data/${scope}/versions?limit=1`)).body) as { total: number }).total
 }
 
-async function waitForStored (d: Running, count: number, timeoutMs: number, everyMs = 20): Promise<void> {
+async function waitForStored (d: RunningDaemon, count: number, timeoutMs: number, everyMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while ((await storedCount(d)) < count) {
     if (Date.now() > deadline) throw new Error(`only ${await storedCount(d)} of ${count} files indexed`)
@@ -152,7 +145,7 @@ interface IdleMemory { rss: number; anon: number; file: number; heapTotal: numbe
 const MEMORY_REPORT = fileURLToPath(new URL('./support/memory-report.cjs', import.meta.url))
 
 /** RSS from /proc (anonymous and file-backed), then the V8 heap and external memory the daemon reports (MB). */
-async function idleMemory (d: Running): Promise<IdleMemory> {
+async function idleMemory (d: RunningDaemon): Promise<IdleMemory> {
   const status = await readFile(`/proc/${d.child.pid!}/status`, 'utf8')
   const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? Number.NaN) / 1024
   const report = join(d.home, 'bench-memory.json')
@@ -181,7 +174,7 @@ async function start10kIdle (dir: string, home: string): Promise<{ start10k: num
   const rssIdle = (await idleMemory(d)).rss
   await new Promise((resolve) => setTimeout(resolve, QUIET_MS - IDLE_MS))
   const rssIdleQuiet = (await idleMemory(d)).rss
-  await stopDaemon(d)
+  await d.stop()
   return { start10k: d.startMs, rssIdle, rssIdleQuiet }
 }
 
@@ -198,14 +191,14 @@ async function defaultIdle (dir: string): Promise<Pick<Result, 'rssDefault' | 'r
     const quiet = await idleMemory(d)
     await new Promise((resolve) => setTimeout(resolve, SETTLED_MS - QUIET_MS))
     const settled = await idleMemory(d)
-    await stopDaemon(d)
+    await d.stop()
     return { rssDefaultSettled: settled.rss, rssDefaultQuiet: quiet.rss, heapDefaultQuiet: quiet.heapTotal, rssDefault: m.rss, rssDefaultFile: m.file, rssDefaultAnon: m.anon, heapDefault: m.heapTotal, heapDefaultUsed: m.heapUsed, newSpaceDefault: m.newSpace, externalDefault: m.external }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
 }
 
-async function healthStatus (d: Running): Promise<string> {
+async function healthStatus (d: RunningDaemon): Promise<string> {
   return (JSON.parse((await d.call('GET', '/health')).body) as { status: string }).status
 }
 
@@ -215,7 +208,7 @@ async function runStartRows (name: string, dir: string, home10k: string): Promis
   const home = await mkdtemp(join(tmpdir(), `hearth-bench-limits-${name}-`))
   try {
     const d = await startDaemon(dir, home)
-    await stopDaemon(d)
+    await d.stop()
     return { startEmpty: d.startMs, ...await start10kIdle(dir, home10k), ...await defaultIdle(dir) }
   } finally {
     await rm(home, { recursive: true, force: true })
@@ -248,7 +241,7 @@ async function runMillion (dir: string, home: string): Promise<Result> {
     const scanMillion = performance.now() - since
     return { startMillion: d.startMs, readyMillion, scanMillion, healthMaxDuringScan, rssMillion: await rssMb(d.child.pid!) }
   } finally {
-    await stopDaemon(d)
+    await d.stop()
   }
 }
 
@@ -257,10 +250,10 @@ async function runMillion (dir: string, home: string): Promise<Result> {
  * With --prof the daemon is restarted under the profiler first (after its initial scan), and the
  * returned daemon is a fresh one without it.
  */
-async function droppedPhase (name: string, dir: string, home: string, d: Running, definitionUrl: string): Promise<{ d: Running; dropped: number; droppedCpu: number; moved: Moved; profile?: string; movedProfile?: string }> {
+async function droppedPhase (name: string, dir: string, home: string, d: RunningDaemon, definitionUrl: string): Promise<{ d: RunningDaemon; dropped: number; droppedCpu: number; moved: Moved; profile?: string; movedProfile?: string }> {
   const profOut = profDir === null ? null : join(profDir, `${name}-dropped`)
   if (profOut !== null) {
-    await stopDaemon(d)
+    await d.stop()
     d = await startDaemon(dir, home, { nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${profOut}`] })
     await waitForScan(d)
     await postMany(d, 4, 20, JSON.stringify({ username: 'warm', bio: 'x'.repeat(1024 - 40) })) // the schema's validator, as before the restart
@@ -282,7 +275,7 @@ async function droppedPhase (name: string, dir: string, home: string, d: Running
   const to = monotonicMicros()
   const moved = await movedPhase(dir, d)
   if (profOut === null) return { d, dropped, droppedCpu, moved }
-  await stopDaemon(d)
+  await d.stop()
   const profile = await summariseProfileDir(profOut, d.child.pid!, { from, to })
   const movedProfile = await summariseProfileDir(profOut, d.child.pid!, { from: moved.from, to: moved.to })
   return { d: await startDaemon(dir, home), dropped, droppedCpu, moved, profile, movedProfile }
@@ -303,7 +296,7 @@ interface Moved { moved: number; movedCpu: number; movedWarm: number; movedWarmC
  * rename cannot replace a folder with files in it; its schema is the bench scope's under that
  * scope, and an invalid POST first resolves it and compiles its validator without making the folder.
  */
-async function movedPhase (dir: string, d: Running): Promise<Moved> {
+async function movedPhase (dir: string, d: RunningDaemon): Promise<Moved> {
   const definition = JSON.parse(await readFile(join(dir, 'schemas', `${SCOPE}.json`), 'utf8')) as Record<string, unknown>
   const rounds: Array<{ perSecond: number; cpu: number; from: number; to: number }> = []
   for (const scope of MOVED_SCOPES) {
@@ -338,7 +331,7 @@ async function runDroppedOnly (name: string, dir: string): Promise<Result> {
     await postMany(d, 4, 50, JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) }))
     const latest = JSON.parse((await d.call('GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
     const drop = await droppedPhase(name, dir, home, d, latest.$schema)
-    await stopDaemon(drop.d)
+    await drop.d.stop()
     return { dropped: drop.dropped, droppedCpu: drop.droppedCpu, droppedProfile: drop.profile, ...movedRows(drop.moved), movedProfile: drop.movedProfile }
   } finally {
     await rm(home, { recursive: true, force: true })
@@ -349,7 +342,7 @@ function movedRows (m: Moved): Pick<Result, 'moved' | 'movedCpu' | 'movedWarm' |
   return { moved: m.moved, movedCpu: m.movedCpu, movedWarm: m.movedWarm, movedWarmCpu: m.movedWarmCpu }
 }
 
-async function waitForScan (d: Running): Promise<void> {
+async function waitForScan (d: RunningDaemon): Promise<void> {
   for (;;) {
     const status = JSON.parse((await d.call('GET', '/v1/status')).body) as { ingest?: { scan?: { done: boolean } } }
     if (status.ingest?.scan?.done === true) return
@@ -366,7 +359,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     let d = await startDaemon(dir, home)
     const startEmpty = d.startMs
     await postMany(d, 4, 50, body1k) // warm-up: schema resolution, JIT
-    await stopDaemon(d)
+    await d.stop()
     d = await startDaemon(dir, home, profDir !== null ? { nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] } : {})
     await postMany(d, 4, 50, body1k)
     const burstFrom = monotonicMicros()
@@ -376,13 +369,13 @@ async function runVariant (name: string, dir: string): Promise<Result> {
     const burstTo = monotonicMicros()
     let profile: string | undefined
     if (profDir !== null) {
-      await stopDaemon(d)
+      await d.stop()
       profile = await summariseProfileDir(join(profDir, name), d.child.pid!, { from: burstFrom, to: burstTo })
       d = await startDaemon(dir, home)
     }
     const one = await postMany(d, 1, N1, body1k)
     if (postOnly) {
-      await stopDaemon(d)
+      await d.stop()
       return { post16: burst.perSecond, post16Cpu, post1p50: one.p50, post1p99: one.p99, startEmpty, profile }
     }
     const big: number[] = []
@@ -395,7 +388,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
       await dropFiles(home, SCOPE, latest.$schema, START_FILES - have, DROPPED)
       await waitForStored(d, START_FILES, 600_000)
     }
-    await stopDaemon(d)
+    await d.stop()
     return { post16: burst.perSecond, post16Cpu, droppedCpu: drop.droppedCpu, post1p50: one.p50, post1p99: one.p99, post10mb: median(big), dropped: drop.dropped, ...movedRows(drop.moved), startEmpty, ...await start10kIdle(dir, home), ...await defaultIdle(dir), profile, droppedProfile: drop.profile, movedProfile: drop.movedProfile }
   } finally {
     await rm(home, { recursive: true, force: true })
@@ -404,7 +397,7 @@ async function runVariant (name: string, dir: string): Promise<Result> {
 
 // ── the run ─────────────────────────────────────────────────────────────────────────────────
 
-const variants: Array<[string, string]> = [['current', repo]]
+const variants: Array<[string, string]> = [['current', REPO]]
 if (base !== null) variants.unshift(['base', resolve(base)])
 const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
 

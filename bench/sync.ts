@@ -17,11 +17,11 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { createIdentity } from '../src/identity/identity.js'
 import { homeLayout } from '../src/home.js'
 import { monotonicMicros, summariseCpuProfile } from './cpu-profile.js'
-import { ensureBuilt, startDistDaemon, type DistDaemon } from './support/dist-daemon.js'
+import { REPO, type RunningDaemon } from './support/daemon.js'
+import { ensureBuilt, startDistDaemon } from './support/dist-daemon.js'
 import { bareCipherRow, streamRows, type CipherRow } from './support/pnet-transport.js'
 import { cpuMs } from './support/cpu-time.js'
 
@@ -33,7 +33,6 @@ const only = opt('--only')
 const onlyVariant = opt('--variant')
 const profDir = opt('--prof')
 const rounds = Number(opt('--rounds') ?? (quick ? 1 : 3))
-const repo = fileURLToPath(new URL('../', import.meta.url))
 const SCOPE = 'instagram.profile'
 const PRIVATE_KEY = '0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'
 const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
@@ -52,7 +51,7 @@ async function newHome (name: string): Promise<string> {
   return root
 }
 
-function syncAddress (d: DistDaemon): string {
+function syncAddress (d: RunningDaemon): string {
   const m = /sync\s+peer \S+ on (\S+)/.exec(d.output())
   if (m === null) throw new Error(`no sync address printed:\n${d.output()}`)
   return m[1]!
@@ -63,7 +62,7 @@ function syncAddress (d: DistDaemon): string {
  * scope's version count, not /v1/status: polled every 10 ms, the status of every part cost the
  * receiver ~8 % of its CPU during the transfer (its file counts walk the index by state).
  */
-async function storedCount (d: DistDaemon): Promise<number> {
+async function storedCount (d: RunningDaemon): Promise<number> {
   const r = await d.call('GET', `/v1/data/${SCOPE}/versions?limit=1`)
   if (r.status === 404) return 0 // the scope is not known here before the first file arrives
   if (r.status !== 200) throw new Error(`versions answered ${r.status}: ${r.body.slice(0, 300)}`)
@@ -71,7 +70,7 @@ async function storedCount (d: DistDaemon): Promise<number> {
 }
 
 /** CPU time (user + system, ms, every thread) the daemon has used so far: load inflates it far less than time. */
-async function fill (source: DistDaemon, set: FileSet): Promise<number> {
+async function fill (source: RunningDaemon, set: FileSet): Promise<number> {
   let next = 0
   let cipherBytes = 0
   await Promise.all(Array.from({ length: set.clients }, async () => {
@@ -87,12 +86,12 @@ async function fill (source: DistDaemon, set: FileSet): Promise<number> {
 }
 
 interface SyncStats { bytesSent: number; bytesReceived: number }
-async function wireBytes (d: DistDaemon): Promise<number> {
+async function wireBytes (d: RunningDaemon): Promise<number> {
   const s = await d.json<{ stats?: SyncStats }>('GET', '/v1/peers')
   return (s.stats?.bytesSent ?? 0) + (s.stats?.bytesReceived ?? 0)
 }
 
-async function idle (d: DistDaemon): Promise<boolean> {
+async function idle (d: RunningDaemon): Promise<boolean> {
   const s = await d.json<{ peers?: Array<{ syncing?: boolean }> }>('GET', '/v1/peers')
   return (s.peers ?? []).every((p) => p.syncing !== true)
 }
@@ -122,7 +121,7 @@ async function summariseNewest (dir: string, window: { from: number; to: number 
   return parts.join('\n')
 }
 
-async function receiveRound (dir: string, variant: string, source: DistDaemon, set: FileSet, prof: string | null): Promise<Round> {
+async function receiveRound (dir: string, variant: string, source: RunningDaemon, set: FileSet, prof: string | null): Promise<Round> {
   const home = await newHome(`${variant}-dst`)
   const nodeArgs = prof !== null ? ['--cpu-prof', '--cpu-prof-dir', join(prof, 'receiver')] : []
   const target = await startDistDaemon(dir, home, { env: SYNC_ENV, nodeArgs })
@@ -212,7 +211,7 @@ if (only === null || only === 'pnet') {
   pnetRows = [await bareCipherRow(quick ? 100 : 300), ...await streamRows(quick ? 50 : 100, quick ? 1 : 3)]
 }
 
-const variants: Array<[string, string]> = [['current', repo]]
+const variants: Array<[string, string]> = [['current', REPO]]
 if (base !== null) variants.unshift(['base', resolve(base)])
 const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
 const results = new Map<string, Map<string, Result>>()

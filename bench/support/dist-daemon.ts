@@ -22,10 +22,8 @@ export function ensureBuilt (dir: string): void {
   execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' })
 }
 
-export type DistDaemon = RunningDaemon
-
 /** Starts `<dir>/dist/cli/entry.js daemon` (with the node flags of `<dir>`'s launcher, as `hearth daemon` runs) on `home`, sync and dashboard off unless `env` says otherwise, and resolves once it printed `ready`; stop leaves the home. */
-export async function startDistDaemon (dir: string, home: string, opts: { env?: Record<string, string>; nodeArgs?: string[] } = {}): Promise<DistDaemon> {
+export async function startDistDaemon (dir: string, home: string, opts: { env?: Record<string, string>; nodeArgs?: string[] } = {}): Promise<RunningDaemon> {
   return await launchDaemon({
     checkout: dir,
     run: 'dist',
