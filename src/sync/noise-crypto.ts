@@ -7,27 +7,12 @@
 // buffer per piece of the message and, on the sending side, one more copy to join them with the
 // tag. libsodium seals a message into one buffer and opens it in place, into the `dst` Noise
 // hands over. Where sodium-native cannot load, Noise's own crypto is used (createSyncNode).
-import { createRequire } from 'node:module'
 import type { ICryptoInterface } from '@chainsafe/libp2p-noise'
 import { defaultCrypto } from '@chainsafe/libp2p-noise/crypto'
 import type { Uint8ArrayList } from 'uint8arraylist'
+import { loadSodium } from './sodium.js'
 
 const TAG_BYTES = 16
-
-interface Sodium {
-  crypto_aead_chacha20poly1305_ietf_encrypt_detached (c: Uint8Array, mac: Uint8Array, m: Uint8Array, ad: Uint8Array | null, nsec: null, npub: Uint8Array, k: Uint8Array): number
-  crypto_aead_chacha20poly1305_ietf_decrypt_detached (m: Uint8Array, nsec: null, c: Uint8Array, mac: Uint8Array, ad: Uint8Array | null, npub: Uint8Array, k: Uint8Array): void
-}
-
-const require = createRequire(import.meta.url)
-
-function loadSodium (): Sodium | null {
-  try {
-    return require('sodium-native') as Sodium
-  } catch {
-    return null
-  }
-}
 
 /** The first `length` bytes of a list of pieces, joined into `into` (which must fit them). */
 function joinInto (bytes: Uint8ArrayList, length: number, into: Uint8Array): Uint8Array {

@@ -22,6 +22,7 @@ import { AbstractMultiaddrConnection, byteStream } from '@libp2p/utils'
 import type { AbortOptions, ConnectionProtector, MessageStream, MultiaddrConnection } from '@libp2p/interface'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
+import { loadSodium, type Sodium } from './sodium.js'
 
 const NONCE_BYTES = 24
 const KEY_BYTES = 32
@@ -39,25 +40,14 @@ interface StreamXor {
 export type PnetCipher = 'sodium' | 'wasm'
 type XorFactory = (nonce: Uint8Array, key: Uint8Array) => StreamXor
 
-interface Sodium {
-  crypto_stream_xor_STATEBYTES: number
-  crypto_stream_PRIMITIVE: string
-  crypto_stream_xor_init (state: Uint8Array, nonce: Uint8Array, key: Uint8Array): void
-  crypto_stream_xor_update (state: Uint8Array, output: Uint8Array, input: Uint8Array): void
-  crypto_stream_xor_final (state: Uint8Array): void
-}
 interface WasmXsalsa { update (input: Uint8Array, output: Uint8Array): Uint8Array; finalize (): void }
 
 const require = createRequire(import.meta.url)
 
-function loadSodium (): Sodium | null {
-  try {
-    const sodium = require('sodium-native') as Sodium
-    // crypto_stream is XSalsa20 in every libsodium release; checked, since the wire depends on it
-    return sodium.crypto_stream_PRIMITIVE === 'xsalsa20' ? sodium : null
-  } catch {
-    return null
-  }
+/** sodium-native when its crypto_stream is XSalsa20 (every libsodium release's; checked, since the wire depends on it). */
+function xsalsaSodium (): Sodium | null {
+  const sodium = loadSodium()
+  return sodium?.crypto_stream_PRIMITIVE === 'xsalsa20' ? sodium : null
 }
 
 function sodiumXor (sodium: Sodium): XorFactory {
@@ -88,16 +78,14 @@ function wasmXor (): XorFactory {
   }
 }
 
-let sodium: Sodium | null | undefined
 /** The XSalsa20 implementations usable here, fastest first. */
 export function availableCiphers (): PnetCipher[] {
-  sodium ??= loadSodium()
-  return sodium !== null ? ['sodium', 'wasm'] : ['wasm']
+  return xsalsaSodium() !== null ? ['sodium', 'wasm'] : ['wasm']
 }
 
 function xorFactory (cipher: PnetCipher): XorFactory {
   if (cipher === 'wasm') return wasmXor()
-  sodium ??= loadSodium()
+  const sodium = xsalsaSodium()
   if (sodium === null) throw new HearthError('INTERNAL', 'sodium-native is not available on this platform')
   return sodiumXor(sodium)
 }
