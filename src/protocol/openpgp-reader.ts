@@ -26,25 +26,19 @@
 // OpenPGP.js path does.
 import { createDecipheriv, createHash, timingSafeEqual } from 'node:crypto'
 import { HearthError } from '../errors.js'
+import { AES256, BLOCK, deriveKey, LITERAL_BINARY, S2K_HASHES, S2K_ITERATED, S2K_SALT_BYTES, S2K_SALTED, S2K_SIMPLE, s2kCount, TAG_LITERAL, TAG_MDC, TAG_SEIPD, TAG_SKESK, type S2k } from './openpgp-packets.js'
 
 export type ReadResult = { plaintext: Uint8Array } | { other: string }
 
-const TAG_SKESK = 3
-const TAG_LITERAL = 11
-const TAG_SEIPD = 18
-const TAG_MDC = 19
-const BLOCK = 16
 const PREFIX = BLOCK + 2
 const MDC_BYTES = 22
-const LITERAL_BINARY = 0x62
 
 /** AES by OpenPGP algorithm id: node's name and the key size. */
 const CIPHERS: ReadonlyMap<number, { name: string; keyBytes: number }> = new Map([
   [7, { name: 'aes-128-cfb', keyBytes: 16 }],
   [8, { name: 'aes-192-cfb', keyBytes: 24 }],
-  [9, { name: 'aes-256-cfb', keyBytes: 32 }]
+  [AES256, { name: 'aes-256-cfb', keyBytes: 32 }]
 ])
-const HASHES: ReadonlyMap<number, string> = new Map([[2, 'sha1'], [8, 'sha256'], [9, 'sha384'], [10, 'sha512'], [11, 'sha224']])
 
 /**
  * A packet: its tag, where its body starts and how long it is in all, where its first part ends
@@ -175,7 +169,6 @@ function bodyOf (buf: Uint8Array, packet: Packet, skip: number): Uint8Array {
   return out
 }
 
-interface S2k { hash: string; salt: Uint8Array | null; count: number }
 interface SkeskKey { cipher: { name: string; keyBytes: number }; s2k: S2k; encryptedKey: Uint8Array }
 
 /** SKESK v4 (§5.3): version, cipher, S2K specifier (§3.7.1), then the encrypted session key, if any. */
@@ -184,50 +177,21 @@ function parseSkesk (b: Uint8Array): SkeskKey | { other: string } {
   const cipher = CIPHERS.get(b[1]!)
   if (cipher === undefined) return { other: `cipher ${b[1]!} is not AES` }
   const type = b[2]!
-  const hash = HASHES.get(b[3]!)
+  const hash = S2K_HASHES.get(b[3]!)
   if (hash === undefined) return { other: `S2K hash ${b[3]!}` }
   let at = 4
   let salt: Uint8Array | null = null
   let count = 0
-  if (type === 1 || type === 3) {
-    if (b.byteLength < at + 8) throw failed('truncated S2K salt')
-    salt = b.subarray(at, at + 8)
-    at += 8
+  if (type === S2K_SALTED || type === S2K_ITERATED) {
+    if (b.byteLength < at + S2K_SALT_BYTES) throw failed('truncated S2K salt')
+    salt = b.subarray(at, at + S2K_SALT_BYTES)
+    at += S2K_SALT_BYTES
   }
-  if (type === 3) {
+  if (type === S2K_ITERATED) {
     if (b.byteLength < at + 1) throw failed('truncated S2K count')
-    const c = b[at++]!
-    count = (16 + (c & 15)) << ((c >> 4) + 6)
-  } else if (type !== 0 && type !== 1) return { other: `S2K type ${type}` }
+    count = s2kCount(b[at++]!)
+  } else if (type !== S2K_SIMPLE && type !== S2K_SALTED) return { other: `S2K type ${type}` }
   return { cipher, s2k: { hash, salt, count }, encryptedKey: b.subarray(at) }
-}
-
-/**
- * The S2K key (§3.7.1): one hash context per hash output needed, the n-th preloaded with n zero
- * octets; each hashes salt || password (repeated up to `count` octets for the iterated form).
- */
-function deriveKey (s2k: S2k, password: Uint8Array, keyBytes: number): Buffer {
-  const unit = s2k.salt === null ? Buffer.from(password) : Buffer.concat([s2k.salt, password])
-  const total = Math.max(s2k.count, unit.byteLength)
-  // the repeated input in pieces of at most ~64 KiB, each a whole number of units
-  const repeat = Math.max(1, Math.floor(65_536 / unit.byteLength))
-  const piece = Buffer.allocUnsafe(Math.min(total, repeat * unit.byteLength)) // filled whole below
-  for (let at = 0; at < piece.byteLength; at += unit.byteLength) unit.copy(piece, at)
-  const out: Buffer[] = []
-  let length = 0
-  for (let n = 0; length < keyBytes; n++) {
-    const h = createHash(s2k.hash)
-    if (n > 0) h.update(Buffer.alloc(n))
-    for (let done = 0; done < total;) {
-      const take = Math.min(piece.byteLength, total - done)
-      h.update(piece.subarray(0, take))
-      done += take
-    }
-    const d = h.digest()
-    out.push(d)
-    length += d.byteLength
-  }
-  return Buffer.concat(out, length).subarray(0, keyBytes)
 }
 
 /** The session key: the S2K key itself, or the encrypted one decrypted with it (§5.3). */

@@ -30,19 +30,8 @@
 import { createCipheriv, createHash, type Cipher, type Hash } from 'node:crypto'
 import { randomBytesPooled } from './random-pool.js'
 import { HearthError } from '../errors.js'
+import { AES256, BLOCK, deriveKey, hearthS2k, LITERAL_BINARY, S2K_COUNT_BYTE, S2K_ITERATED, S2K_SALT_BYTES, S2K_SHA256, TAG_LITERAL, TAG_MDC, TAG_SEIPD, TAG_SKESK } from './openpgp-packets.js'
 
-const TAG_SKESK = 3
-const TAG_LITERAL = 11
-const TAG_SEIPD = 18
-const TAG_MDC = 19
-const AES256 = 9
-const SHA256 = 8
-const S2K_ITERATED = 3
-/** Coded count 0: (16 + 0) << 6 = 1024 bytes hashed, the least RFC 4880 can say. */
-const S2K_COUNT_BYTE = 0
-const S2K_COUNT = 1024
-const BLOCK = 16
-const LITERAL_BINARY = 0x62 // 'b'
 const MDC_HEADER = Uint8Array.of(0xc0 | TAG_MDC, 20)
 
 /** Partial-length part size of a streamed message's literal data and SEIPD bodies. */
@@ -142,24 +131,12 @@ export class MessageStream {
 
 /** SKESK v4: version, algorithm, S2K specifier, the session key encrypted under the S2K key. */
 function skeskPacket (passwordHex: string, sessionKey: Uint8Array): Uint8Array {
-  const salt = randomBytesPooled(8)
-  const s2kKey = iteratedS2k(salt, Buffer.from(passwordHex, 'utf8'))
+  const salt = randomBytesPooled(S2K_SALT_BYTES)
+  const s2kKey = deriveKey(hearthS2k(salt), Buffer.from(passwordHex, 'utf8'), 32)
   const esk = createCipheriv('aes-256-cfb', s2kKey, Buffer.alloc(BLOCK))
   const encryptedKey = Buffer.concat([esk.update(Buffer.concat([Uint8Array.of(AES256), sessionKey])), esk.final()])
-  const body = Buffer.concat([Uint8Array.of(4, AES256, S2K_ITERATED, SHA256), salt, Uint8Array.of(S2K_COUNT_BYTE), encryptedKey])
+  const body = Buffer.concat([Uint8Array.of(4, AES256, S2K_ITERATED, S2K_SHA256), salt, Uint8Array.of(S2K_COUNT_BYTE), encryptedKey])
   return Buffer.concat([Uint8Array.of(0xc0 | TAG_SKESK), definiteLength(body.byteLength), body])
-}
-
-/**
- * RFC 4880 §3.7.1.3: salt || password repeated and cut to the count (at least once whole),
- * hashed once: SHA-256 gives exactly the 32 bytes AES-256 needs, so no second context.
- */
-function iteratedS2k (salt: Uint8Array, password: Uint8Array): Buffer {
-  const unit = Buffer.concat([salt, password])
-  const count = Math.max(S2K_COUNT, unit.byteLength)
-  const input = Buffer.alloc(count)
-  for (let at = 0; at < count; at += unit.byteLength) unit.copy(input, at, 0, Math.min(unit.byteLength, count - at))
-  return createHash('sha256').update(input).digest()
 }
 
 /**
