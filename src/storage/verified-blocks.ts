@@ -5,9 +5,13 @@
 // chunking made it.
 //
 // Only the layout Hearth adds with (cid.ts) is read here: dag-pb `file` nodes without data of
-// their own and raw leaves, all hashed with sha2-256, each in its block file. Anything else, or a
+// their own, each of at most MAX_CHILDREN_PER_NODE links, no node linked twice, and raw leaves of
+// at most CHUNK_SIZE bytes, all hashed with sha2-256, each in its block file. Anything else, or a
 // block without a file (missing, or kept elsewhere by the blockstore), answers null and is read
 // and verified the general way, which also tells a missing block (STORAGE_NOT_FOUND).
+// The buffer for the file is sized from the sizes the nodes state, before any leaf is read: those
+// bounds keep it within 45 MB (174 leaves of 256 KiB) per distinct node read, so a small hostile
+// DAG (a leaf stated at a terabyte, one node linked a thousand times) cannot ask for more.
 //
 // Why: a peer's fetch of a 10 MB file read it through the exporter (blockstore-fs hands each
 // 256 KiB block over in 64 KiB stream reads, joined once per read), joined the 40 blocks, then
@@ -21,7 +25,7 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import { code as DAG_PB_CODEC, decode as decodeDagPb } from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import { HearthError } from '../errors.js'
-import { canonicalCid } from './cid.js'
+import { CHUNK_SIZE, canonicalCid, MAX_CHILDREN_PER_NODE } from './cid.js'
 import { blockFilePath } from './raw-blocks.js'
 
 /** Block files read at once (the threadpool's four threads are shared with everything else). */
@@ -45,15 +49,19 @@ function matches (cid: CID, bytes: Uint8Array): boolean {
   return createHash('sha256').update(bytes).digest().equals(cid.multihash.digest)
 }
 
-/** The bytes of `cid`'s block file at `into` (which has exactly its size), or false when the file is shorter. */
-async function readBlockInto (blocksDir: string, cid: CID, into: Uint8Array): Promise<boolean> {
-  let fh
+/** A block file being opened or read; a missing one is thrown as NoBlockFile. */
+async function ofBlockFile<T> (opening: Promise<T>): Promise<T> {
   try {
-    fh = await open(blockFilePath(blocksDir, cid), 'r')
+    return await opening
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NoBlockFile()
     throw err
   }
+}
+
+/** The bytes of `cid`'s block file at `into` (which has exactly its size), or false when the file is shorter. */
+async function readBlockInto (blocksDir: string, cid: CID, into: Uint8Array): Promise<boolean> {
+  const fh = await ofBlockFile(open(blockFilePath(blocksDir, cid), 'r'))
   try {
     let filled = 0
     while (filled < into.byteLength) {
@@ -85,18 +93,17 @@ async function readBlocks (blocksDir: string, root: CID, opts: { signal?: AbortS
   if (root.code !== DAG_PB_CODEC || !verifiable(root)) return null
   const leaves: Leaf[] = []
   let total = 0
+  const walked = new Set<string>()
 
   /** Walks a node's links in order, collecting its leaves; false when it is not Hearth's layout. */
   async function walk (cid: CID, depth: number, expected: number | null): Promise<boolean> {
     if (depth > MAX_DEPTH) return false
+    // a node linked twice would count its leaves twice over without being read again
+    const key = cid.toString()
+    if (walked.has(key)) return false
+    walked.add(key)
     opts.signal?.throwIfAborted()
-    let bytes: Uint8Array
-    try {
-      bytes = await readWhole(blockFilePath(blocksDir, cid))
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NoBlockFile()
-      throw err
-    }
+    const bytes = await ofBlockFile(readWhole(blockFilePath(blocksDir, cid)))
     if (!matches(cid, bytes)) throw damaged(root, `block ${canonicalCid(cid)}`)
     let links: ReturnType<typeof decodeDagPb>['Links']
     let file: UnixFS
@@ -109,7 +116,7 @@ async function readBlocks (blocksDir: string, root: CID, opts: { signal?: AbortS
       return false // proven bytes, but not a UnixFS node: not a file Hearth stored
     }
     if (file.type !== 'file' || (file.data !== undefined && file.data.byteLength > 0)) return false
-    if (links.length !== file.blockSizes.length || links.length === 0) return false
+    if (links.length !== file.blockSizes.length || links.length === 0 || links.length > MAX_CHILDREN_PER_NODE) return false
     const size = Number(file.fileSize())
     if (expected !== null && size !== expected) throw damaged(root, `node ${canonicalCid(cid)} holds ${size} bytes, its parent says ${expected}`)
     for (let i = 0; i < links.length; i++) {
@@ -117,6 +124,7 @@ async function readBlocks (blocksDir: string, root: CID, opts: { signal?: AbortS
       const childSize = Number(file.blockSizes[i]!)
       if (!verifiable(child)) return false
       if (child.code === RAW_CODEC) {
+        if (!(childSize <= CHUNK_SIZE)) return false
         leaves.push({ cid: child, at: total, size: childSize })
         total += childSize
       } else if (!await walk(child, depth + 1, childSize)) return false

@@ -91,3 +91,34 @@ test('a dag-pb node that is not a UnixFS file of Hearth\'s layout is left to the
   assert.equal(await readVerifiedFile(blocksDir, cid), null)
   await assert.rejects(storage.get(cid.toString()))
 })
+
+test('a DAG stating more than Hearth\'s layout holds (a leaf over one chunk, over 174 links, a node linked twice) is left to the general read before any buffer is sized from it', async (t) => {
+  const dir = await tempDir(t)
+  const blocksDir = join(dir, 'blocks')
+  const { sha256 } = await import('multiformats/hashes/sha2')
+  const { writeBlockDurably } = await import('../../src/storage/raw-blocks.js')
+  const { UnixFS } = await import('ipfs-unixfs')
+  const { code: RAW } = await import('multiformats/codecs/raw')
+  const put = async (codec: number, bytes: Uint8Array): Promise<CID> => {
+    const cid = CID.createV1(codec, await sha256.digest(bytes))
+    await writeBlockDurably(blocksDir, cid, bytes, null)
+    return cid
+  }
+  /** A file node over `children`, each stated to hold its size. */
+  const node = async (children: Array<{ cid: CID; size: number }>): Promise<CID> => {
+    const file = new UnixFS({ type: 'file', blockSizes: children.map((c) => BigInt(c.size)) })
+    return await put(dagPb.code, dagPb.encode({ Data: file.marshal(), Links: children.map((c) => ({ Hash: c.cid, Tsize: c.size })) }))
+  }
+  const leaf = await put(RAW, randomBytes(1000))
+  // a true leaf stated at a terabyte: the buffer would be sized from that before the leaf is read
+  assert.equal(await readVerifiedFile(blocksDir, await node([{ cid: leaf, size: 1000 }, { cid: leaf, size: 2 ** 40 }])), null)
+  assert.equal(await readVerifiedFile(blocksDir, await node([{ cid: leaf, size: CHUNK_SIZE + 1 }])), null)
+  // more links than a node of Hearth's layout has
+  assert.equal(await readVerifiedFile(blocksDir, await node(Array.from({ length: 175 }, () => ({ cid: leaf, size: 1000 })))), null)
+  // one inner node linked over and over: 174 × 174 leaves stated, from two blocks
+  const inner = await node(Array.from({ length: 174 }, () => ({ cid: leaf, size: 1000 })))
+  assert.equal(await readVerifiedFile(blocksDir, await node([{ cid: inner, size: 174_000 }, { cid: inner, size: 174_000 }])), null)
+  // within the bounds, the same shapes read as before
+  const ok = await readVerifiedFile(blocksDir, await node(Array.from({ length: 174 }, () => ({ cid: leaf, size: 1000 }))))
+  assert.equal(ok?.byteLength, 174_000)
+})
