@@ -1,20 +1,24 @@
 // The worker side of worker-pool.ts: a worker module calls `serveWorkerJobs` with its job handler,
 // an async generator whose yields are the job's parts (each optionally with buffers to move
 // instead of copy). A thrown error ends the job with its message and, for a HearthError, its code.
-import { parentPort, type Transferable } from 'node:worker_threads'
+import { parentPort, workerData, type Transferable } from 'node:worker_threads'
 import { isHearthError } from '../errors.js'
 
-/**
- * `control`: shared memory the pool writes while the job runs: at CANCEL 1 once the job's consumer
- * has left (the worker stops the job at its next part instead of running it to its end), at TAKEN
- * how many parts the consumer has taken so far.
- */
-export interface JobRequest { id: number; input: unknown; control: Int32Array }
+export interface JobRequest { id: number; input: unknown }
 
+/**
+ * Shared memory the pool writes while a worker runs its jobs, one per worker for all its jobs
+ * (given as `workerData.control`): at CANCEL the id of the last job whose consumer left (the
+ * worker stops that job at its next part instead of running it to its end), so a cancel that comes
+ * after its job ended never stops the next one; at TAKEN how many parts of the running job the
+ * consumer has taken so far (set to 0 before a job is given, counted only while it runs).
+ */
 export const CANCEL = 0
 export const TAKEN = 1
-/** The control words of one job. */
-export const jobControl = (): Int32Array => new Int32Array(new SharedArrayBuffer(8))
+/** A worker's control words. */
+export const workerControl = (): Int32Array => new Int32Array(new SharedArrayBuffer(8))
+/** Job ids as the control words hold them (an Int32): 1 to 2^31 − 1, then 1 again. */
+export const nextJobId = (id: number): number => id % 0x7fff_ffff + 1
 
 /** What a job can ask while it runs. */
 export interface JobContext {
@@ -39,12 +43,14 @@ export type JobHandler = (input: unknown, ctx: JobContext) => AsyncIterable<JobP
 export function serveWorkerJobs (handler: JobHandler): void {
   const port = parentPort
   if (port === null) throw new Error('serveWorkerJobs runs inside a worker thread')
+  const control = (workerData as { control?: unknown } | null)?.control
+  if (!(control instanceof Int32Array)) throw new Error('serveWorkerJobs runs in a worker the pool started (workerData.control)')
+  const ctx: JobContext = { taken: () => Atomics.load(control, TAKEN) }
   port.on('message', (req: JobRequest) => {
     void (async () => {
       try {
-        const ctx: JobContext = { taken: () => Atomics.load(req.control, TAKEN) }
         for await (const part of handler(req.input, ctx)) {
-          if (Atomics.load(req.control, CANCEL) !== 0) break
+          if (Atomics.load(control, CANCEL) === req.id) break
           port.postMessage({ id: req.id, kind: 'part', value: part.value } satisfies JobReply, part.transfer ?? [])
         }
         port.postMessage({ id: req.id, kind: 'end' } satisfies JobReply)

@@ -17,7 +17,7 @@ import type { Transferable } from 'node:worker_threads'
 import { ERROR_CODES, HearthError, type ErrorCode } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { Service } from './service.js'
-import { CANCEL, jobControl, TAKEN, type JobRequest, type JobReply } from './worker-job.js'
+import { CANCEL, nextJobId, TAKEN, workerControl, type JobRequest, type JobReply } from './worker-job.js'
 
 export interface WorkerPoolOptions {
   /** The service name, also in messages. */
@@ -79,8 +79,8 @@ interface Job {
   input: unknown
   transfer: Transferable[]
   parts: unknown[]
-  /** Shared with the worker: CANCEL set when the consumer left (the worker stops the job), TAKEN the parts taken. */
-  control: Int32Array
+  /** The slot running it, from when it is given (its control words say CANCEL and TAKEN for it). */
+  slot: Slot | null
   /** The consumer left before the end: parts still coming are dropped. */
   abandoned: boolean
   done: boolean
@@ -88,13 +88,14 @@ interface Job {
   wake: (() => void) | null
 }
 
-interface Slot { worker: Worker; job: Job | null; idle: NodeJS.Timeout | null }
+/** A worker and its control words (worker-job.ts), shared with it for all its jobs. */
+interface Slot { worker: Worker; control: Int32Array; job: Job | null; idle: NodeJS.Timeout | null }
 
 export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
   const idleMs = opts.idleMs ?? 30_000
   const slots = new Set<Slot>()
   const queue: Job[] = []
-  let nextId = 1
+  let lastId = 0
   let running = false
   const counts = { finished: 0, failed: 0, crashed: 0, cancelled: 0 }
 
@@ -108,8 +109,9 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
   }
 
   function spawn (): Slot {
-    const worker = startWorker(opts.script, opts.maxHeapMb ?? 512)
-    const slot: Slot = { worker, job: null, idle: null }
+    const control = workerControl()
+    const worker = startWorker(opts.script, opts.maxHeapMb ?? 512, control)
+    const slot: Slot = { worker, control, job: null, idle: null }
     slots.add(slot)
     worker.on('message', (reply: JobReply) => {
       const job = slot.job
@@ -148,9 +150,11 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
   function give (slot: Slot, job: Job): void {
     if (slot.idle !== null) { clearTimeout(slot.idle); slot.idle = null }
     slot.job = job
+    job.slot = slot
+    Atomics.store(slot.control, TAKEN, 0)
     slot.worker.ref()
     try {
-      slot.worker.postMessage({ id: job.id, input: job.input, control: job.control } satisfies JobRequest, job.transfer)
+      slot.worker.postMessage({ id: job.id, input: job.input } satisfies JobRequest, job.transfer)
     } catch (err) {
       slot.job = null
       settle(job, new HearthError('INVALID_ARGUMENT', `a job could not be sent to a worker of ${opts.name}: ${(err as Error).message}`))
@@ -190,7 +194,8 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     if (busy >= opts.size && queue.length >= opts.maxQueued) {
       throw new HearthError('WORKERS_BUSY', `every worker of ${opts.name} is busy (${busy} running, ${queue.length} waiting); try again shortly`, { pool: opts.name, queued: queue.length })
     }
-    const job: Job = { id: nextId++, input, transfer: jobOpts.transfer ?? [], parts: [], control: jobControl(), abandoned: false, done: false, error: undefined, wake: null }
+    lastId = nextJobId(lastId)
+    const job: Job = { id: lastId, input, transfer: jobOpts.transfer ?? [], parts: [], slot: null, abandoned: false, done: false, error: undefined, wake: null }
     const signal = jobOpts.signal
     if (signal?.aborted === true) throw signal.reason
     const abort = (): void => { cancel(job); job.wake?.() }
@@ -201,7 +206,8 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
       for (;;) {
         if (job.abandoned) throw signal?.reason ?? new HearthError('WORKER_FAILED', `the job was cancelled`)
         if (job.parts.length > 0) {
-          Atomics.add(job.control, TAKEN, 1)
+          // a job that ended is still read from while its worker may run the next one
+          if (job.slot?.job === job) Atomics.add(job.slot.control, TAKEN, 1)
           yield job.parts.shift() as Part
           continue
         }
@@ -228,7 +234,7 @@ export function createWorkerPool (opts: WorkerPoolOptions): WorkerPool {
     job.abandoned = true
     if (job.done) return
     counts.cancelled++
-    Atomics.store(job.control, CANCEL, 1)
+    if (job.slot !== null) Atomics.store(job.slot.control, CANCEL, job.id)
     const queued = queue.indexOf(job)
     if (queued >= 0) queue.splice(queued, 1)
   }
@@ -275,11 +281,15 @@ function isErrorCode (code: string): code is ErrorCode {
   return Object.hasOwn(ERROR_CODES, code)
 }
 
-/** A .ts worker (tests, benches under tsx) loads tsx's hooks first: a worker does not inherit them. */
-function startWorker (script: URL, maxHeapMb: number): Worker {
+/**
+ * A worker with its control words (`workerData.control`). A .ts worker (tests, benches under tsx)
+ * loads tsx's hooks first: a worker does not inherit them.
+ */
+function startWorker (script: URL, maxHeapMb: number, control: Int32Array): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: maxHeapMb }
-  if (!script.pathname.endsWith('.ts')) return new Worker(script, { resourceLimits })
+  const workerData = { control }
+  if (!script.pathname.endsWith('.ts')) return new Worker(script, { resourceLimits, workerData })
   const tsx = import.meta.resolve('tsx/esm/api')
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register() }).then(() => import(${JSON.stringify(script.href)}))`
-  return new Worker(boot, { eval: true, resourceLimits })
+  return new Worker(boot, { eval: true, resourceLimits, workerData })
 }

@@ -147,3 +147,22 @@ test('an abort after the job ended but before its parts were read still ends the
   abort.abort(new Error('left after the end'))
   await assert.rejects(parts.next(), /left after the end/)
 })
+
+test('a worker\'s control words serve all its jobs: a job left after its end, or read on while the next runs, never touches the next', async (t) => {
+  const pool = await startedPool(t)
+  // left after its first part, with its other part and its end on their way: a cancel that may
+  // reach the worker after the job ended there
+  for await (const part of pool.run({ mode: 'echo', parts: ['a', 'b'] }, { bytes: 1 })) { assert.equal(part, 'a'); break }
+  assert.deepEqual(await all(pool.run({ mode: 'echo', parts: ['next', 'and on'] }, { bytes: 1 })), ['next', 'and on'], 'the next job on the same worker runs to its end')
+  // an ended job whose parts are still being taken while the next job runs on the same worker
+  const ended = pool.run({ mode: 'echo', parts: [1, 2, 3] }, { bytes: 1 })[Symbol.asyncIterator]()
+  assert.deepEqual(await ended.next(), { done: false, value: 1 })
+  for (let i = 0; i < 500 && (await pool.status()).busy > 0; i++) await new Promise((resolve) => setTimeout(resolve, 2))
+  const next = all(pool.run({ mode: 'taken', ms: 100 }, { bytes: 1 }))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.deepEqual([await ended.next(), await ended.next()], [{ done: false, value: 2 }, { done: false, value: 3 }])
+  assert.deepEqual(await next, [0], 'the next job\'s consumer has taken none of its parts')
+  const status = await pool.status()
+  assert.equal(status.workers, 1, 'one worker ran them all')
+  assert.equal(status.finished + status.cancelled, 4)
+})

@@ -2,7 +2,7 @@
 import { serveWorkerJobs } from '../../src/lifecycle/worker-job.js'
 import { HearthError } from '../../src/errors.js'
 
-interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep' | 'endless' | 'lockstep'; parts?: unknown[]; ms?: number }
+interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep' | 'endless' | 'lockstep' | 'taken'; parts?: unknown[]; ms?: number }
 
 serveWorkerJobs(async function * (input, ctx) {
   const job = input as TestJob
@@ -37,6 +37,10 @@ serveWorkerJobs(async function * (input, ctx) {
         }
         yield { value: i }
       }
+      return
+    case 'taken': // how many of its parts the consumer took, after `ms`
+      await new Promise((resolve) => setTimeout(resolve, job.ms ?? 200))
+      yield { value: ctx.taken() }
       return
     case 'sleep':
       await new Promise((resolve) => setTimeout(resolve, job.ms ?? 200))
