@@ -41,6 +41,13 @@ export interface JournalEntry {
   cid?: string
   /** Absolute paths written without a sync, synced by the checkpoint. */
   files: string[]
+  /**
+   * A received file linked to its name after this entry is committed (receive.ts): the inode the
+   * name then has, and the name's record before this one (absent: none). A replay that finds
+   * another inode there with other bytes knows the link found the name taken (a crash came before
+   * the revert): it leaves that file alone and puts `earlier` back instead of the peer's record.
+   */
+  link?: { ino: number; earlier?: FileRecord }
 }
 
 /** A stored ciphertext; `unsynced` when storage wrote it without a sync (the journal covers it). */
@@ -78,7 +85,7 @@ export async function commitWithEntry<T> (journal: IngestJournal | undefined, en
 /** A received file's index record before its data file exists (its mtime comes from the file). */
 export type ReceivedRecord = Omit<FileRecord, 'updatedAt' | 'mtimeMs'>
 
-interface StoredEntry { path: string; data?: string; ciphertext?: string; cid?: string; received?: ReceivedRecord }
+interface StoredEntry { path: string; data?: string; ciphertext?: string; cid?: string; received?: ReceivedRecord; link?: JournalEntry['link'] }
 
 /** A committed intent: `done` goes into the file's index batch; `drop` when no file was written. */
 export interface ReceiveIntent { done: BatchOp[]; drop: () => Promise<void> }
@@ -110,7 +117,7 @@ export interface IngestJournalDeps {
   db: HearthDatabase
   dataDir: string
   storage: Pick<StorageBackend, 'add' | 'addUnsynced' | 'writeDeferred'>
-  index: Pick<FileIndex, 'get' | 'put'>
+  index: Pick<FileIndex, 'get' | 'put' | 'revert'>
   syncFiles: SyncFiles
   logger: Logger
   /** A checkpoint starts this long after the first entry waiting for one (default 200 ms)... */
@@ -214,7 +221,12 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
         // torn by a power cut (or changed before the daemon saw it): put back the acknowledged
         // bytes unless the index has moved on to another version of this path
         const record = await deps.index.get(stored.path)
-        if (record?.sha256 === sha256Hex(data)) {
+        if (record?.sha256 !== sha256Hex(data)) return files
+        if (stored.link !== undefined && (await lstat(abs)).ino !== stored.link.ino) {
+          // never linked: another writer had the name (receive.ts reverts this record then)
+          await deps.index.revert(stored.path, stored.link.earlier ?? null)
+          deps.logger.warn({ path: stored.path, cid: record.cid }, 'the name of a received file was taken before a crash; its record taken back')
+        } else {
           await writeFileDurably(abs, data, { existing: 'replace', syncDir: null })
           files.push(abs)
         }
@@ -232,6 +244,7 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
       if (entry.data !== undefined) value.data = Buffer.from(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength).toString('base64')
       if (entry.ciphertext !== undefined) value.ciphertext = Buffer.from(entry.ciphertext.buffer, entry.ciphertext.byteOffset, entry.ciphertext.byteLength).toString('base64')
       if (entry.cid !== undefined) value.cid = entry.cid
+      if (entry.link !== undefined) value.link = entry.link
       return {
         ops: [{ type: 'put', sublevel: entries, key, value }],
         committed: () => { waiting.push({ key, files: entry.files, bytes }); waitingBytes += bytes; schedule() },

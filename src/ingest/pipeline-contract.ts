@@ -149,6 +149,13 @@ export interface ReceivedFile {
    */
   unsyncedFiles?: string[]
   /**
+   * Storage keeps the ciphertext in memory, unwritten (`storage.addDeferred`): a receive that
+   * writes or indexes the file journals the ciphertext with the index record, whatever
+   * `unsyncedFiles` lists (the journal's checkpoint writes the block); the caller has storage
+   * write it otherwise.
+   */
+  deferred?: boolean
+  /**
    * Its decryption, started earlier by `IngestPipeline.prepareReceive` (on a worker thread while
    * the file waited for its turn); used instead of decrypting here.
    */

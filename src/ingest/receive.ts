@@ -11,7 +11,7 @@ import { absoluteDataPath } from './layout.js'
 import { readDataFileOrNull, sha256Hex } from './data-file.js'
 import { decryptReceived, type Decrypt, type DecryptedFile } from './decryptor.js'
 import type { PathLocks } from './path-locks.js'
-import type { IngestJournal, JournalEntry, ReceivedRecord } from './journal.js'
+import type { IngestJournal, JournalEntry, PendingEntry, ReceivedRecord } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
 import { inThreadStager, type FileStager } from './atomic-write.js'
 import type { DurableWrite } from '../storage/durable-file.js'
@@ -35,13 +35,13 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
    * A received file's name already holds the same bytes (the same envelope): indexed as received
    * unless it is stored here under its own ciphertext (kept, so two devices never trade CIDs).
    */
-  async function indexPresent (received: ReceivedRecord & { cid: string }, abs: string, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken' | 'exists'> {
+  async function indexPresent (received: ReceivedRecord & { cid: string }, abs: string, unstored: Unstored | undefined): Promise<FileRecord | 'taken' | 'exists'> {
     const current = await readDataFileOrNull(deps.dataDir, received.path, received.size)
     if (current === null || sha256Hex(current) !== received.sha256) return 'taken'
     const indexed = await deps.index.get(received.path)
     if (indexed != null && FINAL_STATES.has(indexed.state)) return 'exists'
-    // a ciphertext stored unsynced is journaled with the record (the receive hook syncs it otherwise)
-    const block = !hasUnsynced(unsyncedFiles) ? undefined : { path: received.path, ciphertext, cid: received.cid, files: unsyncedFiles }
+    // a ciphertext not yet durable is journaled with the record (the receive hook makes it durable otherwise)
+    const block = unstored === undefined ? undefined : { path: received.path, ciphertext: unstored.ciphertext, cid: received.cid, files: unstored.files }
     return await record({ ...received, mtimeMs: (await lstat(abs)).mtimeMs }, block)
   }
 
@@ -49,19 +49,22 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
    * A small received file (journaled) whose bytes are staged in a temp (its name was free then),
    * never on disk without its record (the start-up scan would take it for a local file and
    * register it again): the record and its journal entry (the data file, and the ciphertext when
-   * it was stored unsynced) are committed, then the temp is linked to the name, unsynced; a crash
+   * storage has not made it durable) are committed, then the temp is linked to the name, unsynced; a crash
    * before or while it is written is repaired by the replay (journal.ts), with the peer's origin
    * and CID.
    */
-  async function publishJournaled (journal: IngestJournal, received: ReceivedRecord & { cid: string }, abs: string, staged: StagedFile, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken'> {
+  async function publishJournaled (journal: IngestJournal, received: ReceivedRecord & { cid: string }, abs: string, staged: StagedFile, plaintext: Uint8Array, unstored: Unstored | undefined): Promise<FileRecord | 'taken'> {
     const { path: rel, cid } = received
-    const block = hasUnsynced(unsyncedFiles) ? { ciphertext, cid } : {}
-    const entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unsyncedFiles ?? [])] })
+    const block = unstored !== undefined ? { ciphertext: unstored.ciphertext, cid } : {}
     const r: FileRecord = { ...received, mtimeMs: staged.mtimeMs, updatedAt: Date.now() }
+    let entry: PendingEntry
+    // the name's record before this one is kept, in case the name is taken after all: here for
+    // the revert below, and in the entry for a replay after a crash before that revert
     let earlier: FileRecord | null = null
     try {
-      // the name's record before this one is kept, in case the name is taken after all
-      await deps.index.putDerived(rel, (current) => { earlier = current; return { record: r } }, { also: entry.ops })
+      earlier = await deps.index.get(rel) ?? null
+      entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unstored?.files ?? [])], link: { ino: staged.ino, ...(earlier !== null ? { earlier } : {}) } })
+      await deps.index.put(r, { also: entry.ops })
     } catch (err) {
       await stager.publish(staged, null).catch(() => {})
       throw err
@@ -88,10 +91,11 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
   /**
    * Writes a received file that is not journaled (no journal, or over JOURNAL_MAX_BYTES) whose
    * name is free: without a journal, synced and then indexed; otherwise an intent holding the
-   * record is committed first, the file written synced, and the record's batch drops the intent;
-   * replay indexes a file the intent names as received.
+   * record is committed first, the file written synced, and the record's batch drops the intent
+   * (and journals the ciphertext when storage has not made it durable: a compressed message's
+   * plaintext can be over the bound); replay indexes a file the intent names as received.
    */
-  async function writeReceived (received: ReceivedRecord & { cid: string }, abs: string, plaintext: Uint8Array): Promise<FileRecord | 'taken'> {
+  async function writeReceived (received: ReceivedRecord & { cid: string }, abs: string, plaintext: Uint8Array, unstored: Unstored | undefined): Promise<FileRecord | 'taken'> {
     const rel = received.path
     if (journal === undefined) {
       const write = await writeOwnDataFile(deps.ownWrites, rel, abs, plaintext)
@@ -107,21 +111,23 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     }
     if (!write.written) { await intent.drop(); return 'taken' }
     const r: FileRecord = { ...received, mtimeMs: write.mtimeMs, updatedAt: Date.now() }
-    await deps.index.put(r, { also: intent.done })
+    const block = unstored === undefined ? undefined : journal.entry({ path: rel, ciphertext: unstored.ciphertext, cid: received.cid, files: unstored.files })
+    await deps.index.put(r, { also: block === undefined ? intent.done : [...intent.done, ...block.ops] })
+    block?.committed()
     return r
   }
 
   /** Writes or indexes a received file under `rel` (its lock held); 'taken' when the name holds another file. */
-  async function place (received: ReceivedRecord & { cid: string }, plaintext: Uint8Array, ciphertext: Uint8Array, unsyncedFiles: string[] | undefined): Promise<FileRecord | 'taken' | 'exists'> {
+  async function place (received: ReceivedRecord & { cid: string }, plaintext: Uint8Array, unstored: Unstored | undefined): Promise<FileRecord | 'taken' | 'exists'> {
     const abs = absoluteDataPath(deps.dataDir, received.path)
     if (journal !== undefined && plaintext.byteLength <= JOURNAL_MAX_BYTES) {
       // one request to the file writer's thread: whether the name exists, else the bytes in a temp
       const staged = await stager.stageNew(abs, plaintext)
-      if (staged === null) return await indexPresent(received, abs, ciphertext, unsyncedFiles)
-      return await publishJournaled(journal, received, abs, staged, plaintext, ciphertext, unsyncedFiles)
+      if (staged === null) return await indexPresent(received, abs, unstored)
+      return await publishJournaled(journal, received, abs, staged, plaintext, unstored)
     }
-    if (await lstat(abs).then(() => true, () => false)) return await indexPresent(received, abs, ciphertext, unsyncedFiles)
-    return await writeReceived(received, abs, plaintext)
+    if (await lstat(abs).then(() => true, () => false)) return await indexPresent(received, abs, unstored)
+    return await writeReceived(received, abs, plaintext, unstored)
   }
 
   return async function receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'> {
@@ -140,6 +146,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     }
     const verdict = deps.validate(schema, env.data)
     if (!verdict.ok) throw new HearthError('SCHEMA_VALIDATION_FAILED', `received file ${meta.cid} does not match its schema`, { reasons: verdict.reasons })
+    const unstored = unstoredCiphertext(ciphertext, meta)
     const name = collectedAtToFileName(env.collectedAt)
     const names = [name, name.replace(/\.json$/, `.${meta.cid.slice(-12)}.json`)]
     for (const candidate of names) {
@@ -159,7 +166,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
           fileId: meta.fileId ?? null,
           origin: meta.origin
         }
-        const r = await place(received, plaintext, ciphertext, meta.unsyncedFiles)
+        const r = await place(received, plaintext, unstored)
         if (r === 'taken' || r === 'exists') return r
         deps.onIndexed?.(r)
         return 'written' as const
@@ -170,12 +177,17 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
   }
 }
 
+/** A received ciphertext storage has not made durable: the journal entry of its file holds it. */
+interface Unstored { ciphertext: Uint8Array; files: string[] }
+
 /**
- * Whether storage left files of the ciphertext unsynced, so the journal entry must hold it: a
- * small block kept in LevelDB (storage/small-blocks.ts) is durable already, with no file.
+ * The ciphertext when the journal must hold it: kept in storage's memory (`deferred`), or with
+ * files left unsynced; a small block `addUnsynced` put into LevelDB (storage/small-blocks.ts) is
+ * durable already, with no file.
  */
-function hasUnsynced (files: string[] | undefined): files is string[] {
-  return files !== undefined && files.length > 0
+function unstoredCiphertext (ciphertext: Uint8Array, meta: ReceivedFile): Unstored | undefined {
+  const files = meta.unsyncedFiles ?? []
+  return meta.deferred === true || files.length > 0 ? { ciphertext, files } : undefined
 }
 
 /** Starts a received file's decryption ahead of its receive (hand the result to it as `meta.decrypted`). */

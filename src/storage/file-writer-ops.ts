@@ -54,7 +54,8 @@ function stageThrough (given: string, bytes: Uint8Array, mode: number, spares: s
   try {
     try {
       writeAll(fd, bytes)
-      return { temp, mtimeMs: fstatSync(fd).mtimeMs }
+      const st = fstatSync(fd)
+      return { temp, mtimeMs: st.mtimeMs, ino: st.ino }
     } finally {
       closeSync(fd)
     }
@@ -149,6 +150,21 @@ export function writeBlock (path: string, temp: string, bytes: Uint8Array): void
   }
 }
 
+/**
+ * A block written whole over whatever the name holds (a torn block of an earlier crash, or the same
+ * bytes): a temp beside it, renamed over the name, so a reader of the name meanwhile sees the old
+ * file or the new one. Not synced.
+ */
+export function replaceBlock (path: string, temp: string, bytes: Uint8Array): void {
+  const fd = openCreating(temp, 'wx', 0o644)
+  try {
+    try { writeAll(fd, bytes) } finally { closeSync(fd) }
+    renameSync(temp, path)
+  } catch (err) {
+    try { unlinkSync(temp) } catch {}
+    throw err
+  }
+}
 
 export function errorOf (err: unknown): WriterError {
   const e = err as NodeJS.ErrnoException

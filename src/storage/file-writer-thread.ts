@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CreateFile, FileOutcome, WriterReply, WriterRequest, WriterSetup } from './file-writer.js'
-import { createNew, errorOf, openCreating, publish, stageNew, writeBlock } from './file-writer-ops.js'
+import { createNew, errorOf, openCreating, publish, replaceBlock, stageNew, writeBlock } from './file-writer-ops.js'
 
 const setup = (workerData ?? {}) as WriterSetup
 const spares: string[] = []
@@ -45,6 +45,9 @@ function handle (req: WriterRequest): void {
       reply = { id: req.id }
     } else if (req.op === 'create' || req.op === 'stage' || req.op === 'publish') {
       reply = { id: req.id, results: req.files.map((f): FileOutcome => { try { return run(req.op, f) } catch (err) { return { error: errorOf(err) } } }) }
+    } else if (req.op === 'replace') {
+      for (const b of req.blocks) replaceBlock(b.path, b.temp, b.bytes)
+      reply = { id: req.id }
     } else {
       for (const b of req.blocks) writeBlock(b.path, b.temp, b.bytes)
       reply = { id: req.id }

@@ -18,15 +18,18 @@ import type { FileSyncer } from './deferred-sync.js'
 
 export interface WriterError { message: string; code?: string; syscall?: string }
 export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number }
-/** A file's bytes in a temp, waiting to be linked to its name (FileWriter.stageNew). */
-export interface StagedFile { temp: string; mtimeMs: number }
+/**
+ * A file's bytes in a temp, waiting to be linked to its name (FileWriter.stageNew); `ino` is the
+ * inode the name will have once linked (a crash's replay tells that file from another one by it).
+ */
+export interface StagedFile { temp: string; mtimeMs: number; ino: number }
 type Publish = { temp: string; path: string | null }
 type WriterOp =
   | { op: 'end' }
   | { op: 'create'; files: CreateFile[] }
   | { op: 'stage'; files: CreateFile[] }
   | { op: 'publish'; files: Publish[] }
-  | { op: 'blocks'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
+  | { op: 'blocks' | 'replace'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
 export type WriterRequest = WriterOp & { id: number }
 /** The thread's settings: the temp folder and how many empty temps to keep there (file-writer-thread.ts). */
 export interface WriterSetup { tempDir?: string; spares?: number }
@@ -61,6 +64,8 @@ export interface FileWriter {
   publish (staged: StagedFile, path: string | null): Promise<{ written: boolean }>
   /** Content-addressed files, each written unless a file of its size is there. Not synced. */
   writeBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
+  /** Content-addressed files, each written whole (a temp renamed over the name) whatever is there. Not synced. */
+  replaceBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
   /** Ends the thread (a later request starts a new one). */
   close (): Promise<void>
 }
@@ -167,6 +172,13 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     })
   }
 
+  async function sendBlocks (op: 'blocks' | 'replace', blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void> {
+    for (let i = 0; i < blocks.length; i += BLOCKS_PER_MESSAGE) {
+      const part = blocks.slice(i, i + BLOCKS_PER_MESSAGE).map((b) => ({ path: b.path, temp: join(dirname(b.path), tempName(basename(b.path))), bytes: exactBytes(b.bytes) }))
+      await send({ op, blocks: part })
+    }
+  }
+
   const tempFor = (path: string): string => join(opts.tempDir ?? dirname(path), tempName(basename(path)))
   const fileOf = (path: string, bytes: Uint8Array, mode: number): CreateFile => ({ path, temp: tempFor(path), bytes: exactBytes(bytes), mode })
 
@@ -187,12 +199,8 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     async publish (staged, path) {
       return await turns.publish({ temp: staged.temp, path }) as { written: boolean }
     },
-    async writeBlocks (blocks) {
-      for (let i = 0; i < blocks.length; i += BLOCKS_PER_MESSAGE) {
-        const part = blocks.slice(i, i + BLOCKS_PER_MESSAGE).map((b) => ({ path: b.path, temp: join(dirname(b.path), tempName(basename(b.path))), bytes: exactBytes(b.bytes) }))
-        await send({ op: 'blocks', blocks: part })
-      }
-    },
+    async writeBlocks (blocks) { await sendBlocks('blocks', blocks) },
+    async replaceBlocks (blocks) { await sendBlocks('replace', blocks) },
     async close () {
       if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
       await retire()

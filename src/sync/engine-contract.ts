@@ -44,9 +44,12 @@ export interface SyncEngineOptions {
   /**
    * Store fetched single-block ciphertexts without a sync of their own and hand their files to
    * `receive`, which makes them durable (peer-receive.ts: journaled with the index record, or
-   * synced). Only for a hook that does; default false.
+   * synced). Only for a hook that does; default false. 'deferred': where storage can, not even
+   * written yet (`storage.addDeferred`: kept in memory until the ingest journal's checkpoint
+   * writes it), handed over as `stored.deferred`; the hook journals the ciphertext itself with the
+   * index record, or has storage write it (`writeDeferred`) before any other answer but 'rejected'.
    */
-  storeUnsynced?: boolean
+  storeUnsynced?: boolean | 'deferred'
   /** Longest wait for an answer or the next frame on a sync stream. Default 60 s. */
   readTimeoutMs?: number
   /** Longest wait for a peer's next request on a session it opened. Default 5 min. */

@@ -115,7 +115,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     readTimeoutMs,
     pageSize: opts.pageSize ?? 500,
     window: { requests: opts.window?.requests ?? 64, bytes: opts.window?.bytes ?? 32 * 1024 * 1024 },
-    storeUnsynced: opts.storeUnsynced === true,
+    storeUnsynced: opts.storeUnsynced ?? false,
     batch: { files: Math.max(1, opts.batch?.files ?? 64), bytes: Math.max(1, opts.batch?.bytes ?? 24 * 1024 * 1024) },
     receive: opts.receive,
     ...(opts.prepare !== undefined ? { prepare: opts.prepare } : {}),

@@ -25,11 +25,12 @@ export function outcomeOfFailure (err: unknown): Extract<ReceiveOutcome, 'reject
  * The sync engine's receive hook over the pipeline's receive: files keep origin 'peer' (never
  * re-registered here), and each handled file is reported to `onReceived`.
  *
- * A ciphertext the engine stored without a sync is made durable here: a journaling pipeline
- * that writes the file commits it in the index record's batch (one group-committed sync for the
- * whole batch of received files); when the file is not written (already present, parked for its
- * schema, a transient failure) its block files are synced before the answer. A rejected file's
- * ciphertext is dropped, so it needs no sync.
+ * A ciphertext the engine stored without a sync (or kept unwritten, `stored.deferred`) is made
+ * durable here: a journaling pipeline that writes the file commits it in the index record's batch
+ * (one group-committed sync for the whole batch of received files; the journal's checkpoint
+ * writes a deferred block later); when the file is not written (already present, parked for its
+ * schema, a transient failure) it is written and synced before the answer. A rejected file's
+ * ciphertext is dropped, so it needs neither.
  */
 export function peerReceiveHook (deps: {
   receive (ciphertext: Uint8Array, meta: ReceivedFile): Promise<'written' | 'exists'>
@@ -37,13 +38,23 @@ export function peerReceiveHook (deps: {
   journaled?: boolean
   /** Makes files written without a sync durable (storage/deferred-sync.ts). */
   syncFiles: SyncFiles
+  /** Writes the blocks storage keeps in memory (`storage.writeDeferred`), for `stored.deferred`. */
+  writeDeferred?: () => Promise<void>
   logger: Logger
   onReceived?: (file: { cid: string; peerId: string; outcome: ReceiveOutcome }) => void
 }): ReceiveHook {
+  async function makeDurable (files: string[], deferred: boolean): Promise<void> {
+    if (deferred) {
+      if (deps.writeDeferred === undefined) throw new Error('a deferred ciphertext needs writeDeferred')
+      await deps.writeDeferred()
+    }
+    await deps.syncFiles(files)
+  }
   return async (entry: LiveEntry, ciphertext, from, stored) => {
     const unsynced = stored?.unsyncedFiles
+    const deferred = unsynced !== undefined && stored?.deferred === true
     const journaling = unsynced !== undefined && deps.journaled === true
-    if (unsynced !== undefined && !journaling) await deps.syncFiles(unsynced)
+    if (unsynced !== undefined && !journaling) await makeDurable(unsynced, deferred)
     let outcome: ReceiveOutcome
     try {
       outcome = await deps.receive(ciphertext, {
@@ -51,19 +62,19 @@ export function peerReceiveHook (deps: {
         schemaId: entry.schemaId,
         fileId: entry.fileId,
         origin: 'peer',
-        ...(journaling ? { unsyncedFiles: unsynced } : {}),
+        ...(journaling ? { unsyncedFiles: unsynced, ...(deferred ? { deferred } : {}) } : {}),
         ...(stored?.prepared !== undefined ? { decrypted: stored.prepared } : {})
       })
     } catch (err) {
       const final = outcomeOfFailure(err)
       if (final === null) {
-        if (journaling) await deps.syncFiles(unsynced).catch(() => {})
+        if (journaling) await makeDurable(unsynced, deferred).catch(() => {})
         throw err
       }
       if (final === 'rejected') deps.logger.warn({ cid: entry.cid, errorCode: (err as { code?: string }).code, err: (err as Error).message }, 'file from a peer rejected')
       outcome = final
     }
-    if (journaling && outcome !== 'written' && outcome !== 'rejected') await deps.syncFiles(unsynced)
+    if (journaling && outcome !== 'written' && outcome !== 'rejected') await makeDurable(unsynced, deferred)
     deps.onReceived?.({ cid: entry.cid, peerId: from.peerId, outcome })
     return outcome
   }

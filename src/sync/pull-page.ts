@@ -6,6 +6,7 @@
 import type { FileRecord } from '../db/types.js'
 import { HearthError } from '../errors.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
+import type { UnsyncedAdd } from '../storage/types.js'
 import { isTombstone, type LiveEntry, type TombstoneEntry, type WireEntry } from './protocol.js'
 import type { PeerContext, PullContext, PullTotals, ReceiveOutcome } from './pull.js'
 import { createReceiveBatcher, type FetchedFile } from './receive-batch.js'
@@ -265,9 +266,20 @@ async function unpinUnlessHeld (cid: string, ctx: Pick<PullContext, 'index' | 's
   if ((await ctx.index.byCid(cid)).length === 0 && await ctx.state.parked(cid) === null) await ctx.storage.unpin(cid)
 }
 
+/**
+ * A single-block ciphertext stored as `ctx.storeUnsynced` says: kept in memory until the journal's
+ * checkpoint writes it (`deferred`), or written without a sync; null when storage cannot (then `add`).
+ */
+async function storeUnsynced (bytes: Uint8Array, ctx: PullContext): Promise<{ unsynced: UnsyncedAdd | null; deferred: boolean }> {
+  if (ctx.storeUnsynced === false) return { unsynced: null, deferred: false }
+  const deferred = ctx.storeUnsynced === 'deferred' ? await ctx.storage.addDeferred?.(bytes) ?? null : null
+  if (deferred !== null) return { unsynced: deferred, deferred: true }
+  return { unsynced: await ctx.storage.addUnsynced?.(bytes) ?? null, deferred: false }
+}
+
 /** Store (unless that started when it was read), verify and hand over one fetched ciphertext. */
 async function accept ({ entry, bytes, prepared }: FetchedFile, from: PeerContext, ctx: PullContext, totals: PullTotals, early?: Promise<string>): Promise<void> {
-  const unsynced = early === undefined && ctx.storeUnsynced && ctx.storage.addUnsynced !== undefined ? await ctx.storage.addUnsynced(bytes) : null
+  const { unsynced, deferred } = early === undefined ? await storeUnsynced(bytes, ctx) : { unsynced: null, deferred: false }
   const cid = unsynced?.cid ?? await (early ?? ctx.storage.add(bytes))
   if (cid !== entry.cid) {
     // Not settled: another peer may serve the right bytes for this CID. The bytes just stored are
@@ -277,7 +289,7 @@ async function accept ({ entry, bytes, prepared }: FetchedFile, from: PeerContex
     totals.rejected++
     return
   }
-  const stored = { ...(unsynced !== null ? { unsyncedFiles: unsynced.files } : {}), ...(prepared !== undefined ? { prepared } : {}) }
+  const stored = { ...(unsynced !== null ? { unsyncedFiles: unsynced.files } : {}), ...(deferred ? { deferred } : {}), ...(prepared !== undefined ? { prepared } : {}) }
   const outcome = await ctx.receive(entry, bytes, from, stored)
   await settleOutcome(entry, outcome, from, ctx)
   totals[outcome === 'waiting-schema' ? 'waiting' : outcome]++

@@ -34,10 +34,11 @@ export interface PeerContext { peerId: string }
 
 /**
  * `stored.unsyncedFiles`: the ciphertext is in storage but was written without a sync (only when
- * the engine runs with `storeUnsynced`); the hook makes it durable before it answers anything but
- * 'rejected' (peer-receive.ts journals it with the index record or syncs it).
+ * the engine runs with `storeUnsynced`); with `stored.deferred` not even written yet (kept in
+ * storage's memory, `storage.addDeferred`). The hook makes it durable before it answers anything
+ * but 'rejected' (peer-receive.ts journals it with the index record, or writes and syncs it).
  */
-export type ReceiveHook = (entry: LiveEntry, ciphertext: Uint8Array, from: PeerContext, stored?: { unsyncedFiles?: string[]; prepared?: Prepared }) => Promise<ReceiveOutcome>
+export type ReceiveHook = (entry: LiveEntry, ciphertext: Uint8Array, from: PeerContext, stored?: { unsyncedFiles?: string[]; deferred?: boolean; prepared?: Prepared }) => Promise<ReceiveOutcome>
 /** What a PrepareHook started for a file (its decryption), handed to the receive hook with it. */
 export type Prepared = Promise<DecryptedFile>
 /**
@@ -81,8 +82,8 @@ export interface PullContext {
   window: { requests: number; bytes: number }
   /** Fetched files received together (stored, decrypted, written, indexed): count and bytes. */
   batch: BatchLimits
-  /** Store single-block ciphertexts without a sync and let the receive hook make them durable. */
-  storeUnsynced: boolean
+  /** Store single-block ciphertexts without a sync (or, 'deferred', unwritten) and let the receive hook make them durable. */
+  storeUnsynced: boolean | 'deferred'
   receive: ReceiveHook
   prepare?: PrepareHook
   /** A page lists files over one chunk to fetch: start what `prepare` needs for them (a worker). */

@@ -132,13 +132,15 @@ export function createSyncService (deps: SyncServiceDeps): SyncService {
       state: deps.state.sync,
       logger,
       intervalMs: settings.intervalMs,
-      // fetched small files are stored unsynced and journaled with their index records: one
-      // group-committed sync per batch of received files (peer-receive.ts)
-      storeUnsynced: true,
+      // fetched small files are kept in storage's memory and journaled with their index records,
+      // as a POST's are: one group-committed sync per batch of received files, and their blocks
+      // and pins written by the journal's checkpoint (peer-receive.ts)
+      storeUnsynced: deps.pipeline.journaled ? 'deferred' : true,
       receive: peerReceiveHook({
         receive: deps.pipeline.receive,
         journaled: deps.pipeline.journaled,
         syncFiles: deps.syncFiles ?? createFileSyncer(),
+        writeDeferred: async () => { await deps.storage.writeDeferred?.() },
         logger,
         onReceived: (file) => deps.events.emit('peer.file.received', file)
       }),

@@ -1,10 +1,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readdir, readFile, readlink, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { sha256 } from 'multiformats/hashes/sha2'
 import { CID } from 'multiformats/cid'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
+import { createFileWriter, type FileWriter } from '../../src/storage/file-writer.js'
 import { createStorage, openStorage } from '../../src/storage/factory.js'
 import { CHUNK_SIZE, cidOfBytes } from '../../src/storage/cid.js'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
@@ -242,4 +244,27 @@ test('a multi-block add makes every block it wrote durable in one sync before it
   assert.equal(blockFiles.length, 12)
   assert.deepEqual([...syncs[0]!].sort(), blockFiles.sort())
   assert.equal(await storage.has(root), true)
+})
+
+test('a multi-block add writes its blocks on the file writer\'s thread, each whole over whatever its name held (a torn block of the same size too)', async (t) => {
+  const dir = await tempDir(t)
+  const real = createFileWriter()
+  t.after(async () => { await real.close() })
+  const replaced: string[] = []
+  const writer: FileWriter = { ...real, replaceBlocks: async (blocks) => { replaced.push(...blocks.map((b) => b.path)); await real.replaceBlocks(blocks) } }
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore'), writer })
+  t.after(async () => { await storage.stop() })
+  const bytes = randomBytes(2 * CHUNK_SIZE + 7)
+  const first = CID.createV1(0x55, await sha256.digest(bytes.subarray(0, CHUNK_SIZE)))
+  // a block left torn by an earlier crash, of the right size
+  const torn = blockFilePath(join(dir, 'blocks'), first)
+  await mkdir(dirname(torn), { recursive: true })
+  await writeFile(torn, Buffer.alloc(CHUNK_SIZE))
+  const root = await storage.add(bytes)
+  assert.equal(root, await cidOfBytes(bytes))
+  assert.equal(replaced.length, 4, 'three leaves and the root, each through the thread')
+  assert.ok(replaced.includes(torn))
+  assert.deepEqual(await readFile(torn), bytes.subarray(0, CHUNK_SIZE), 'the torn block rewritten')
+  assert.deepEqual(Buffer.from(await storage.get(root)), bytes)
+  assert.deepEqual((await readdir(join(dir, 'blocks'), { recursive: true })).filter((f) => f.endsWith('.tmp')), [], 'no temp left behind')
 })

@@ -127,3 +127,18 @@ test('a create in two halves: stageNew puts the bytes in a temp (null when the n
   assert.deepEqual((await readdir(scope)).sort(), ['a.json', 'c.json', 'there.json'])
   for (const staged of [a, fresh, taken, dropped]) await assert.rejects(stat(staged!.temp), { code: 'ENOENT' }, 'every staged temp removed')
 })
+
+test('replaceBlocks writes each block whole over whatever its name holds, the same size too, and leaves no temp', async (t) => {
+  const dir = await tempDir(t)
+  const writer = createFileWriter()
+  t.after(async () => { await writer.close() })
+  const a = join(dir, 'AB', 'a.data')
+  await writer.replaceBlocks([{ path: a, bytes: Buffer.from('aaaa') }]) // its folder made
+  assert.equal(await readFile(a, 'utf8'), 'aaaa')
+  await writeFile(a, 'a\0\0\0') // torn by a crash, the same size
+  await writer.replaceBlocks([{ path: a, bytes: Buffer.from('aaaa') }])
+  assert.equal(await readFile(a, 'utf8'), 'aaaa')
+  assert.deepEqual(await readdir(join(dir, 'AB')), ['a.data'], 'no temp left behind')
+  await writeFile(join(dir, 'plain'), 'x')
+  await assert.rejects(writer.replaceBlocks([{ path: join(dir, 'plain', 'b.data'), bytes: Buffer.from('b') }]), { code: 'ENOTDIR' })
+})
