@@ -1,47 +1,161 @@
-// POST /v1/data throughput and latency over the real unix socket, for 1 KB bodies, at 1 and 32
-// concurrent clients, against a real daemon process on a temp home.
-// Run: node --import tsx bench/api.ts [--quick]
+// POST /v1/data over the real unix socket, 1 KB bodies, at 16 concurrent clients (the budget's
+// row) and at one, against real daemon processes (each checkout's compiled `dist/` with its
+// launcher's flags) on fresh temp homes: files/s, p50/p99, and what a POST costs the daemon in CPU
+// (user + system): all threads, and the main thread alone — the thread the 16-client budget is
+// bound by (3,000 files/s leaves it 0.33 ms per POST), and which load inflates far less than
+// throughput. `--base DIR` runs an older checkout side by side, the variants alternating for
+// `--rounds N` rounds (medians printed); `--prof DIR` profiles each variant's 16-client burst
+// (main thread: self time by area, top functions, and the request path's own functions).
+// Run: node --import tsx bench/api.ts [--quick] [--base DIR] [--rounds N] [--prof DIR]
 import '../src/polyfill.js'
-import { Agent, request } from 'node:http'
-import { startBenchDaemon } from './support/daemon.js'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
+import { ensureBuilt } from './support/dist-daemon.js'
+import { cpuMs } from './support/cpu-time.js'
+import { monotonicMicros, summariseCpuProfile, type CpuProfile } from './cpu-profile.js'
 
-const quick = process.argv.includes('--quick')
-const daemon = await startBenchDaemon({ name: 'api' })
-const socketPath = daemon.socketPath
-
-const agent = new Agent({ keepAlive: true, maxSockets: 64 })
+const args = process.argv.slice(2)
+const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
+const quick = args.includes('--quick')
+const base = opt('--base')
+const rounds = Number(opt('--rounds') ?? 1)
+const profDir = opt('--prof')
+const SCOPE = 'instagram.profile'
+const N16 = quick ? 600 : 3000
+const N1 = quick ? 200 : 600
 const body = JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) })
 
-function post (): Promise<number> {
-  const started = performance.now()
-  return new Promise((resolve, reject) => {
-    const r = request({ socketPath, agent, method: 'POST', path: '/v1/data/instagram.profile', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume()
-      res.on('end', () => res.statusCode === 201 ? resolve(performance.now() - started) : reject(new Error(`status ${res.statusCode}`)))
-    })
-    r.on('error', reject)
-    r.end(body)
-  })
+/** CPU milliseconds of the process's main thread (its task id is the pid). */
+async function mainThreadCpuMs (pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
-async function measure (clients: number, total: number): Promise<Record<string, string>> {
+interface Burst { perSecond: number; p50: number; p99: number; cpu: number; mainCpu: number }
+
+async function postMany (d: RunningDaemon, clients: number, total: number): Promise<Burst> {
   const latencies: number[] = []
   let issued = 0
+  const [cpu0, main0] = [await cpuMs(d.pid), await mainThreadCpuMs(d.pid)]
   const started = performance.now()
   await Promise.all(Array.from({ length: clients }, async () => {
-    while (issued < total) { issued++; latencies.push(await post()) }
+    while (issued < total) {
+      issued++
+      const t = performance.now()
+      const r = await d.call('POST', `/v1/data/${SCOPE}`, body)
+      if (r.status !== 201) throw new Error(`POST answered ${r.status}: ${r.body}`)
+      latencies.push(performance.now() - t)
+    }
   }))
   const seconds = (performance.now() - started) / 1000
+  const [cpu1, main1] = [await cpuMs(d.pid), await mainThreadCpuMs(d.pid)]
   latencies.sort((a, b) => a - b)
-  const pct = (p: number): string => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(2)
-  return { clients: String(clients), requests: String(total), 'req/s': (total / seconds).toFixed(1), 'p50 ms': pct(0.5), 'p99 ms': pct(0.99) }
+  return {
+    perSecond: total / seconds,
+    p50: latencies[Math.floor(latencies.length / 2)]!,
+    p99: latencies[Math.floor(latencies.length * 0.99)]!,
+    cpu: (cpu1 - cpu0) / total,
+    mainCpu: (main1 - main0) / total
+  }
 }
 
-try {
-  await measure(4, 50) // warm-up
-  const n = quick ? 200 : 2000
-  console.table([await measure(1, n), await measure(32, n)])
-} finally {
-  agent.destroy()
-  await daemon.stop()
+/** The request path's own functions (HTTP, envelope, layout, encryption): their total time, inclusive. */
+const REQUEST_PATH = /\/(api|protocol|ingest\/(layout|envelope-bytes|encryptor|submit-names))\//
+
+function requestPathShare (profile: CpuProfile, window: { from: number; to: number }): string {
+  const parent = new Map<number, number>()
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
+  const inclusive = new Map<string, number>()
+  let busy = 0
+  let at = profile.startTime
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0
+    at += delta
+    if (at < window.from || at > window.to || byId.get(id)!.callFrame.functionName === '(idle)') return
+    busy += delta
+    const seen = new Set<string>()
+    for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) {
+      const f = byId.get(x)!.callFrame
+      if (!REQUEST_PATH.test(f.url)) continue
+      const name = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(src|dist)\//, '')}`
+      if (seen.has(name)) continue
+      seen.add(name)
+      inclusive.set(name, (inclusive.get(name) ?? 0) + delta)
+    }
+  })
+  const lines = ['request path (inclusive, the outermost frames cover the rest):']
+  for (const [name, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 25)) lines.push(`  ${(100 * us / busy).toFixed(1).padStart(5)} %  ${name}`)
+  return lines.join('\n')
+}
+
+async function profileSummary (dir: string, pid: number, window: { from: number; to: number }): Promise<string> {
+  const main = (await readdir(dir)).find((f) => f.split('.')[3] === String(pid) && f.split('.')[4] === '0')
+  if (main === undefined) return '(no profile written)'
+  const profile = JSON.parse(await readFile(join(dir, main), 'utf8')) as CpuProfile
+  return `${summariseCpuProfile(profile, { window, top: 25 })}\n${requestPathShare(profile, window)}`
+}
+
+interface Result { post16: Burst; post1: Burst; profile?: string }
+
+async function runVariant (name: string, dir: string, round: number): Promise<Result> {
+  const home = await mkdtemp(join(tmpdir(), `hearth-bench-api-${name}-`))
+  const prof = profDir === null ? null : join(profDir, `${name}-${round}`)
+  const d = await launchDaemon({
+    checkout: dir,
+    run: 'dist',
+    home,
+    env: { HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_UI: 'false' },
+    ...(prof !== null ? { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${prof}`] } : {}),
+    until: 'ready'
+  })
+  try {
+    await postMany(d, 4, 200) // warm-up: schema resolution, JIT
+    const from = monotonicMicros()
+    const post16 = await postMany(d, 16, N16)
+    const to = monotonicMicros()
+    const post1 = await postMany(d, 1, N1)
+    await d.stop()
+    return { post16, post1, ...(prof !== null ? { profile: await profileSummary(prof, d.pid, { from, to }) } : {}) }
+  } finally {
+    await d.stop()
+    await rm(home, { recursive: true, force: true })
+  }
+}
+
+const variants: Array<[string, string]> = [...(base !== null ? [['base', resolve(base)] as [string, string]] : []), ['current', REPO]]
+for (const [, dir] of variants) ensureBuilt(dir)
+const results = new Map<string, Result[]>(variants.map(([name]) => [name, []]))
+for (let round = 0; round < rounds; round++) {
+  // alternate which variant goes first: a machine getting busier does not favour one
+  for (const [name, dir] of round % 2 === 0 ? variants : [...variants].reverse()) {
+    console.error(`round ${round + 1}/${rounds}: ${name} …`)
+    results.get(name)!.push(await runVariant(name, dir, round))
+  }
+}
+
+function median (xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]!
+}
+const cell = (name: string, pick: (r: Result) => number, digits: number): string => {
+  const xs = results.get(name)!.map(pick)
+  return xs.length === 1 ? xs[0]!.toFixed(digits) : `${median(xs).toFixed(digits)} (${xs.map((x) => x.toFixed(digits)).join(' ')})`
+}
+const rows: Array<[string, (r: Result) => number, number]> = [
+  ['1 KB POST, 16 clients (files/s)', (r) => r.post16.perSecond, 0],
+  ['  daemon CPU per POST, all threads (ms)', (r) => r.post16.cpu, 3],
+  ['  main thread CPU per POST (ms; budget pace 0.33)', (r) => r.post16.mainCpu, 3],
+  ['  p50 (ms)', (r) => r.post16.p50, 2],
+  ['  p99 (ms)', (r) => r.post16.p99, 2],
+  ['1 KB POST, one client, p50 (ms)', (r) => r.post1.p50, 2],
+  ['  p99 (ms)', (r) => r.post1.p99, 2],
+  ['  daemon CPU per POST, all threads (ms)', (r) => r.post1.cpu, 3],
+  ['  main thread CPU per POST (ms)', (r) => r.post1.mainCpu, 3]
+]
+console.table(rows.map(([what, pick, digits]) => ({ what, ...Object.fromEntries(variants.map(([name]) => [name, cell(name, pick, digits)])) })))
+for (const [name, list] of results) {
+  list.forEach((r, i) => { if (r.profile !== undefined) console.log(`\nCPU profile of the 16-client burst, ${name}, round ${i + 1}:\n${r.profile}`) })
 }

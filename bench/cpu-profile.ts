@@ -3,8 +3,8 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
+export interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+export interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
 
 function area (url: string, fn: string): string {
   if (url === '') return fn === '(garbage collector)' ? 'gc' : fn === '(idle)' ? 'idle' : fn === '(program)' ? 'native/program' : `native ${fn}`

@@ -8,12 +8,19 @@ const DOT_SEGMENT = /^\.\.?$/
 export function refuseDotSegments (rawPath: string): void {
   for (const segment of rawPath.split('/')) {
     if (segment.length === 0) continue
+    // nothing encoded and no backslash: the segment is itself the one piece to look at
+    if (!segment.includes('%') && !segment.includes('\\')) {
+      if (segment === '.' || segment === '..') refuse(rawPath)
+      continue
+    }
     let decoded = segment
     if (segment.includes('%')) {
       try { decoded = decodeURIComponent(segment) } catch { continue } // bad encoding: the router's INVALID_PATH
     }
-    if (decoded.split(/[/\\]/).some((piece) => DOT_SEGMENT.test(piece))) {
-      throw new HearthError('INVALID_PATH', `the path may not contain "." or ".." segments: ${JSON.stringify(rawPath.slice(0, 200))}`)
-    }
+    if (decoded.split(/[/\\]/).some((piece) => DOT_SEGMENT.test(piece))) refuse(rawPath)
   }
+}
+
+function refuse (rawPath: string): never {
+  throw new HearthError('INVALID_PATH', `the path may not contain "." or ".." segments: ${JSON.stringify(rawPath.slice(0, 200))}`)
 }

@@ -38,12 +38,35 @@ export function splitPath (pathname: string): string[] {
 
 export class Router {
   private readonly routes: Route[] = []
+  /** Bumped by every `add`: the routes by listener below are rebuilt after one. */
+  private generation = 0
+  /** The routes a listener serves (by its `serves` list), by segment count, in table order: a request looks only at those. */
+  private readonly served = new WeakMap<readonly Access[], { generation: number; bySize: Map<number, Route[]> }>()
+  private everyRoute: { generation: number; bySize: Map<number, Route[]> } | null = null
 
   add (method: string, pattern: string, handler: Handler, opts: RouteOptions = {}): this {
     const access = opts.access ?? OWNER
     if (access.length === 0) throw new Error(`route ${method} ${pattern} must name who may call it`)
     this.routes.push({ method: method.toUpperCase(), segments: splitPath(pattern), handler, access })
+    this.generation++
     return this
+  }
+
+  private candidates (serves: readonly Access[] | undefined, segments: number): readonly Route[] {
+    let built = serves === undefined ? this.everyRoute : this.served.get(serves) ?? null
+    if (built === null || built.generation !== this.generation) {
+      const bySize = new Map<number, Route[]>()
+      for (const route of this.routes) {
+        if (serves !== undefined && !route.access.some((a) => serves.includes(a))) continue
+        const list = bySize.get(route.segments.length)
+        if (list === undefined) bySize.set(route.segments.length, [route])
+        else list.push(route)
+      }
+      built = { generation: this.generation, bySize }
+      if (serves === undefined) this.everyRoute = built
+      else this.served.set(serves, built)
+    }
+    return built.bySize.get(segments) ?? NO_ROUTES
   }
 
   get (p: string, h: Handler, opts?: RouteOptions): this { return this.add('GET', p, h, opts) }
@@ -60,15 +83,15 @@ export class Router {
    */
   match (method: string, pathname: string, serves?: readonly Access[]): Match {
     const parts = splitPath(pathname)
-    const allowed = new Set<string>()
-    for (const route of this.routes) {
-      if (serves !== undefined && !route.access.some((a) => serves.includes(a))) continue
+    let allowed: Set<string> | null = null
+    for (const route of this.candidates(serves, parts.length)) {
       const params = matchSegments(route.segments, parts)
       if (params === null) continue
       if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params, access: route.access }
+      allowed ??= new Set()
       allowed.add(route.method)
     }
-    if (allowed.size > 0) {
+    if (allowed !== null) {
       if (allowed.has('GET')) allowed.add('HEAD')
       throw new HearthError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${pathname}`, { allow: [...allowed] })
     }
@@ -76,13 +99,17 @@ export class Router {
   }
 }
 
+const NO_ROUTES: readonly Route[] = []
+
 function matchSegments (pattern: string[], parts: string[]): Record<string, string> | null {
   if (pattern.length !== parts.length) return null
-  const params: Record<string, string> = {}
+  // made at the first `:param`: a route that differs in a literal segment before it makes none
+  let params: Record<string, string> | null = null
   for (let i = 0; i < pattern.length; i++) {
     const p = pattern[i]!
-    if (p.startsWith(':')) {
+    if (p.charCodeAt(0) === 0x3a) { // `:name`
       try {
+        params ??= {}
         params[p.slice(1)] = decodeURIComponent(parts[i]!)
       } catch {
         throw new HearthError('INVALID_PATH', `path segment ${JSON.stringify(parts[i])} is not valid percent-encoding`)
@@ -91,5 +118,5 @@ function matchSegments (pattern: string[], parts: string[]): Record<string, stri
       return null
     }
   }
-  return params
+  return params ?? {}
 }

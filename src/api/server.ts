@@ -121,6 +121,18 @@ export interface ApiServer {
   close (): Promise<void>
 }
 
+/** The path of a request target as sent (before its query or fragment), never resolved. */
+export function pathOfTarget (target: string): string {
+  const query = target.indexOf('?')
+  const fragment = target.indexOf('#')
+  const end = query < 0 ? fragment : fragment < 0 ? query : Math.min(query, fragment)
+  return end < 0 ? target : target.slice(0, end)
+}
+
+function isPromise<T> (value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function'
+}
+
 /** The first socket systemd passed us, when LISTEN_PID/LISTEN_FDS say it is ours (sd_listen_fds). */
 export function systemdListenFd (env: NodeJS.ProcessEnv = process.env): number | null {
   if (env.LISTEN_PID !== String(process.pid)) return null
@@ -204,34 +216,39 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
   }
 
   async function handle (listener: Listener, network: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const started = performance.now()
-    const extraHeaders = (): Record<string, string> => listener.headers?.(req) ?? {}
+    // the request's debug line is built only when it is written (its fields cost a microsecond a request)
+    const started = deps.logger.isLevelEnabled('debug') ? performance.now() : null
     let refused: string | null = null
     try {
+      const target = req.url ?? '/'
       let url: URL
       try {
-        url = new URL(req.url ?? '/', 'http://hearth.local')
+        url = new URL(target, 'http://hearth.local')
       } catch {
         throw new HearthError('INVALID_PATH', 'request target is not a valid URL path')
       }
       // match on the raw path, never a resolved one (`url.pathname` is): `/v1/data/../upstream/status`
       // is refused here, before any intercept, mount or route of any listener sees it
-      const rawPath = (req.url ?? '/').split(/[?#]/)[0]!
+      const rawPath = pathOfTarget(target)
       refuseDotSegments(rawPath)
-      let early: Reply | null
-      try {
-        early = await listener.intercept?.(req, url) ?? null
-      } catch (err) {
-        refused = 'intercept'
-        throw err
+      if (listener.intercept !== undefined) {
+        let early: Reply | null
+        try {
+          early = await listener.intercept(req, url) ?? null
+        } catch (err) {
+          refused = 'intercept'
+          throw err
+        }
+        if (early !== null) { finish(listener, req, res, early); return }
       }
-      if (early !== null) { finish(req, res, { ...early, headers: { ...extraHeaders(), ...early.headers } }); return }
 
       let body: Promise<Buffer> | null = null
-      const bytes = async (opts: { envelopeRoom?: boolean; into?: BodyRoom } = {}): Promise<Buffer> => await (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes, opts))
+      const bytes = (opts: { envelopeRoom?: boolean; into?: BodyRoom } = {}): Promise<Buffer> => (body ??= readBody(req, listener.maxBodyBytes ?? deps.maxBodyBytes, opts))
       let caller: Caller
       try {
-        caller = await listener.authenticate(req, { url, bytes })
+        // most listeners know their caller at once (the owner's socket): no promise to wait for then
+        const known = listener.authenticate(req, { url, bytes })
+        caller = isPromise(known) ? await known : known
       } catch (err) {
         refused = 'authentication'
         throw err
@@ -241,7 +258,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       const mount = listener.mounts?.find((m) => rawPath.startsWith(m.prefix))
       if (mount !== undefined) {
         const reply = await mount.handle(req, res, { url, readBody: async (limit) => await readBody(req, limit) })
-        if (reply != null) finish(req, res, { ...reply, headers: { ...extraHeaders(), ...reply.headers } })
+        if (reply != null) finish(listener, req, res, reply)
         return
       }
 
@@ -252,26 +269,29 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       }
       const apiReq: ApiRequest = {
         method, url, params, raw: req, caller, listener: listener.name,
-        json: async () => await readJson(req, async () => await bytes(), deps.maxJsonValues),
+        json: () => readJson(req, bytes, deps.maxJsonValues),
         bytes
       }
       const reply = await handler(apiReq)
-      finish(req, res, { ...reply, headers: { ...extraHeaders(), ...reply.headers }, ...(method === 'HEAD' ? { body: undefined } : {}) })
+      finish(listener, req, res, reply, method === 'HEAD')
     } catch (err) {
       const reply = errorReply(err)
       if (reply.status >= 500) deps.logger.error({ err, listener: listener.name, url: req.url, method: req.method }, 'request failed')
       if (refused !== null) logRefusal(listener, network, { method: req.method, url: req.url, remote: req.socket.remoteAddress, errorCode: (reply.body as { error: { errorCode: string } }).error.errorCode, step: refused }, 'request refused')
       if (res.headersSent) { res.destroy(); return }
-      finish(req, res, { ...reply, headers: { ...extraHeaders(), ...reply.headers } })
+      finish(listener, req, res, reply)
     } finally {
-      deps.logger.debug({ listener: listener.name, method: req.method, url: req.url, status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
+      if (started !== null) deps.logger.debug({ listener: listener.name, method: req.method, url: req.url, status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
     }
   }
 
-  /** Answer, after draining an unread body so the client sees the answer, not EPIPE. */
-  function finish (req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  /**
+   * Answer with the listener's own headers under the reply's (a HEAD answer without its body),
+   * after draining an unread body so the client sees the answer, not EPIPE.
+   */
+  function finish (listener: Listener, req: IncomingMessage, res: ServerResponse, reply: Reply, head = false): void {
     if (!req.readableEnded) req.resume()
-    sendReply(res, reply)
+    sendReply(res, head ? { status: reply.status, ...(reply.headers !== undefined ? { headers: reply.headers } : {}) } : reply, listener.headers?.(req))
   }
 
   function makeServer (listener: Listener, network: boolean): Server {

@@ -37,7 +37,7 @@ export interface Encryptor {
 /** Encryption on the calling thread (the CLI, tests, and `ingest.encryptionWorkers: 0`). */
 export function inThreadEncryptor (opts: EncryptOptions = {}): Encryptor {
   return {
-    encrypt: async (plaintext, passwordHex) => await encryptEnvelopeBytes(plaintext, passwordHex, opts),
+    encrypt: (plaintext, passwordHex) => encryptEnvelopeBytes(plaintext, passwordHex, opts),
     encryptChunks: (plaintext, passwordHex) => encryptEnvelopeChunks(plaintext, passwordHex, { ...opts, pieceBytes: CHUNK_SIZE })
   }
 }

@@ -15,6 +15,14 @@ const TEMP_SUFFIXES = ['.tmp', '.temp', '.part', '.partial', '.crdownload', '.do
 
 /** Classify a path relative to the data folder ('/' or the platform separator). Pure. */
 export function classifyDataPath (rel: string): PathClass {
+  // the common case (every file event, every write): `scope/name.json`, said once, without a regex
+  const slash = rel.indexOf('/')
+  if (slash > 0 && slash < rel.length - 1 && rel.indexOf('/', slash + 1) < 0 && !rel.includes('\\') && rel.endsWith('.json')) {
+    const scopeFolder = rel.slice(0, slash)
+    const name = rel.slice(slash + 1)
+    // a name ending in .json ends in none of TEMP_SUFFIXES
+    if (scopeFolder.charCodeAt(0) !== 0x2e && name.charCodeAt(0) !== 0x2e) return { kind: 'data', rel, scopeFolder, name, scopeProblem: scopeProblem(scopeFolder) }
+  }
   const parts = rel.split(/[\\/]/).filter((p) => p.length > 0)
   const normalised = parts.join('/')
   if (parts.length !== 2) return { kind: 'ignored', rel: normalised, reason: 'not directly inside a scope folder' }

@@ -25,9 +25,16 @@ const ENVELOPE_FIELDS = ['$schema', 'version', 'scope', 'collectedAt', 'data'] a
 const COLLECTED_AT_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{3})?Z$/
 const FILE_NAME_PATTERN = /^(\d{4}-\d{2}-\d{2}T\d{2})-(\d{2})-(\d{2}(?:\.\d{3})?Z)\.json$/
 
+/**
+ * The last collectedAt found valid: a POST's stamp is checked three times on its way (the
+ * envelope, its file name, the query), and a burst's stamps come one after another.
+ */
+let lastValidCollectedAt: string | null = null
+
 /** Why `s` is not a valid collectedAt, or null when it is. */
 export function collectedAtProblem (s: unknown): string | null {
   if (typeof s !== 'string') return 'must be a string'
+  if (s === lastValidCollectedAt) return null
   const m = COLLECTED_AT_PATTERN.exec(s)
   if (m === null) return 'must be ISO 8601 UTC like 2026-01-21T10:00:00Z (optionally .123 milliseconds before the Z)'
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
@@ -38,7 +45,9 @@ export function collectedAtProblem (s: unknown): string | null {
   t.setUTCHours(hour, minute, second, 0)
   const real = t.getUTCFullYear() === year && t.getUTCMonth() === month - 1 && t.getUTCDate() === day &&
     t.getUTCHours() === hour && t.getUTCMinutes() === minute && t.getUTCSeconds() === second
-  return real ? null : 'is not a real date and time'
+  if (!real) return 'is not a real date and time'
+  lastValidCollectedAt = s
+  return null
 }
 
 /** Every broken rule of docs/protocol.md §2.3, in field order; empty when `value` is a valid envelope. */

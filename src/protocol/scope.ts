@@ -18,9 +18,13 @@ export interface ParsedScope {
   subcategory?: string
 }
 
+/** The last scope found valid: a POST's scope is checked four times on its way (route, pipeline, envelope, file event). */
+let lastValidScope: string | null = null
+
 /** Why `s` is not a valid scope, in words a user can act on; null when it is valid. */
 export function scopeProblem (s: unknown): string | null {
   if (typeof s !== 'string') return `must be a string, got ${describeType(s)}`
+  if (s === lastValidScope) return null
   if (s.length === 0) return 'is empty'
   if (s.length > MAX_SCOPE_LENGTH) return `longer than ${MAX_SCOPE_LENGTH} characters (${s.length})`
   const segments = s.split('.')
@@ -29,12 +33,16 @@ export function scopeProblem (s: unknown): string | null {
   }
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!
-    const label = `segment ${i + 1} (${SEGMENT_NAMES[i]!})`
-    if (segment.length === 0) return `${label} is empty`
+    if (segment.length === 0) return `${segmentLabel(i)} is empty`
     const pattern = i === 0 ? SOURCE_PATTERN : TAIL_PATTERN
-    if (!pattern.test(segment)) return `${label} must match ${pattern.source}`
+    if (!pattern.test(segment)) return `${segmentLabel(i)} must match ${pattern.source}`
   }
+  lastValidScope = s
   return null
+}
+
+function segmentLabel (i: number): string {
+  return `segment ${i + 1} (${SEGMENT_NAMES[i]!})`
 }
 
 export function isScope (s: unknown): s is string {

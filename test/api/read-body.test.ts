@@ -1,4 +1,4 @@
-// readBody: the limit, and a large body of the API's own routes read with room for its envelope.
+// readBody: the limit (declared or not), a body in pieces, a stream that ended or broke, and a large body of the API's own routes read with room for its envelope.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import { ok, readBody, type Reply } from '../../src/api/http.js'
 import { Router } from '../../src/api/router.js'
-import { httpCall, startApi } from '../support/api-server.js'
+import { httpCall, rawExchange, startApi } from '../support/api-server.js'
 import { isHearthError } from '../../src/errors.js'
 import { buildEnvelope, serializeEnvelope, serializeEnvelopeWithData } from '../../src/protocol/envelope.js'
 
@@ -51,4 +51,35 @@ test('the API reads a large body with envelope room only for the route that asks
     assert.equal(res.status, 200, res.text)
     assert.deepEqual(res.json, { shared, length: body.length }, path)
   }
+})
+
+test('a body without a declared length that grows past the limit is answered 413 BODY_TOO_LARGE; one sent in many pieces is read whole', async (t) => {
+  const router = new Router()
+  router.post('/echo', async (req) => ok({ length: (await req.bytes()).byteLength }))
+  const { socket } = await startApi(t, router, { maxBodyBytes: 1000 })
+  const chunked = (pieces: string[]): string => `POST /echo HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n${pieces.map((p) => `${p.length.toString(16)}\r\n${p}\r\n`).join('')}0\r\n\r\n`
+  const tooBig = await rawExchange({ path: socket }, chunked(['x'.repeat(600), 'x'.repeat(600)]))
+  assert.equal(tooBig.status, 413)
+  assert.equal(tooBig.json.error.errorCode, 'BODY_TOO_LARGE')
+  const pieces = await rawExchange({ path: socket }, chunked(Array.from({ length: 9 }, () => 'y'.repeat(100))))
+  assert.equal(pieces.status, 200, pieces.text)
+  assert.deepEqual(pieces.json, { length: 900 })
+})
+
+test('a body read by a stream that ended already is empty; one that was destroyed before its end fails the read', async () => {
+  const ended = request(Buffer.alloc(0))
+  ended.resume()
+  await new Promise((resolve) => ended.once('end', resolve))
+  assert.equal((await readBody(ended, 1000)).byteLength, 0)
+  const cut = new Readable({ read () {} }) as Readable & { headers: Record<string, string> }
+  cut.headers = {}
+  const reading = readBody(cut as unknown as IncomingMessage, 1000)
+  cut.push(Buffer.from('{"a":'))
+  cut.destroy()
+  await assert.rejects(reading, (e: NodeJS.ErrnoException) => e.code === 'ERR_STREAM_PREMATURE_CLOSE')
+  const failing = new Readable({ read () {} }) as Readable & { headers: Record<string, string> }
+  failing.headers = {}
+  const failed = readBody(failing as unknown as IncomingMessage, 1000)
+  failing.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
+  await assert.rejects(failed, (e: NodeJS.ErrnoException) => e.code === 'ECONNRESET')
 })

@@ -142,3 +142,16 @@ test('names that are not data file names map to null; bad collectedAt cannot bec
   assert.throws(() => collectedAtToFileName('2026-01-21T10:00:00+01:00'), (e: unknown) => isHearthError(e, 'INVALID_ENVELOPE'))
   assert.throws(() => collectedAtToFileName('../../etc/passwd'), (e: unknown) => isHearthError(e, 'INVALID_ENVELOPE'))
 })
+
+test('a collectedAt just found valid (remembered for the checks that follow) never makes another string pass', () => {
+  assert.notEqual(collectedAtProblem(''), null, 'the empty string, before any stamp was checked')
+  const stamp = '2026-11-26T15:00:00.123Z'
+  assert.equal(collectedAtProblem(stamp), null)
+  assert.equal(collectedAtProblem(stamp), null, 'the same stamp again')
+  for (const bad of ['', '2026-11-26T15:00:00.123', '2026-02-30T15:00:00.123Z', '2026-11-26T15:00:00.1234Z', `${stamp} `]) {
+    assert.notEqual(collectedAtProblem(bad), null, bad)
+    assert.equal(collectedAtProblem(stamp), null)
+  }
+  assert.equal(collectedAtToFileName(stamp), '2026-11-26T15-00-00.123Z.json')
+  assert.throws(() => collectedAtToFileName('2026-02-30T15:00:00.123Z'), (e: unknown) => isHearthError(e, 'INVALID_ENVELOPE'))
+})

@@ -78,3 +78,14 @@ test('parseScope splits into source, category and optional subcategory without c
   assert.equal('subcategory' in parseScope('x.y'), false)
   assert.throws(() => parseScope('a.b.c.d'), (err: unknown) => isHearthError(err, 'INVALID_SCOPE'))
 })
+
+test('a scope just found valid (remembered for the checks that follow) never makes another string pass', () => {
+  assert.notEqual(scopeProblem(''), null, 'the empty string, before any scope was checked')
+  assert.equal(scopeProblem('instagram.profile'), null)
+  assert.equal(scopeProblem('instagram.profile'), null, 'the same scope again')
+  for (const bad of ['', 'instagram', 'instagram.profile.', 'Instagram.profile', 'instagram.profile ', 'instagram..profile']) {
+    assert.notEqual(scopeProblem(bad), null, bad)
+    assert.equal(scopeProblem('instagram.profile'), null)
+  }
+  assert.equal(scopeProblem(new String('instagram.profile')), 'must be a string, got object')
+})

@@ -1,0 +1,37 @@
+// The data folder's layout: which paths are data files (the common `scope/name.json` and every
+// other spelling a file event or a scan may give), and which are ignored and why.
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { classifyDataPath } from '../../src/ingest/layout.js'
+
+test('a file directly inside a scope folder with a .json name is data, with its scope checked', () => {
+  assert.deepEqual(classifyDataPath('instagram.profile/2026-11-26T15-00-00.123Z.json'), {
+    kind: 'data', rel: 'instagram.profile/2026-11-26T15-00-00.123Z.json', scopeFolder: 'instagram.profile', name: '2026-11-26T15-00-00.123Z.json', scopeProblem: null
+  })
+  const badScope = classifyDataPath('Instagram/x.json')
+  assert.equal(badScope.kind, 'data')
+  assert.match((badScope as { scopeProblem: string }).scopeProblem, /2 or 3/)
+  // other spellings of the same place: backslashes, doubled or outer slashes, an upper-case suffix
+  for (const rel of ['instagram.profile\\a.json', '/instagram.profile//a.json/', 'instagram.profile/a.JSON']) {
+    const c = classifyDataPath(rel)
+    assert.equal(c.kind, 'data', rel)
+    assert.equal(c.rel, `instagram.profile/${rel.endsWith('JSON') ? 'a.JSON' : 'a.json'}`, rel)
+  }
+})
+
+test('hidden names, temporaries, other suffixes and other depths are ignored with their reason', () => {
+  const reasons: Array<[string, string]> = [
+    ['.hidden/a.json', 'hidden file or folder'],
+    ['instagram.profile/.a.json', 'hidden file or folder'],
+    ['instagram.profile/.json', 'hidden file or folder'],
+    ['instagram.profile/a.json.tmp', 'temporary file'],
+    ['instagram.profile/a.json~', 'temporary file'],
+    ['instagram.profile/a.JSON.part', 'temporary file'],
+    ['instagram.profile/a.txt', 'not a .json file'],
+    ['a.json', 'not directly inside a scope folder'],
+    ['instagram.profile/sub/a.json', 'not directly inside a scope folder'],
+    ['instagram.profile\\sub/a.json', 'not directly inside a scope folder'],
+    ['/a.json', 'not directly inside a scope folder']
+  ]
+  for (const [rel, reason] of reasons) assert.deepEqual(classifyDataPath(rel), { kind: 'ignored', rel: rel.split(/[\\/]/).filter((p) => p !== '').join('/'), reason }, rel)
+})
