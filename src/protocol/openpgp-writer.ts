@@ -27,12 +27,14 @@
 // (§4.2.2.4): parts of `partBytes` (a power of two, at least 512: the first part must be), the
 // last part with a definite length (possibly 0). A stream shorter than one part is framed exactly
 // like a whole message.
-import { createCipheriv, createHash, type Cipher, type Hash } from 'node:crypto'
-import { randomBytesPooled } from './random-pool.js'
-import { HearthError } from '../errors.js'
+import { createCipheriv, createHash, hash, type Cipher, type Hash } from 'node:crypto'
+import { randomFillPooled } from './random-pool.js'
 import { AES256, BLOCK, deriveKey, hearthS2k, LITERAL_BINARY, S2K_COUNT_BYTE, S2K_ITERATED, S2K_SALT_BYTES, S2K_SHA256, TAG_LITERAL, TAG_MDC, TAG_SEIPD, TAG_SKESK } from './openpgp-packets.js'
+import { HearthError } from '../errors.js'
 
 const MDC_HEADER = Uint8Array.of(0xc0 | TAG_MDC, 20)
+/** CFB's IV in OpenPGP's (non-resyncing) use: zero (the random prefix does an IV's job). */
+const ZERO_IV = Buffer.alloc(BLOCK)
 
 /** Partial-length part size of a streamed message's literal data and SEIPD bodies. */
 export const DEFAULT_PART_BYTES = 1 << 16
@@ -49,14 +51,88 @@ export interface StreamOptions extends WriterOptions {
   partBytes?: number
 }
 
-/** The whole message for `plaintext` under the 64-hex-character password. */
+/** SKESK packet: tag, length 46, version, algorithm, S2K type and hash, 8-byte salt, count, 33-byte encrypted key. */
+const SKESK_BYTES = 48
+/** The SEIPD's random prefix: a block of random bytes, then its last two again (§5.13). */
+const PREFIX_BYTES = BLOCK + 2
+/** The MDC packet: its 2-byte header and a SHA-1 digest. */
+const MDC_BYTES = 22
+/** Up to this size a whole message's SEIPD plaintext is laid out in one buffer and encrypted and hashed in one call each. */
+const ONE_PIECE_MAX = 64 * 1024
+
+/**
+ * The whole message for `plaintext` under the 64-hex-character password: the same bytes
+ * MessageStream writes with definite lengths, written straight into one buffer of the message's
+ * size (a 1 KB file's message is three buffers and two cipher contexts, not dozens of pieces).
+ */
 export function writeMessage (plaintext: Uint8Array, passwordHex: string, opts: WriterOptions = {}): Uint8Array {
-  const out: Uint8Array[] = []
-  let length = 0
-  const stream = new MessageStream(passwordHex, Number.POSITIVE_INFINITY, opts, (b) => { out.push(b); length += b.byteLength })
-  stream.write(plaintext)
-  stream.end()
-  return Buffer.concat(out, length)
+  const n = plaintext.byteLength
+  const literalBody = 6 + n
+  const literalHead = 1 + lengthOctets(literalBody) + 6
+  const inner = PREFIX_BYTES + literalHead + n + MDC_BYTES
+  const seipdBody = 1 + inner
+  const innerAt = SKESK_BYTES + 1 + lengthOctets(seipdBody) + 1
+  const out = Buffer.allocUnsafe(innerAt + inner)
+  // the algorithm octet and the session key, as the SKESK encrypts them; the key is a view of it
+  const keyed = Buffer.allocUnsafe(1 + 32)
+  keyed[0] = AES256
+  randomFillPooled(keyed.subarray(1))
+  const sessionKey = keyed.subarray(1)
+  writeSkesk(out, passwordHex, keyed)
+  out[SKESK_BYTES] = 0xc0 | TAG_SEIPD
+  putLength(out, SKESK_BYTES + 1, seipdBody)
+  out[innerAt - 1] = 1
+  // the SEIPD's plaintext: prefix, literal packet head, the data, the MDC packet
+  const head = Buffer.allocUnsafe(PREFIX_BYTES + literalHead)
+  randomFillPooled(head.subarray(0, BLOCK))
+  head.copyWithin(BLOCK, BLOCK - 2, BLOCK)
+  head[PREFIX_BYTES] = 0xc0 | TAG_LITERAL
+  let at = putLength(head, PREFIX_BYTES + 1, literalBody)
+  head[at++] = LITERAL_BINARY
+  head[at++] = 0 // no file name
+  head.writeUInt32BE(Math.floor((opts.date ?? new Date()).getTime() / 1000) >>> 0, at)
+  const cipher = createCipheriv('aes-256-cfb', sessionKey, ZERO_IV)
+  keyed.fill(0)
+  if (n <= ONE_PIECE_MAX) {
+    // laid out whole in `out` (where its ciphertext goes), hashed and encrypted in one call each
+    const body = out.subarray(innerAt)
+    head.copy(body, 0)
+    body.set(plaintext, head.byteLength)
+    body.set(MDC_HEADER, inner - MDC_BYTES)
+    hash('sha1', body.subarray(0, inner - 20), 'buffer').copy(body, inner - 20)
+    encryptInto(cipher, body, out, innerAt)
+  } else {
+    // a large plaintext is not copied first: its pieces are hashed and encrypted where they are
+    const mdc = createHash('sha1').update(head).update(plaintext).update(MDC_HEADER).digest()
+    let to = encryptInto(cipher, head, out, innerAt)
+    to = encryptInto(cipher, plaintext, out, to)
+    to = encryptInto(cipher, MDC_HEADER, out, to)
+    encryptInto(cipher, mdc, out, to)
+  }
+  const rest = cipher.final()
+  if (rest.byteLength > 0) throw new HearthError('INTERNAL', 'AES-CFB held back ciphertext bytes')
+  return out
+}
+
+
+/** `plain` encrypted into `out` at `at` (CFB: as many bytes out as in); the offset after them. */
+function encryptInto (cipher: Cipher, plain: Uint8Array, out: Buffer, at: number): number {
+  const c = cipher.update(plain)
+  if (c.byteLength !== plain.byteLength) throw new HearthError('INTERNAL', 'AES-CFB held back ciphertext bytes')
+  c.copy(out, at)
+  return at + c.byteLength
+}
+
+/** Octets a new-format definite length of `n` takes (definiteLength). */
+function lengthOctets (n: number): number {
+  return n < 192 ? 1 : n < 8384 ? 2 : 5
+}
+
+/** definiteLength(n) written into `out` at `at`; the offset after it. */
+function putLength (out: Buffer, at: number, n: number): number {
+  const octets = definiteLength(n)
+  out.set(octets, at)
+  return at + octets.byteLength
 }
 
 /** The message for `plaintext` in pieces of `pieceBytes`, each written as soon as it is complete. */
@@ -94,12 +170,18 @@ export class MessageStream {
   readonly #seipd: PacketBody
 
   constructor (passwordHex: string, partBytes: number, opts: WriterOptions, emit: (bytes: Uint8Array) => void) {
-    const sessionKey = randomBytesPooled(32)
-    emit(skeskPacket(passwordHex, sessionKey))
+    const keyed = Buffer.allocUnsafe(1 + 32)
+    keyed[0] = AES256
+    randomFillPooled(keyed.subarray(1))
+    const skesk = Buffer.allocUnsafe(SKESK_BYTES)
+    writeSkesk(skesk, passwordHex, keyed)
+    emit(skesk)
     this.#seipd = new PacketBody(TAG_SEIPD, partBytes, emit)
     this.#seipd.write(Uint8Array.of(1))
-    this.#cipher = createCipheriv('aes-256-cfb', sessionKey, Buffer.alloc(BLOCK))
-    const prefix = randomBytesPooled(BLOCK + 2)
+    this.#cipher = createCipheriv('aes-256-cfb', keyed.subarray(1), ZERO_IV)
+    keyed.fill(0)
+    const prefix = Buffer.allocUnsafe(PREFIX_BYTES)
+    randomFillPooled(prefix.subarray(0, BLOCK))
     prefix.copyWithin(BLOCK, BLOCK - 2, BLOCK)
     this.#encrypt(prefix)
     this.#literal = new PacketBody(TAG_LITERAL, partBytes, (b) => { this.#encrypt(b) })
@@ -129,14 +211,22 @@ export class MessageStream {
   }
 }
 
-/** SKESK v4: version, algorithm, S2K specifier, the session key encrypted under the S2K key. */
-function skeskPacket (passwordHex: string, sessionKey: Uint8Array): Uint8Array {
-  const salt = randomBytesPooled(S2K_SALT_BYTES)
+/**
+ * The SKESK v4 packet (SKESK_BYTES) into `out` at 0: version, algorithm, S2K specifier with a
+ * fresh salt, then `keyed` (the algorithm octet and the session key) encrypted under the S2K key.
+ */
+function writeSkesk (out: Buffer, passwordHex: string, keyed: Uint8Array): void {
+  out[0] = 0xc0 | TAG_SKESK
+  out[1] = SKESK_BYTES - 2
+  out[2] = 4
+  out[3] = AES256
+  out[4] = S2K_ITERATED
+  out[5] = S2K_SHA256
+  const salt = out.subarray(6, 6 + S2K_SALT_BYTES)
+  randomFillPooled(salt)
+  out[6 + S2K_SALT_BYTES] = S2K_COUNT_BYTE
   const s2kKey = deriveKey(hearthS2k(salt), Buffer.from(passwordHex, 'utf8'), 32)
-  const esk = createCipheriv('aes-256-cfb', s2kKey, Buffer.alloc(BLOCK))
-  const encryptedKey = Buffer.concat([esk.update(Buffer.concat([Uint8Array.of(AES256), sessionKey])), esk.final()])
-  const body = Buffer.concat([Uint8Array.of(4, AES256, S2K_ITERATED, S2K_SHA256), salt, Uint8Array.of(S2K_COUNT_BYTE), encryptedKey])
-  return Buffer.concat([Uint8Array.of(0xc0 | TAG_SKESK), definiteLength(body.byteLength), body])
+  encryptInto(createCipheriv('aes-256-cfb', s2kKey, ZERO_IV), keyed, out, 7 + S2K_SALT_BYTES)
 }
 
 /**

@@ -13,14 +13,24 @@ let used = POOL_BYTES
 /** `n` bytes from the CSPRNG (n ≤ 4,096), as `crypto.randomBytes(n)` gives them. */
 export function randomBytesPooled (n: number): Buffer {
   if (!Number.isSafeInteger(n) || n < 0 || n > POOL_BYTES) throw new RangeError(`randomBytesPooled takes 0 to ${POOL_BYTES} bytes, not ${n}`)
+  const out = Buffer.allocUnsafe(n)
+  randomFillPooled(out)
+  return out
+}
+
+/**
+ * Fills `target` (at most 4,096 bytes) from the CSPRNG, as `crypto.randomFillSync(target)` does:
+ * the writer puts a message's salt and random prefix straight where they go, no buffer of their own.
+ */
+export function randomFillPooled (target: Uint8Array): void {
+  const n = target.byteLength
+  if (n > POOL_BYTES) throw new RangeError(`randomFillPooled fills 0 to ${POOL_BYTES} bytes, not ${n}`)
   if (used + n > POOL_BYTES) {
     randomFillSync(pool)
     used = 0
   }
-  const out = Buffer.allocUnsafe(n)
-  pool.copy(out, 0, used, used + n)
+  target.set(pool.subarray(used, used + n))
   // zeroed as it is handed out: bytes given away never stay readable in the pool
   pool.fill(0, used, used + n)
   used += n
-  return out
 }

@@ -27,8 +27,9 @@ function streamed (plaintext: Uint8Array, partBytes?: number, pieceBytes = PIECE
 const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0
 
 // 0 and 1 byte; around the AES block (15–17); the literal body (size + 6) at the one/two-octet
-// (191/192) and two/five-octet (8383/8384) length boundaries; 255/256, 1 KB, 8191–8193; 256 KiB
-const SIZES = [0, 1, 15, 16, 17, 185, 186, 187, 255, 256, 1024, 8191, 8192, 8193, 8377, 8378, 8379, 262_144]
+// (191/192) and two/five-octet (8383/8384) length boundaries; 255/256, 1 KB,
+// 8191–8193; the whole writer's bound between one buffer and pieces hashed in place (64 KiB); 256 KiB
+const SIZES = [0, 1, 15, 16, 17, 185, 186, 187, 255, 256, 1024, 8191, 8192, 8193, 8377, 8378, 8379, 65_535, 65_536, 65_537, 262_144]
 
 const lengthOctets = (n: number): number => n < 192 ? 1 : n < 8384 ? 2 : 5
 /** SKESK (48) + SEIPD header and body: version, 18-byte prefix, literal packet, 22-byte MDC packet. */
@@ -44,6 +45,18 @@ test('whole messages decrypt with plain openpgp.decrypt at every length-encoding
     const message = writeMessage(plaintext, PASSWORD)
     assert.equal(message.byteLength, wholeSize(n), `size of the ${n}-byte message`)
     assert.ok(same(await plainDecrypt(message), plaintext), `${n} bytes`)
+  }
+})
+
+test('a whole message of a view into a larger buffer holds the view only and leaves the buffer as it was', async () => {
+  for (const n of [1000, 100_000]) {
+    const backing = new Uint8Array(randomBytes(n + 64))
+    const before = new Uint8Array(backing)
+    const view = backing.subarray(21, 21 + n)
+    const message = writeMessage(view, PASSWORD)
+    assert.equal(message.byteLength, wholeSize(n))
+    assert.ok(same(await plainDecrypt(message), view), `${n} bytes`)
+    assert.ok(same(backing, before), 'the plaintext\'s buffer is unchanged')
   }
 })
 
@@ -155,13 +168,15 @@ test('part sizes that are not a power of two from 512 to 2^30 are refused', () =
 })
 
 const gpg = spawnSync('gpg', ['--version'], { encoding: 'utf8' })
-test('GnuPG reads a small whole message and a large streamed one, and lists the packets we mean to write', { skip: gpg.status === 0 ? false : 'gpg is not installed' }, async (t) => {
+test('GnuPG reads a small and a large whole message and a large streamed one, and lists the packets we mean to write', { skip: gpg.status === 0 ? false : 'gpg is not installed' }, async (t) => {
   const dir = await tempDir(t)
   const home = join(dir, 'gnupg')
   await mkdir(home, { mode: 0o700 })
   const small = new Uint8Array(randomBytes(1024))
   const large = new Uint8Array(randomBytes(3 * 1024 * 1024 + 99))
   await writeFile(join(dir, 'small.pgp'), writeMessage(small, PASSWORD))
+  const wholeLarge = new Uint8Array(randomBytes(300_000))
+  await writeFile(join(dir, 'whole-large.pgp'), writeMessage(wholeLarge, PASSWORD))
   await writeFile(join(dir, 'large.pgp'), streamed(large).joined)
   await writeFile(join(dir, 'parts.pgp'), streamed(small, 512).joined)
   const gpgRun = (...args: string[]): ReturnType<typeof spawnSync> => spawnSync('/usr/bin/gpg', ['--homedir', home, '--batch', '--quiet', '--no-tty', '--pinentry-mode', 'loopback', '--passphrase', PASSWORD, ...args], { maxBuffer: 16 * 1024 * 1024 })
@@ -171,6 +186,7 @@ test('GnuPG reads a small whole message and a large streamed one, and lists the 
       small: gpgRun('--decrypt', join(dir, 'small.pgp')),
       large: gpgRun('--decrypt', join(dir, 'large.pgp')),
       parts: gpgRun('--decrypt', join(dir, 'parts.pgp')),
+      wholeLarge: gpgRun('--decrypt', join(dir, 'whole-large.pgp')),
       listed: gpgRun('--list-packets', join(dir, 'small.pgp'))
     }
   } finally {
@@ -180,6 +196,7 @@ test('GnuPG reads a small whole message and a large streamed one, and lists the 
   assert.ok(same(results.small.stdout as Buffer, small))
   assert.ok(same(results.large.stdout as Buffer, large))
   assert.ok(same(results.parts.stdout as Buffer, small))
+  assert.ok(same(results.wholeLarge.stdout as Buffer, wholeLarge))
   const listed = (results.listed.stdout as Buffer).toString()
   assert.match(listed, /symkey enc packet: version 4, cipher 9, aead 0, ?s2k 3, hash 8, seskey 256 bits/)
   assert.match(listed, /count 1024 \(0\)/)

@@ -2,7 +2,7 @@
 // refills, never a view of the pool (a caller writing to its bytes changes nothing else).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { randomBytesPooled } from '../../src/protocol/random-pool.js'
+import { randomBytesPooled, randomFillPooled } from '../../src/protocol/random-pool.js'
 
 test('pooled random bytes: the asked length, never repeated across many refills, own memory', () => {
   const seen = new Set<string>()
@@ -28,4 +28,20 @@ test('pooled random bytes: the asked length, never repeated across many refills,
   const counts = new Array<number>(256).fill(0)
   for (let i = 0; i < 5000; i++) for (const v of randomBytesPooled(30)) counts[v]!++
   assert.ok(counts.every((c) => c > 300), 'every byte value occurs')
+})
+
+test('pooled random fill: writes exactly the target view, fresh bytes each time, never beyond it', () => {
+  const backing = Buffer.alloc(64, 0xaa)
+  const seen = new Set<string>()
+  for (let i = 0; i < 3000; i++) {
+    const view = backing.subarray(8, 40)
+    randomFillPooled(view)
+    assert.ok(backing.subarray(0, 8).every((b) => b === 0xaa) && backing.subarray(40).every((b) => b === 0xaa), 'only the view is written')
+    const hex = view.toString('hex')
+    assert.ok(!seen.has(hex), 'a value handed out twice')
+    seen.add(hex)
+  }
+  randomFillPooled(new Uint8Array(0))
+  randomFillPooled(new Uint8Array(4096))
+  assert.throws(() => { randomFillPooled(new Uint8Array(4097)) }, RangeError)
 })
