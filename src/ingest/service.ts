@@ -169,6 +169,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
       dataDir: deps.pipeline.dataDir,
       quietMs: settings.quietMs ?? DEFAULT_QUIET_MS,
       onFiles: (rels) => { for (const rel of rels) fresh.push(rel) },
+      batchFiles: FRESH_BATCH_FILES,
       ownWrites,
       onError: (err) => logger.warn({ err }, 'watcher error')
     })

@@ -3,7 +3,7 @@
 // file once; a file still being written is handed on only after its last change.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { renameSync, rmSync } from 'node:fs'
+import { appendFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdir, open, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { watchDataFolder } from '../../src/ingest/watcher.js'
@@ -90,5 +90,69 @@ test('a file still being written is handed on once its last write is a quiet per
   await waitFor('the file handed on', async () => handed.length > 0, 10_000)
   await new Promise((resolve) => setTimeout(resolve, 300))
   assert.deepEqual(handed.map((h) => h.rel), [`${SCOPE}/slow.json`], 'once, not after each chunk')
+  assert.ok(handed[0]!.at - lastWrite >= 140, 'only after the last write was quiet for the period')
+})
+
+test('a file renamed into place from a temp name, or inside a folder moved in, is handed on without waiting the quiet period', async (t) => {
+  const root = await tempDir(t, 'hearth-watcher-')
+  const dataDir = join(root, 'data')
+  await mkdir(join(dataDir, SCOPE), { recursive: true })
+  const handed: Array<{ rel: string; at: number }> = []
+  // a quiet period no test waits out: what arrives whole is handed on long before it
+  const watcher = watchDataFolder({ dataDir, quietMs: 60_000, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  const started = performance.now()
+  await dropFile(dataDir, SCOPE, 'renamed.json', '{}')
+  await waitFor('the renamed file handed on', async () => handed.length === 1, 10_000)
+  const staging = join(root, 'staging', 'other.scope')
+  await mkdir(staging, { recursive: true })
+  await writeFile(join(staging, 'a.json'), '{}')
+  await writeFile(join(staging, 'b.json'), '{}')
+  await rename(staging, join(dataDir, 'other.scope'))
+  await waitFor('the moved folder\'s files handed on', async () => handed.length === 3, 10_000)
+  assert.deepEqual(handed.map((h) => h.rel).sort(), [`${SCOPE}/renamed.json`, 'other.scope/a.json', 'other.scope/b.json'])
+  assert.ok(handed[2]!.at - started < 30_000)
+})
+
+test('a file written again right after its rename into place waits for that write to be a quiet period old, and is handed on once', async (t) => {
+  const dataDir = await tempDir(t, 'hearth-watcher-')
+  await mkdir(join(dataDir, SCOPE))
+  const handed: Array<{ rel: string; at: number }> = []
+  const watcher = watchDataFolder({ dataDir, quietMs: 150, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  const file = join(dataDir, SCOPE, 'kept-open.json')
+  await writeFile(join(dataDir, SCOPE, '.kept-open.json.tmp'), '{"a":')
+  // renamed and then written in the same turn of the event loop: the write's event comes with the rename's
+  renameSync(join(dataDir, SCOPE, '.kept-open.json.tmp'), file)
+  appendFileSync(file, '1}')
+  const lastWrite = performance.now()
+  await waitFor('the file handed on', async () => handed.length > 0, 10_000)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.deepEqual(handed.map((h) => h.rel), [`${SCOPE}/kept-open.json`], 'once')
+  assert.ok(handed[0]!.at - lastWrite >= 140, 'after the write that followed the rename was quiet for the period')
+})
+
+test('a file created in place right after a temp file is only handed on once its writes are quiet', async (t) => {
+  const dataDir = await tempDir(t, 'hearth-watcher-')
+  await mkdir(join(dataDir, SCOPE))
+  const handed: Array<{ rel: string; at: number }> = []
+  const watcher = watchDataFolder({ dataDir, quietMs: 150, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  // the temp file's creation is a rename event too; the file made next (not renamed) is written in place
+  writeFileSync(join(dataDir, SCOPE, '.other.json.tmp'), '')
+  const fh = await open(join(dataDir, SCOPE, 'in-place.json'), 'w')
+  let lastWrite = 0
+  for (let i = 0; i < 3; i++) {
+    await fh.write(`chunk ${i} `)
+    lastWrite = performance.now()
+    await new Promise((resolve) => setTimeout(resolve, 40))
+  }
+  await fh.close()
+  await waitFor('the file handed on', async () => handed.length > 0, 10_000)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.deepEqual(handed.map((h) => h.rel), [`${SCOPE}/in-place.json`], 'once, after its last write')
   assert.ok(handed[0]!.at - lastWrite >= 140, 'only after the last write was quiet for the period')
 })
