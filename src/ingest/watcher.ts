@@ -7,8 +7,9 @@
 // no system call each until it is read. The files due are handed on together (`onFiles`), by one
 // timer for the whole watcher (not one per file), so the pipeline can batch their work: while a
 // burst goes on they wait for more (a batch is handed on when full, or when its oldest has waited
-// half a quiet period, at most 25 ms); once no event came for 2 ms the burst is over and they go
-// at once, so the last file of a burst waits no slack. A file renamed into place from a temp
+// half a quiet period, at most 25 ms); once no event came for twice the usual time between the
+// burst's files (2 ms at least) the burst is over and they go at once, so the last file of a
+// burst waits no slack. A file renamed into place from a temp
 // name (inotify reports the temp name's event, then the new name's) or inside a folder moved in
 // arrived whole: it is due at once, without a quiet period; a write to it after that puts it
 // under the quiet rule again. Whether a file read that early is complete is the pipeline's check
@@ -25,8 +26,11 @@ import type { OwnWrites } from './own-writes.js'
 
 export interface DataWatcher { ready: Promise<void>; close (): Promise<void> }
 
-/** A burst is over once no event came for this long: the files due are handed on without waiting to batch more. */
-const BURST_GAP_MS = 2
+/**
+ * A burst is over once no event came for twice the usual time between its files (at least this
+ * long, at most the slack): the files due are handed on without waiting to batch more.
+ */
+const MIN_BURST_GAP_MS = 2
 
 export function watchDataFolder (opts: {
   dataDir: string
@@ -50,6 +54,10 @@ export function watchDataFolder (opts: {
   // together once the batch is full, the oldest has waited the slack, or the burst is over
   const due = new Map<string, number>()
   let lastEventAt = Number.NEGATIVE_INFINITY
+  // the time between data files' events within a burst (moving average), and the last such event
+  let spacing = 0
+  let lastDataEventAt = Number.NEGATIVE_INFINITY
+  let burstGapMs = MIN_BURST_GAP_MS
   let timer: NodeJS.Timeout | null = null
   let timerAt = Number.POSITIVE_INFINITY
   let closed = false
@@ -62,7 +70,7 @@ export function watchDataFolder (opts: {
     const first = pending.values().next()
     if (first.done !== true) at = first.value + opts.quietMs
     const oldestDue = due.values().next()
-    if (oldestDue.done !== true) at = Math.min(at, due.size >= batchFiles ? 0 : Math.min(oldestDue.value + batchSlackMs, lastEventAt + BURST_GAP_MS))
+    if (oldestDue.done !== true) at = Math.min(at, due.size >= batchFiles ? 0 : Math.min(oldestDue.value + batchSlackMs, lastEventAt + burstGapMs))
     return at
   }
 
@@ -88,7 +96,7 @@ export function watchDataFolder (opts: {
     const oldestDue = due.values().next()
     // while a burst goes on, due files wait (up to the slack) for more to join their batch; the
     // last files of a burst go as soon as it is over, not a slack later
-    if (oldestDue.done !== true && (due.size >= batchFiles || now - oldestDue.value >= batchSlackMs || now - lastEventAt >= BURST_GAP_MS)) {
+    if (oldestDue.done !== true && (due.size >= batchFiles || now - oldestDue.value >= batchSlackMs || now - lastEventAt >= burstGapMs)) {
       const rels = [...due.keys()]
       due.clear()
       opts.onFiles(rels)
@@ -106,6 +114,13 @@ export function watchDataFolder (opts: {
     else if (due.has(rel)) due.delete(rel)
     else if (opts.ownWrites?.take(rel) === true) return
     const now = performance.now()
+    const interval = now - lastDataEventAt
+    lastDataEventAt = now
+    if (interval < batchSlackMs) {
+      // a slower writer (or a loaded machine) spaces its files further apart: its burst is over later
+      spacing = spacing * 0.75 + interval * 0.25
+      burstGapMs = Math.min(batchSlackMs, Math.max(MIN_BURST_GAP_MS, 2 * spacing))
+    }
     if (movedIn) due.set(rel, now)
     else pending.set(rel, now)
     schedule()
