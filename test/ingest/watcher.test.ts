@@ -1,7 +1,7 @@
 // The watcher on its own, on a real folder: files are handed on once no change came for them for
 // the quiet period, a burst together in a few batches (not one timer and one stat per file), each
 // file once; a file still being written is handed on only after its last change.
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { appendFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdir, open, rename, writeFile } from 'node:fs/promises'
@@ -11,6 +11,39 @@ import { dropFile, waitFor } from '../support/data-files.js'
 import { tempDir } from '../support/tmp.js'
 
 const SCOPE = 'instagram.profile'
+
+type Handed = Array<{ rel: string; at: number }>
+
+/** A watcher on `dataDir` (its scope folder made) that notes each file handed on and when. */
+async function watching (t: TestContext, dataDir: string, quietMs: number): Promise<Handed> {
+  await mkdir(join(dataDir, SCOPE), { recursive: true })
+  const handed: Handed = []
+  const watcher = watchDataFolder({ dataDir, quietMs, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
+  t.after(async () => { await watcher.close() })
+  await watcher.ready
+  return handed
+}
+
+/** Writes `chunks` pieces into a file opened in place, `pauseMs` apart; when the last was written. */
+async function writeInChunks (file: string, chunks: number, pauseMs: number): Promise<number> {
+  const fh = await open(file, 'w')
+  let lastWrite = 0
+  for (let i = 0; i < chunks; i++) {
+    await fh.write(`chunk ${i} `)
+    lastWrite = performance.now()
+    await new Promise((resolve) => setTimeout(resolve, pauseMs))
+  }
+  await fh.close()
+  return lastWrite
+}
+
+/** Waits until `file` was handed on, then a while more, and checks it was handed on once, `quietMs` after `lastWrite`. */
+async function handedOnceAfter (handed: Handed, rel: string, lastWrite: number, quietMs: number): Promise<void> {
+  await waitFor('the file handed on', async () => handed.length > 0, 10_000)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.deepEqual(handed.map((h) => h.rel), [rel], 'once')
+  assert.ok(handed[0]!.at - lastWrite >= quietMs - 10, 'only after the last write was quiet for the period')
+}
 
 test('a burst of dropped files is handed on in a few batches, each file once', async (t) => {
   const dataDir = await tempDir(t, 'hearth-watcher-')
@@ -74,34 +107,16 @@ test('a scope folder removed and replaced by another moved in under its name: th
 
 test('a file still being written is handed on once its last write is a quiet period old', async (t) => {
   const dataDir = await tempDir(t, 'hearth-watcher-')
-  await mkdir(join(dataDir, SCOPE))
-  const handed: Array<{ rel: string; at: number }> = []
-  const watcher = watchDataFolder({ dataDir, quietMs: 150, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
-  t.after(async () => { await watcher.close() })
-  await watcher.ready
-  const fh = await open(join(dataDir, SCOPE, 'slow.json'), 'w')
-  let lastWrite = 0
-  for (let i = 0; i < 6; i++) {
-    await fh.write(`chunk ${i} `)
-    lastWrite = performance.now()
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  await fh.close()
-  await waitFor('the file handed on', async () => handed.length > 0, 10_000)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  assert.deepEqual(handed.map((h) => h.rel), [`${SCOPE}/slow.json`], 'once, not after each chunk')
-  assert.ok(handed[0]!.at - lastWrite >= 140, 'only after the last write was quiet for the period')
+  const handed = await watching(t, dataDir, 150)
+  const lastWrite = await writeInChunks(join(dataDir, SCOPE, 'slow.json'), 6, 50)
+  await handedOnceAfter(handed, `${SCOPE}/slow.json`, lastWrite, 150)
 })
 
 test('a file renamed into place from a temp name, or inside a folder moved in, is handed on without waiting the quiet period', async (t) => {
   const root = await tempDir(t, 'hearth-watcher-')
   const dataDir = join(root, 'data')
-  await mkdir(join(dataDir, SCOPE), { recursive: true })
-  const handed: Array<{ rel: string; at: number }> = []
   // a quiet period no test waits out: what arrives whole is handed on long before it
-  const watcher = watchDataFolder({ dataDir, quietMs: 60_000, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
-  t.after(async () => { await watcher.close() })
-  await watcher.ready
+  const handed = await watching(t, dataDir, 60_000)
   const started = performance.now()
   await dropFile(dataDir, SCOPE, 'renamed.json', '{}')
   await waitFor('the renamed file handed on', async () => handed.length === 1, 10_000)
@@ -117,42 +132,20 @@ test('a file renamed into place from a temp name, or inside a folder moved in, i
 
 test('a file written again right after its rename into place waits for that write to be a quiet period old, and is handed on once', async (t) => {
   const dataDir = await tempDir(t, 'hearth-watcher-')
-  await mkdir(join(dataDir, SCOPE))
-  const handed: Array<{ rel: string; at: number }> = []
-  const watcher = watchDataFolder({ dataDir, quietMs: 150, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
-  t.after(async () => { await watcher.close() })
-  await watcher.ready
+  const handed = await watching(t, dataDir, 150)
   const file = join(dataDir, SCOPE, 'kept-open.json')
   await writeFile(join(dataDir, SCOPE, '.kept-open.json.tmp'), '{"a":')
   // renamed and then written in the same turn of the event loop: the write's event comes with the rename's
   renameSync(join(dataDir, SCOPE, '.kept-open.json.tmp'), file)
   appendFileSync(file, '1}')
-  const lastWrite = performance.now()
-  await waitFor('the file handed on', async () => handed.length > 0, 10_000)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  assert.deepEqual(handed.map((h) => h.rel), [`${SCOPE}/kept-open.json`], 'once')
-  assert.ok(handed[0]!.at - lastWrite >= 140, 'after the write that followed the rename was quiet for the period')
+  await handedOnceAfter(handed, `${SCOPE}/kept-open.json`, performance.now(), 150)
 })
 
 test('a file created in place right after a temp file is only handed on once its writes are quiet', async (t) => {
   const dataDir = await tempDir(t, 'hearth-watcher-')
-  await mkdir(join(dataDir, SCOPE))
-  const handed: Array<{ rel: string; at: number }> = []
-  const watcher = watchDataFolder({ dataDir, quietMs: 150, onFiles: (rels) => { for (const rel of rels) handed.push({ rel, at: performance.now() }) } })
-  t.after(async () => { await watcher.close() })
-  await watcher.ready
+  const handed = await watching(t, dataDir, 150)
   // the temp file's creation is a rename event too; the file made next (not renamed) is written in place
   writeFileSync(join(dataDir, SCOPE, '.other.json.tmp'), '')
-  const fh = await open(join(dataDir, SCOPE, 'in-place.json'), 'w')
-  let lastWrite = 0
-  for (let i = 0; i < 3; i++) {
-    await fh.write(`chunk ${i} `)
-    lastWrite = performance.now()
-    await new Promise((resolve) => setTimeout(resolve, 40))
-  }
-  await fh.close()
-  await waitFor('the file handed on', async () => handed.length > 0, 10_000)
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  assert.deepEqual(handed.map((h) => h.rel), [`${SCOPE}/in-place.json`], 'once, after its last write')
-  assert.ok(handed[0]!.at - lastWrite >= 140, 'only after the last write was quiet for the period')
+  const lastWrite = await writeInChunks(join(dataDir, SCOPE, 'in-place.json'), 3, 40)
+  await handedOnceAfter(handed, `${SCOPE}/in-place.json`, lastWrite, 150)
 })
