@@ -25,6 +25,8 @@ const ENVELOPE_FIELDS = ['$schema', 'version', 'scope', 'collectedAt', 'data'] a
 const COLLECTED_AT_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{3})?Z$/
 const FILE_NAME_PATTERN = /^(\d{4}-\d{2}-\d{2}T\d{2})-(\d{2})-(\d{2}(?:\.\d{3})?Z)\.json$/
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
 /**
  * The last collectedAt found valid: a POST's stamp is checked three times on its way (the
  * envelope, its file name, the query), and a burst's stamps come one after another.
@@ -37,14 +39,14 @@ export function collectedAtProblem (s: unknown): string | null {
   if (s === lastValidCollectedAt) return null
   const m = COLLECTED_AT_PATTERN.exec(s)
   if (m === null) return 'must be ISO 8601 UTC like 2026-01-21T10:00:00Z (optionally .123 milliseconds before the Z)'
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number]
-  // Date rolls over out-of-range fields (Feb 30 → Mar 2), so only a real date reads back unchanged.
-  // setUTCFullYear rather than Date.UTC, which maps years 0–99 to 1900–1999.
-  const t = new Date(0)
-  t.setUTCFullYear(year, month - 1, day)
-  t.setUTCHours(hour, minute, second, 0)
-  const real = t.getUTCFullYear() === year && t.getUTCMonth() === month - 1 && t.getUTCDate() === day &&
-    t.getUTCHours() === hour && t.getUTCMinutes() === minute && t.getUTCSeconds() === second
+  // A real date and time of the proleptic Gregorian calendar, as Date counts them (year 0 is a
+  // leap year; no leap second): what a Date set to these fields reads back unchanged, without one.
+  const year = Number(m[1])
+  const month = Number(m[2])
+  const day = Number(m[3])
+  const leapDay = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 1 : 0
+  const real = month >= 1 && month <= 12 && day >= 1 && day <= DAYS_IN_MONTH[month - 1]! + leapDay &&
+    Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 59
   if (!real) return 'is not a real date and time'
   lastValidCollectedAt = s
   return null

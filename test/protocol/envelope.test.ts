@@ -155,3 +155,27 @@ test('a collectedAt just found valid (remembered for the checks that follow) nev
   assert.equal(collectedAtToFileName(stamp), '2026-11-26T15-00-00.123Z.json')
   assert.throws(() => collectedAtToFileName('2026-02-30T15:00:00.123Z'), (e: unknown) => isHearthError(e, 'INVALID_ENVELOPE'))
 })
+
+test('a collectedAt is a real date and time exactly when a Date set to its fields reads them back (every day of leap and common years, hour, minute and second bounds)', () => {
+  const byDate = (s: string): boolean => {
+    const [year, month, day, hour, minute, second] = s.slice(0, 19).split(/[-T:]/).map(Number) as [number, number, number, number, number, number]
+    const t = new Date(0)
+    t.setUTCFullYear(year, month - 1, day)
+    t.setUTCHours(hour, minute, second, 0)
+    return t.getUTCFullYear() === year && t.getUTCMonth() === month - 1 && t.getUTCDate() === day && t.getUTCHours() === hour && t.getUTCMinutes() === minute && t.getUTCSeconds() === second
+  }
+  const pad = (n: number, width = 2): string => String(n).padStart(width, '0')
+  let real = 0
+  for (const year of [0, 1, 4, 100, 400, 1900, 1970, 2000, 2023, 2024, 2100, 9999]) {
+    for (let month = 0; month <= 13; month++) {
+      for (let day = 0; day <= 32; day++) {
+        for (const time of ['00:00:00', '23:59:59', '24:00:00', '12:60:00', '12:00:60', '99:99:99']) {
+          const s = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${time}.123Z`
+          assert.equal(collectedAtProblem(s) === null, byDate(s), s)
+          if (byDate(s)) real++
+        }
+      }
+    }
+  }
+  assert.equal(real, 2 * (365 * 12 + 5), 'two real times a day; years 0, 4, 400, 2000 and 2024 are leap years')
+})
