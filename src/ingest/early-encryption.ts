@@ -9,7 +9,9 @@
 // is not canonical, fails validation or stops arriving only costs the worker's time (its job is
 // cancelled). While other files keep the workers busy, or other large bodies are arriving too
 // (each then arrives slower, sharing the socket reads), the job is given once the body is all there
-// instead, so a worker never waits on one body's arrival while another body is complete.
+// instead, so a worker never waits on one body's arrival while another body is complete; a body
+// that arrives too slowly gives its worker back and is given again the same way, once it is all
+// there, still before the parse.
 import { DEFAULT_MAX_JSON_VALUES } from '../protocol/bounded-json.js'
 import { canonicalTokenLimit, isCanonicalJson } from '../protocol/canonical-json.js'
 import { ENVELOPE_VERSION, serializeEnvelopeWithData, withEnvelopeRoom, type Envelope } from '../protocol/envelope.js'
@@ -42,7 +44,8 @@ export interface EarlyEncryption {
 
 /**
  * A body arriving slower than this (on average, after the first STALL_GRACE_MS) gives its worker
- * back: the worker would otherwise wait on a slow client while other files queue behind it.
+ * back: the worker would otherwise wait on a slow client while other files queue behind it. Its
+ * job is given again once the body is all there (`complete`).
  */
 const MIN_ARRIVAL_BYTES_PER_MS = 16 * 1024 * 1024 / 1000
 const STALL_GRACE_MS = 20
@@ -63,30 +66,46 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
   const bytes = serializeEnvelopeWithData(env, room)
   if (bytes.buffer !== room.buffer) return null // a head too long for the room: the ordinary way
   const headBytes = room.byteOffset - bytes.byteOffset
-  const arrival = createArrival()
+  // the bytes there so far, for the job reading them as they come; a job given the worker back
+  // leaves its arrival abandoned, and the next job reads a new one
+  let arrival = createArrival()
   arrival.arrived(headBytes)
   const encryptArriving = encryptor.encryptArriving.bind(encryptor)
-  let job: { it: AsyncIterator<Uint8Array | EncryptionPart>; first: Promise<IteratorResult<Uint8Array | EncryptionPart>> } | null = null
+  let job: { it: AsyncIterator<Uint8Array | EncryptionPart>; first: Promise<IteratorResult<Uint8Array | EncryptionPart>>; abort: AbortController } | null = null
   let taken = false
   let cancelled = false
   let received = 0
   let stall: NodeJS.Timeout | undefined
-  const abort = new AbortController()
 
   function start (): void {
+    const abort = new AbortController()
     const it = encryptArriving(bytes, passwordHex, arrival.control, abort.signal)[Symbol.asyncIterator]()
     // asking for the first piece is what queues the job; its failure is met by the consumer
-    job = { it, first: it.next() }
+    job = { it, first: it.next(), abort }
     job.first.catch(() => {})
+  }
+
+  /** Stops the job running (its worker is free at once); `why` is what its pieces would throw. */
+  function dropJob (why: string): void {
+    arrival.abandon()
+    job?.abort.abort(new HearthError('INVALID_ARGUMENT', why))
+    job = null
   }
 
   function cancel (): void {
     cancelled = true
     clearInterval(stall)
-    arrival.abandon()
-    if (taken) return // its consumer ends the job (encrypt-store.ts)
+    if (taken) { arrival.abandon(); return } // its consumer ends the job (encrypt-store.ts)
     taken = true
-    abort.abort(new HearthError('INVALID_ARGUMENT', 'the early encryption was not used'))
+    dropJob('the early encryption was not used')
+  }
+
+  /** The body comes too slowly for a worker to wait on it: the worker is given back, and the job given again at `complete`. */
+  function giveBack (): void {
+    clearInterval(stall)
+    dropJob('the body arrived too slowly: its worker was given back')
+    arrival = createArrival()
+    arrival.arrived(headBytes + received)
   }
 
   if (opts.alone !== false && encryptor.free?.() !== false) {
@@ -95,7 +114,7 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
     const since = performance.now()
     stall = setInterval(() => {
       const ms = performance.now() - since
-      if (ms > STALL_GRACE_MS && received < (ms - STALL_GRACE_MS) * MIN_ARRIVAL_BYTES_PER_MS) cancel()
+      if (ms > STALL_GRACE_MS && received < (ms - STALL_GRACE_MS) * MIN_ARRIVAL_BYTES_PER_MS) giveBack()
     }, STALL_CHECK_MS)
     stall.unref()
   }

@@ -326,28 +326,39 @@ test('while another large body is being handled, a body is given to the worker o
   await other
 })
 
-test('a body that stops arriving (a client gone quiet, an aborted upload) gives its worker back; the next file is encrypted at once', async (t) => {
+test('a body that arrives too slowly gives its worker back meanwhile and is encrypted once it is all there, before the parse; an aborted upload is cancelled', async (t) => {
   const r = await rig(t)
-  const json = Buffer.from(JSON.stringify(bigProfile(2 * MB)))
+  const data = bigProfile(2 * MB)
+  const json = Buffer.from(JSON.stringify(data))
   // a client that goes quiet after its first chunk: the worker is given back by the stall guard
   const quiet = await r.pipeline.prepare(SCOPE, json.byteLength)
   assert.ok(quiet !== null)
   json.copy(quiet.room, 0, 0, 65_536)
   quiet.received(65_536)
   await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.equal((await r.workers.status()).cancelled, 1, 'the worker is not waiting on the quiet client')
+  await untilIdle(r.workers) // (a worker still loading stops the job once it has loaded)
+  // the pool's one worker is free: a file encrypted now is not stuck behind it
+  const other = bigProfile(2 * MB, 'other')
+  assert.equal((await r.pipeline.submit(SCOPE, other, { json: Buffer.from(JSON.stringify(other)) })).status, 'stored')
   json.copy(quiet.room, 65_536, 65_536)
   quiet.received(json.byteLength)
-  assert.equal(quiet.complete(quiet.room), false, 'too slow: stored the ordinary way')
+  assert.equal(quiet.complete(quiet.room), true, 'all there: its job is given again, before the parse')
+  assert.equal((await r.workers.status()).busy, 1, 'encrypting while the body would be parsed and validated')
+  const result = await r.pipeline.submit(SCOPE, data, { json: quiet.room, early: quiet })
+  assert.equal(result.status, 'stored')
+  assert.equal(result.collectedAt, quiet.collectedAt, 'the early encryption was the one stored')
+  const ciphertext = await r.storage.get(result.record.cid!)
+  const { data: plain } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
+  assert.equal(Buffer.compare(Buffer.from(plain), await readFile(join(r.dataDir, result.path))), 0)
   // an upload aborted halfway: the route cancels it
   const aborted = await r.pipeline.prepare(SCOPE, json.byteLength)
   assert.ok(aborted !== null)
   aborted.received(1000)
   aborted.cancel()
-  // the pool's one worker is free: a file encrypted now is not stuck behind either
-  const stored = await r.pipeline.submit(SCOPE, bigProfile(2 * MB), { json })
-  assert.equal(stored.status, 'stored')
-  assert.equal((await r.workers.status()).finished, 1)
-  assert.equal((await r.workers.status()).busy, 0)
+  assert.equal((await r.pipeline.submit(SCOPE, bigProfile(2 * MB, 'last'), { json })).status, 'stored')
+  const status = await r.workers.status()
+  assert.deepEqual([status.finished, status.cancelled, status.busy], [3, 2, 0])
 })
 
 async function listFiles (dir: string): Promise<string[]> {
