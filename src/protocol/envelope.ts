@@ -119,8 +119,12 @@ export function parseEnvelopeBytes (bytes: Uint8Array, limits: { maxValues?: num
   return checkEnvelope(parseBoundedJsonBytes(bytes, { maxDepth: MAX_DATA_DEPTH + 1, subject: 'file', maxValues }))
 }
 
-/** UTF-8 JSON with the fields in a fixed order, so one envelope always gives the same bytes. */
-export function serializeEnvelope (env: Envelope): Uint8Array {
+/**
+ * UTF-8 JSON with the fields in a fixed order, so one envelope always gives the same bytes.
+ * `alloc` makes the buffer they are written into (shared memory, for a file a worker thread
+ * encrypts: handing it over then copies nothing).
+ */
+export function serializeEnvelope (env: Envelope, alloc?: (size: number) => Uint8Array): Uint8Array {
   const ordered = {
     $schema: env.$schema,
     version: env.version,
@@ -128,7 +132,11 @@ export function serializeEnvelope (env: Envelope): Uint8Array {
     collectedAt: env.collectedAt,
     data: env.data
   }
-  return new TextEncoder().encode(JSON.stringify(ordered))
+  const json = JSON.stringify(ordered)
+  if (alloc === undefined) return new TextEncoder().encode(json)
+  const out = alloc(Buffer.byteLength(json))
+  new TextEncoder().encodeInto(json, out)
+  return out
 }
 
 /** Bytes kept free before a body read with envelope room: more than any envelope's head needs. */

@@ -177,6 +177,24 @@ test('a large canonical body is encrypted while it is parsed and validated: one 
   assert.deepEqual([status.cancelled, status.failed], [1, 0], 'it was cancelled, not failed')
 })
 
+test('a large body not in canonical form is serialised again into shared memory: the worker gets the envelope without a copy', async (t) => {
+  const handed: boolean[] = []
+  const r = await rig(t, undefined, {
+    encryptor: (e) => ({ ...e, encryptChunks: (plaintext, passwordHex) => { handed.push(plaintext.buffer instanceof SharedArrayBuffer); return e.encryptChunks(plaintext, passwordHex) } })
+  })
+  const data = bigProfile(2 * MB)
+  const spaced = Buffer.from(JSON.stringify(data, null, 1))
+  const result = await r.pipeline.submit(SCOPE, data, { json: spaced })
+  assert.equal(result.status, 'stored')
+  assert.deepEqual(handed, [true], 'shared memory, which postMessage does not copy')
+  const onDisk = await readFile(join(r.dataDir, result.path))
+  const expected = serializeEnvelope(buildEnvelope({ definitionUrl: SCHEMA.definitionUrl, scope: SCOPE, collectedAt: result.collectedAt, data }))
+  assert.equal(Buffer.compare(onDisk, Buffer.from(expected)), 0, 'the same bytes as serializeEnvelope gives')
+  const ciphertext = await r.storage.get(result.record.cid!)
+  const { data: plain } = await openpgp.decrypt({ message: await openpgp.readMessage({ binaryMessage: ciphertext }), passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
+  assert.equal(Buffer.compare(Buffer.from(plain), onDisk), 0)
+})
+
 test('a large body of many small values is encrypted early too; past the token bound of ingest.maxJsonValues it waits for the parse', async (t) => {
   // 100,000 members (~1.5 MB, 400,001 tokens): past the fixed 50,000-token cap of before
   const data = { username: 'many', bio: 'b', ...Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])) }
