@@ -5,8 +5,10 @@
 //            least); OpenPGP.js and Hearth's own writer encrypting 10 MB whole in this thread
 //   rows:    (the variants' daemons run at once, their rounds in turn, so a changing load weighs
 //            on each alike) 10 MB POST, one at a time (median, best); the slowest /health answer while as many
-//            POSTs again run (the main thread's responsiveness); 4 concurrent 10 MB POSTs (files/s) and
-//            the daemon's peak RSS after them
+//            POSTs again run (the main thread's responsiveness); a 10 MB body not in JSON.stringify's
+//            form (spaces: the envelope is serialised again, not built around the body); a 10 MB
+//            body sent at 8 MiB/s, slower than a worker waits for (from its last byte to the 201);
+//            4 concurrent 10 MB POSTs (files/s) and the daemon's peak RSS after them
 //   phases:  the steps of one 10 MB POST run one after another in this process (what the daemon
 //            overlaps: encryption starts on a worker while the main thread parses and validates;
 //            the data-file write runs beside storing the pieces)
@@ -14,6 +16,7 @@
 import '../src/polyfill.js'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { daemonRequest } from '../src/client/daemon-client.js'
@@ -39,6 +42,11 @@ const rounds = Number(opt('--rounds') ?? 7)
 const SCOPE = 'instagram.profile'
 const MB = 1024 * 1024
 const body10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }))
+/** The same data with a space after each colon: valid JSON, but not the form the envelope is built around. */
+const spaced10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }, null, 1))
+/** The slow client's pace: a 256 KiB chunk every 31.25 ms, 8 MiB/s (a worker waits for 16 MiB/s). */
+const SLOW_CHUNK = 256 * 1024
+const SLOW_EVERY_MS = 31.25
 
 function median (xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
@@ -79,12 +87,36 @@ async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
-interface Result { postMedian: number; postBest: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
+interface Result { postMedian: number; postBest: number; spacedMedian: number; slowTailMedian: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
 
-async function post (d: BenchDaemon): Promise<number> {
-  const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body: body10mb }))
+async function post (d: BenchDaemon, body = body10mb): Promise<number> {
+  const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body }))
   if (r.status !== 201) throw new Error(`POST answered ${r.status}: ${Buffer.from(r.body).toString().slice(0, 300)}`)
   return ms
+}
+
+/** A 10 MB POST whose body is sent at 8 MiB/s: ms from its last byte written to the 201. */
+async function slowPost (d: BenchDaemon): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    let lastByte = 0
+    const req = request({ socketPath: d.socketPath, method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json', 'content-length': body10mb.byteLength } }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        if (res.statusCode !== 201) reject(new Error(`slow POST answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`))
+        else resolve(performance.now() - lastByte)
+      })
+    })
+    req.on('error', reject)
+    const started = performance.now()
+    const send = (at: number): void => {
+      const end = Math.min(at + SLOW_CHUNK, body10mb.byteLength)
+      req.write(body10mb.subarray(at, end))
+      if (end === body10mb.byteLength) { lastByte = performance.now(); req.end(); return }
+      setTimeout(() => { send(end) }, Math.max(0, started + (end / SLOW_CHUNK) * SLOW_EVERY_MS - performance.now()))
+    }
+    send(0)
+  })
 }
 
 /** How long one POST to 201 takes with a client polling /health meanwhile, and those /health times. */
@@ -113,6 +145,10 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
     for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) posts[i]!.push(await post(daemons[i]!))
     const health: number[][] = daemons.map(() => [])
     for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) await postWithHealth(daemons[i]!, health[i]!)
+    const spaced: number[][] = daemons.map(() => [])
+    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) spaced[i]!.push(await post(daemons[i]!, spaced10mb))
+    const slowTail: number[][] = daemons.map(() => [])
+    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) slowTail[i]!.push(await slowPost(daemons[i]!))
     const concurrent = 4
     const concurrentMs: number[] = daemons.map(() => 0)
     for (let r = 0; r < 2; r++) {
@@ -125,6 +161,8 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
       results.set(variants[i]![0], {
         postMedian: median(posts[i]!),
         postBest: Math.min(...posts[i]!),
+        spacedMedian: median(spaced[i]!),
+        slowTailMedian: median(slowTail[i]!),
         healthMax: health[i]!.length > 0 ? Math.max(...health[i]!) : NaN,
         healthCount: health[i]!.length,
         concurrentPerSec: concurrent * 2 / (concurrentMs[i]! / 1000),
@@ -203,6 +241,8 @@ console.table([
   { what: '10 MB POST, best (ms)', budget: '', floor: '', ...cols('postBest') },
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },
+  { what: `10 MB POST, body not in canonical form (spaces), median of ${rounds} (ms)`, budget: '', floor: '', ...cols('spacedMedian') },
+  { what: `10 MB POST sent at 8 MiB/s: last byte to 201, median of ${rounds} (ms)`, budget: '', floor: '', ...cols('slowTailMedian') },
   { what: '10 MB POSTs, 4 concurrent (files/s)', budget: '', floor: '', ...cols('concurrentPerSec', 2) },
   { what: 'daemon peak RSS after them (MB)', budget: '', floor: '', ...cols('peakRssMb', 0) },
   { what: 'encryption jobs cancelled (early ones not used)', budget: '', floor: '', ...cols('jobsCancelled', 0) }
