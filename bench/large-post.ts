@@ -12,7 +12,8 @@
 //   phases:  the steps of one 10 MB POST run one after another in this process (what the daemon
 //            overlaps: encryption starts on a worker while the main thread parses and validates;
 //            the data-file write runs beside storing the pieces)
-// Run: node --import tsx bench/large-post.ts [--base DIR] [--rounds N]
+// Run: node --import tsx bench/large-post.ts [--base DIR] [--rounds N] [--other-paths]
+//   (--other-paths: only the rows of the body not in canonical form and of the slow body)
 import '../src/polyfill.js'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -22,6 +23,7 @@ import { join, resolve } from 'node:path'
 import { daemonRequest } from '../src/client/daemon-client.js'
 import { REPO, startBenchDaemon, type BenchDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
+import { cpuMs } from './support/cpu-time.js'
 import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../src/protocol/bounded-json.js'
 import { buildEnvelope, serializeEnvelope } from '../src/protocol/envelope.js'
 import * as openpgp from 'openpgp'
@@ -39,6 +41,7 @@ const args = process.argv.slice(2)
 const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
 const base = opt('--base')
 const rounds = Number(opt('--rounds') ?? 7)
+const otherPathsOnly = args.includes('--other-paths')
 const SCOPE = 'instagram.profile'
 const MB = 1024 * 1024
 const body10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }))
@@ -87,7 +90,7 @@ async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
-interface Result { postMedian: number; postBest: number; spacedMedian: number; slowTailMedian: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
+interface Result { postMedian: number; postBest: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
 
 async function post (d: BenchDaemon, body = body10mb): Promise<number> {
   const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body }))
@@ -142,27 +145,45 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
     const inTurn = (round: number): number[] => (round % 2 === 0 ? daemons.map((_, i) => i) : daemons.map((_, i) => daemons.length - 1 - i))
     // the POSTs alone first: a client polling /health meanwhile costs the main thread time too
     const posts: number[][] = daemons.map(() => [])
-    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) posts[i]!.push(await post(daemons[i]!))
     const health: number[][] = daemons.map(() => [])
-    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) await postWithHealth(daemons[i]!, health[i]!)
-    const spaced: number[][] = daemons.map(() => [])
-    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) spaced[i]!.push(await post(daemons[i]!, spaced10mb))
-    const slowTail: number[][] = daemons.map(() => [])
-    for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) slowTail[i]!.push(await slowPost(daemons[i]!))
+    if (!otherPathsOnly) {
+      for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) posts[i]!.push(await post(daemons[i]!))
+      for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) await postWithHealth(daemons[i]!, health[i]!)
+    }
+    /** `fn`'s result for each round and each daemon, with the daemon's CPU ms per round (all threads). */
+    const measured = async (fn: (d: BenchDaemon) => Promise<number>): Promise<{ ms: number[][]; cpu: number[] }> => {
+      const out = { ms: daemons.map((): number[] => []), cpu: daemons.map(() => 0) }
+      for (let r = 0; r < rounds; r++) {
+        for (const i of inTurn(r)) {
+          const before = await cpuMs(daemons[i]!.pid)
+          out.ms[i]!.push(await fn(daemons[i]!))
+          await new Promise((resolve) => setTimeout(resolve, 50)) // the job's end after the 201
+          out.cpu[i]! += (await cpuMs(daemons[i]!.pid) - before) / rounds
+        }
+      }
+      return out
+    }
+    const spaced = await measured(async (d) => await post(d, spaced10mb))
+    const slow = await measured(slowPost)
     const concurrent = 4
-    const concurrentMs: number[] = daemons.map(() => 0)
-    for (let r = 0; r < 2; r++) {
-      for (const i of inTurn(r)) concurrentMs[i]! += (await timed(async () => await Promise.all(Array.from({ length: concurrent }, async () => await post(daemons[i]!)))))[0]
+    const concurrentMs: number[] = daemons.map(() => NaN)
+    if (!otherPathsOnly) {
+      concurrentMs.fill(0)
+      for (let r = 0; r < 2; r++) {
+        for (const i of inTurn(r)) concurrentMs[i]! += (await timed(async () => await Promise.all(Array.from({ length: concurrent }, async () => await post(daemons[i]!)))))[0]
+      }
     }
     const results = new Map<string, Result>()
     for (const [i, d] of daemons.entries()) {
       const peak = Number(/VmHWM:\s+(\d+)/.exec(await readFile(`/proc/${d.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
       const workers = JSON.parse(Buffer.from((await daemonRequest(d.socketPath, { path: '/v1/status' })).body).toString()).encryptionWorkers as { cancelled?: number }
       results.set(variants[i]![0], {
-        postMedian: median(posts[i]!),
+        postMedian: posts[i]!.length > 0 ? median(posts[i]!) : NaN,
         postBest: Math.min(...posts[i]!),
-        spacedMedian: median(spaced[i]!),
-        slowTailMedian: median(slowTail[i]!),
+        spacedMedian: median(spaced.ms[i]!),
+        spacedCpu: spaced.cpu[i]!,
+        slowTailMedian: median(slow.ms[i]!),
+        slowCpu: slow.cpu[i]!,
         healthMax: health[i]!.length > 0 ? Math.max(...health[i]!) : NaN,
         healthCount: health[i]!.length,
         concurrentPerSec: concurrent * 2 / (concurrentMs[i]! / 1000),
@@ -227,7 +248,7 @@ async function phases (): Promise<Array<Record<string, string>>> {
 // ── the run ─────────────────────────────────────────────────────────────────────────────────
 
 console.error('floors …')
-const floors = { aesSha: floorAesSha(), ...await floorWriters() }
+const floors = otherPathsOnly ? { aesSha: NaN, openpgp: NaN, hearth: NaN } : { aesSha: floorAesSha(), ...await floorWriters() }
 // both compiled (dist/), as bench/limits.ts runs them: a daemon under tsx is slower than its build
 const variants: Array<[string, string]> = [['current', REPO]]
 if (base !== null) variants.unshift(['base', resolve(base)])
@@ -242,10 +263,14 @@ console.table([
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },
   { what: `10 MB POST, body not in canonical form (spaces), median of ${rounds} (ms)`, budget: '', floor: '', ...cols('spacedMedian') },
+  { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('spacedCpu', 0) },
   { what: `10 MB POST sent at 8 MiB/s: last byte to 201, median of ${rounds} (ms)`, budget: '', floor: '', ...cols('slowTailMedian') },
+  { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('slowCpu', 0) },
   { what: '10 MB POSTs, 4 concurrent (files/s)', budget: '', floor: '', ...cols('concurrentPerSec', 2) },
   { what: 'daemon peak RSS after them (MB)', budget: '', floor: '', ...cols('peakRssMb', 0) },
   { what: 'encryption jobs cancelled (early ones not used)', budget: '', floor: '', ...cols('jobsCancelled', 0) }
 ])
-console.error('phases …')
-console.table(await phases())
+if (!otherPathsOnly) {
+  console.error('phases …')
+  console.table(await phases())
+}
