@@ -1,6 +1,8 @@
 // The builder side of the daemon (docs/protocol.md §3.8), built from its parts: the stores in
 // the one database, the chain's builder contracts when configured, the relay queue, the owner's
-// routes on the owner listeners and — when `builders.listen` is set — the builder listener.
+// routes on the owner listeners and — when `builders.listen` is set — the builder listener. The
+// owner's side behind those routes (approving, consent labels, EIP-712 typed data) loads on the
+// first request that needs it: an idle daemon keeps its memory (README, "Idle memory").
 import type { Address } from 'viem'
 import type { HearthDatabase } from '../db/database.js'
 import { openKv } from '../db/database.js'
@@ -19,9 +21,9 @@ import { openAccessLog } from './access-log.js'
 import { openAccessRequests } from './access-requests.js'
 import { openBuilderRegistry } from './builder-registry.js'
 import { openGrantStore } from './grant-store.js'
-import { createOwnerBuilders, type OwnerBuilders } from './owner.js'
+import type { OwnerBuilders } from './owner.js'
 import { addOwnerBuilderRoutes } from './owner-routes.js'
-import { createGrantRelay, type GrantRelay, type RelayJob, type RelayState } from './relay.js'
+import type { GrantRelay, RelayJob, RelayState } from './relay.js'
 import { openReplayCache } from './replay-cache.js'
 
 export interface BuildersDeps {
@@ -40,7 +42,8 @@ export interface BuildersDeps {
 }
 
 export interface Builders {
-  readonly owner: OwnerBuilders
+  /** The owner's side, loaded on first use. */
+  owner (): Promise<OwnerBuilders>
   /** Adds the owner routes and the builder routes to the daemon's router. */
   addRoutes (router: Router): void
   /** Starts the relay and, when configured, the builder listener; returns its port and audience. */
@@ -78,7 +81,7 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
   const network = perms === null ? null : `${perms.chainId}-${perms.permissions.toLowerCase()}`
   const relay: GrantRelay | null = perms === null || deps.chain === null || network === null
     ? null
-    : createGrantRelay({
+    : (await import('./relay.js')).createGrantRelay({
       queue: createDurableQueue<RelayJob>(db, `grant-relay-${network}`),
       state: openKv<RelayState>(db, `grant-relay-${network}`),
       client: deps.chain,
@@ -90,18 +93,23 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
       logger
     })
   const listenerSide = config.listen === null ? null : await loadListenerSide(config.listen, { owner, registry, grants, chain: perms, logger })
-  const ownerSide = createOwnerBuilders({
-    owner,
-    ownerKey: identity.ownerPrivateKey,
-    registry,
-    requests,
-    grants,
-    meta: openKv<number>(db, 'builders-meta'),
-    perms,
-    relay: relay === null ? null : async (job) => { await relay.enqueue(job) },
-    connectors: async () => (await scanConnectors(deps.connectorDirs)).connectors.map((c) => c.metadata),
-    logger
-  })
+  let ownerSide: Promise<OwnerBuilders> | null = null
+  const ownerBuilders = async (): Promise<OwnerBuilders> => {
+    const loading = ownerSide ??= import('./owner.js').then(({ createOwnerBuilders }) => createOwnerBuilders({
+      owner,
+      ownerKey: identity.ownerPrivateKey,
+      registry,
+      requests,
+      grants,
+      meta: openKv<number>(db, 'builders-meta'),
+      perms,
+      relay: relay === null ? null : async (job) => { await relay.enqueue(job) },
+      connectors: async () => (await scanConnectors(deps.connectorDirs)).connectors.map((c) => c.metadata),
+      logger
+    }))
+    // a failed load is tried again by the next request
+    return await loading.catch((err: unknown) => { if (ownerSide === loading) ownerSide = null; throw err })
+  }
   let timer: NodeJS.Timeout | null = null
   let audience: string | null = null
 
@@ -122,9 +130,9 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
   }
 
   return {
-    owner: ownerSide,
+    owner: ownerBuilders,
     addRoutes (router) {
-      addOwnerBuilderRoutes(router, { owner: ownerSide, requests, grants, log })
+      addOwnerBuilderRoutes(router, { owner: ownerBuilders, requests, grants, log })
       if (listenerSide === null) return
       listenerSide.addBuilderRoutes(router, {
         index: deps.index,

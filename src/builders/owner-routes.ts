@@ -1,5 +1,6 @@
 // The owner's builder endpoints on the owner's listeners (docs/protocol.md §3.8): builders,
-// access requests (with consent labels), approve/deny, grants, revoke, and the access log.
+// access requests (with consent labels), approve/deny, grants, revoke, and the access log. The
+// owner's side (owner.ts) is asked for per request: it loads with the first one that needs it.
 import { HearthError } from '../errors.js'
 import { ok } from '../api/http.js'
 import { intParam, stringParam } from '../api/query.js'
@@ -20,12 +21,12 @@ function timeParam (url: URL, name: string): number | undefined {
   return ms
 }
 
-export function addOwnerBuilderRoutes (router: Router, deps: { owner: OwnerBuilders; requests: AccessRequestStore; grants: GrantStore; log: AccessLog }): void {
-  router.get('/v1/builders', async () => ok({ builders: await deps.owner.builders() }))
+export function addOwnerBuilderRoutes (router: Router, deps: { owner: () => Promise<OwnerBuilders>; requests: AccessRequestStore; grants: GrantStore; log: AccessLog }): void {
+  router.get('/v1/builders', async () => ok({ builders: await (await deps.owner()).builders() }))
   router.post('/v1/builders', async (req) => {
     const body = await req.json() as Record<string, unknown> | null
     if (body === null || typeof body !== 'object') throw new HearthError('INVALID_BODY', 'expected {address, publicKey, appUrl?}')
-    return ok(await deps.owner.registerBuilder(body as { address: string; publicKey: string; appUrl?: string }), 201)
+    return ok(await (await deps.owner()).registerBuilder(body as { address: string; publicKey: string; appUrl?: string }), 201)
   })
 
   router.get('/v1/access-requests', async (req) => {
@@ -34,33 +35,39 @@ export function addOwnerBuilderRoutes (router: Router, deps: { owner: OwnerBuild
     const limit = intParam(req.url, 'limit', 100, 1000)
     const before = stringParam(req.url, 'before', 64) ?? undefined
     const list = await deps.requests.list({ limit, ...(status !== 'all' ? { status: status as AccessRequestStatus } : {}), ...(before !== undefined ? { before } : {}) })
-    return ok({ requests: await Promise.all(list.map(async (r) => await deps.owner.requestView(r))) })
+    const owner = await deps.owner()
+    return ok({ requests: await Promise.all(list.map(async (r) => await owner.requestView(r))) })
   })
   router.get('/v1/access-requests/:id', async (req) => {
     const r = await deps.requests.get(req.params.id ?? '')
     if (r === null) throw new HearthError('NOT_FOUND', `no access request ${req.params.id ?? ''}`)
-    return ok(await deps.owner.requestView(r))
+    return ok(await (await deps.owner()).requestView(r))
   })
   router.post('/v1/access-requests/:id/approve', async (req) => {
     const raw = req.raw.headers['content-length'] === '0' || req.raw.headers['content-type'] === undefined ? {} : await req.json()
     const body = (raw ?? {}) as { scopes?: unknown; expiresAt?: unknown }
-    const { request, grant } = await deps.owner.approve(req.params.id ?? '', { scopes: body.scopes, expiresAt: body.expiresAt })
-    return ok({ request, grant: await deps.owner.grantView(grant) })
+    const owner = await deps.owner()
+    const { request, grant } = await owner.approve(req.params.id ?? '', { scopes: body.scopes, expiresAt: body.expiresAt })
+    return ok({ request, grant: await owner.grantView(grant) })
   })
-  router.post('/v1/access-requests/:id/deny', async (req) => ok({ request: await deps.owner.deny(req.params.id ?? '') }))
+  router.post('/v1/access-requests/:id/deny', async (req) => ok({ request: await (await deps.owner()).deny(req.params.id ?? '') }))
 
   router.get('/v1/grants', async (req) => {
     const limit = intParam(req.url, 'limit', 100, 1000)
     const before = stringParam(req.url, 'before', 64) ?? undefined
     const list = await deps.grants.list({ limit, ...(before !== undefined ? { before } : {}) })
-    return ok({ grants: await Promise.all(list.map(async (g) => await deps.owner.grantView(g))) })
+    const owner = await deps.owner()
+    return ok({ grants: await Promise.all(list.map(async (g) => await owner.grantView(g))) })
   })
   router.get('/v1/grants/:id', async (req) => {
     const g = await deps.grants.get(req.params.id ?? '')
     if (g === null) throw new HearthError('NOT_FOUND', `no grant ${req.params.id ?? ''}`)
-    return ok(await deps.owner.grantView(g))
+    return ok(await (await deps.owner()).grantView(g))
   })
-  router.post('/v1/grants/:id/revoke', async (req) => ok(await deps.owner.grantView(await deps.owner.revoke(req.params.id ?? ''))))
+  router.post('/v1/grants/:id/revoke', async (req) => {
+    const owner = await deps.owner()
+    return ok(await owner.grantView(await owner.revoke(req.params.id ?? '')))
+  })
 
   router.get('/v1/access-logs', async (req) => {
     const order = stringParam(req.url, 'order', 4) ?? 'asc'

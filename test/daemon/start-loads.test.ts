@@ -30,7 +30,7 @@ async function loadedParts (file: string, folder: string): Promise<string[]> {
   return (await loadedUrls(file)).filter((url) => !url.includes('/node_modules/') && new RegExp(`/(src|dist)/${folder}/`).test(url))
 }
 
-test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia, the Kubo client, the unconfigured proxy, the builder listener or libsecp256k1; a POST does not load OpenPGP.js', async (t) => {
+test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia, the Kubo client, the unconfigured proxy, the builder listener, the owner\'s builder side or libsecp256k1; a POST does not load OpenPGP.js', async (t) => {
   const loaded = join(await tempDir(t), 'loaded.txt')
   const d = await startDaemonProcess(t, {
     nodeArgs: ['--import', RECORDER],
@@ -43,6 +43,12 @@ test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia,
   const builderParts = (await loadedParts(loaded, 'builders')).map((url) => url.slice(url.lastIndexOf('/') + 1).replace(/\.[jt]s$/, ''))
   assert.ok(builderParts.includes('owner-routes'), 'the recorder sees the owner\'s builder routes')
   for (const part of ['listener', 'web3-signed', 'authorize', 'rate-limit']) assert.ok(!builderParts.includes(part), `builders/${part} is not loaded without builders.listen`)
+  // the owner's side behind those routes waits for a request that needs it, the grant relay for a chain
+  for (const part of ['owner', 'consent', 'typed-data', 'grant', 'relay']) assert.ok(!builderParts.includes(part), `builders/${part} is not loaded at idle`)
+  const builders = await d.request({ path: '/v1/builders' })
+  assert.equal(builders.status, 200, JSON.stringify(builders.json))
+  assert.deepEqual(builders.json.builders, [])
+  assert.ok((await loadedParts(loaded, 'builders')).some((url) => /\/owner\.[jt]s$/.test(url)), 'a builder request loads the owner\'s side')
   // the builders' native libsecp256k1 (a require, which the recorder does not see) waits for the first signed request
   assert.ok(!(await readFile(`/proc/${d.child.pid!}/maps`, 'utf8')).includes('secp256k1'), 'libsecp256k1 is not mapped at idle')
   // without upstream.baseUrl the proxy's modules wait for a call that needs them (src/proxy/lazy.ts)
