@@ -6,17 +6,26 @@ import type { FileIndexStore, LogValue, ScopeSummaryValue, StoredRecord } from '
 import { FILE_STATES, checkRecord, firstPart, joinKey, lastPart, padNumber, rangeOf, secondaryKeys, sortableInstant, type SecondaryKeys } from './keys.js'
 import type { FileRecord, FileState } from './types.js'
 
+/** What a deleted path's tombstone says: the CID and scope of the record that was deleted. */
+export interface Tombstone { cid: string | null; scope: string }
+/**
+ * What a write replaced: the path's record, or, when it had none, the tombstone of its deletion
+ * (null: neither). FileIndex.revert puts it back.
+ */
+export interface Replaced { record: FileRecord | null; tombstone: Tombstone | null }
 /**
  * The record a change writes, made from the path's current record inside the write (so the
  * caller reads nothing first), and an archived copy of the current one to write before it.
+ * `replaced`: what the write replaces, for a caller that may have to revert it.
  */
-export type Derive = (current: FileRecord | null) => { record: FileRecord; archived?: FileRecord }
+export type Derive = (current: FileRecord | null, replaced: Replaced) => { record: FileRecord; archived?: FileRecord }
 /**
  * An upsert (record), a deletion (null), or an upsert made by `derive` from the current record.
  * `tombstone: false`: a deletion that leaves no tombstone (a record that should never have been
- * written, taken back: peers must not be told to delete its CID).
+ * written, taken back: peers must not be told to delete its CID); a Tombstone: a deletion that
+ * leaves this one (an earlier deletion put back).
  */
-export type Change = { path: string; record: FileRecord | null; derive?: Derive; tombstone?: false }
+export type Change = { path: string; record: FileRecord | null; derive?: Derive; tombstone?: false | Tombstone }
 /** `error`: the change's `derive` failed; that change alone was left out of the batch. */
 export type ChangeResult = { changed: boolean; record: StoredRecord | null; error?: unknown }
 /**
@@ -37,8 +46,9 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
   const current = new Map<string, StoredRecord | null>()
   const tomb = new Map<string, number | null>()
   const read = async (paths: string[]): Promise<void> => {
-    const [olds, tombs] = await Promise.all([s.records.getMany(paths), s.tombstones.getMany(paths)])
-    paths.forEach((p, i) => { current.set(p, olds[i] ?? null); tomb.set(p, tombs[i] ?? null) })
+    // the records and the tombstones of the paths in one read
+    const found = await s.db.getMany([...paths.map((p) => ({ sublevel: s.records, key: p })), ...paths.map((p) => ({ sublevel: s.tombstones, key: p }))])
+    paths.forEach((p, i) => { current.set(p, (found[i] as StoredRecord | undefined) ?? null); tomb.set(p, (found[paths.length + i] as number | undefined) ?? null) })
   }
   await read([...new Set(changes.map((c) => c.path))])
   const scopeKeys = new Map<string, boolean>() // scope-index keys this batch adds (true) or removes (false)
@@ -65,7 +75,7 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     moveKey(s.byFileId, from?.fileId ?? null, to?.fileId ?? null)
   }
 
-  const apply = (path: string, record: FileRecord | null, tombstone = true): void => {
+  const apply = (path: string, record: FileRecord | null, tombstone: boolean | Tombstone = true): void => {
     const old = current.get(path) ?? null
     if ((record === null && old === null) || (record !== null && old !== null && isDeepStrictEqual(withoutSeq(old), record))) {
       results.push({ changed: false, record: old })
@@ -87,7 +97,8 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
       tomb.set(path, null)
       results.push({ changed: true, record: null })
     } else if (record === null) {
-      const value: LogValue = { path, deleted: true, cid: old?.cid ?? null, scope: old?.scope ?? '' }
+      const given = typeof tombstone === 'object' ? tombstone : null
+      const value: LogValue = { path, deleted: true, cid: given?.cid ?? old?.cid ?? null, scope: given?.scope ?? old?.scope ?? '' }
       ops.push({ type: 'del', sublevel: s.records, key: path })
       ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
       ops.push({ type: 'put', sublevel: s.tombstones, key: path, value: seq })
@@ -106,12 +117,15 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     }
   }
   for (const { path, record, derive, tombstone } of changes) {
-    if (derive === undefined) { apply(path, record, tombstone !== false); continue }
+    if (derive === undefined) { apply(path, record, tombstone ?? true); continue }
     let made: { record: FileRecord; archived?: FileRecord }
+    // from the current record, as earlier changes of this batch left it
+    const now = current.get(path) ?? null
+    const earlier = now === null ? null : withoutSeq(now)
+    const seqOfTomb = now === null ? tomb.get(path) ?? null : null
+    const replaced: Replaced = { record: earlier, tombstone: seqOfTomb === null ? null : await tombstoneAt(s, seqOfTomb) }
     try {
-      // from the current record, as earlier changes of this batch left it
-      const now = current.get(path) ?? null
-      const d = derive(now === null ? null : withoutSeq(now))
+      const d = derive(earlier, replaced)
       made = { record: checkRecord(d.record), ...(d.archived !== undefined ? { archived: checkRecord(d.archived) } : {}) }
       if (made.record.path !== path) throw new HearthError('INVALID_ARGUMENT', `a record derived for ${path} names ${made.record.path}`)
     } catch (error) {
@@ -175,13 +189,22 @@ async function addSummaries (s: FileIndexStore, known: Map<string, ScopeSummaryV
     if (gained !== undefined && (newest === null || gained > newest)) newest = gained
     if (newest === null) continue // unreachable while indexes are consistent; verify() reports it
     const path = lastPart(newest)
-    const record = current.has(path) ? current.get(path) : await s.records.get(path)
+    // still the version the summary names (files older than the scope's latest): nothing to read
+    const record = old !== undefined && path === old.latestPath && !current.has(path) && newest === summaryKey(scope, old)
+      ? { collectedAt: old.latestCollectedAt }
+      : current.has(path) ? current.get(path) : await s.records.get(path)
     if (record === null || record === undefined || record.collectedAt === null) continue
     const value: ScopeSummaryValue = { count, latestCollectedAt: record.collectedAt, latestPath: path }
-    if (!isDeepStrictEqual(old, value)) ops.push({ type: 'put', sublevel: s.scopes, key: scope, value })
+    if (old?.count !== value.count || old.latestCollectedAt !== value.latestCollectedAt || old.latestPath !== value.latestPath) ops.push({ type: 'put', sublevel: s.scopes, key: scope, value })
     after.set(scope, value)
   }
   return after
+}
+
+/** What the tombstone logged at `seq` says (a deleted path written again: rare). */
+export async function tombstoneAt (s: FileIndexStore, seq: number): Promise<Tombstone | null> {
+  const logged = await s.log.get(padNumber(seq))
+  return logged?.deleted === true ? { cid: logged.cid, scope: logged.scope } : null
 }
 
 /** The newest scope-index key already stored that this batch does not remove. */

@@ -8,12 +8,12 @@ import { checkFileIndex, rebuildFileIndex, type FileIndexCheck } from './file-in
 import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, SEP, padNumber, rangeOf, sortableInstant } from './keys.js'
 import { Mutex } from './mutex.js'
 import { fileIndexStore, loadMeta, type FileIndexStore, type StoredRecord } from './file-index-store.js'
-import { applyChanges, type Change, type ChangeResult, type Derive, type IndexHead } from './file-index-write.js'
+import { applyChanges, tombstoneAt, type Change, type ChangeResult, type Derive, type IndexHead, type Replaced } from './file-index-write.js'
 import type { FileRecord, FileState } from './types.js'
 import type { IndexDamage } from './index-health.js'
 
 export type { FileIndexCheck } from './file-index-check.js'
-export type { Derive } from './file-index-write.js'
+export type { Derive, Replaced, Tombstone } from './file-index-write.js'
 
 export interface ScopeSummary {
   scope: string
@@ -43,6 +43,10 @@ function isArchived (path: string): boolean {
 const GROUP_LIMIT = 1000
 
 interface PendingWrite { changes: Change[]; also: BatchOp[] | undefined; resolve: (r: ChangeResult[]) => void; reject: (err: unknown) => void }
+
+function isReplaced (earlier: FileRecord | Replaced): earlier is Replaced {
+  return 'tombstone' in earlier && !('path' in earlier)
+}
 
 function pageLimit (limit: number | undefined, fallback = DEFAULT_PAGE): number {
   if (limit === undefined) return fallback
@@ -121,12 +125,17 @@ export class FileIndex {
   }
 
   /**
-   * Undoes a write of `path`: puts back the record it replaced, or, when there was none, removes
-   * the path's record without a tombstone (nothing was deleted, so peers are told of nothing).
-   * `also` as for put.
+   * Undoes a write of `path`: puts back the record it replaced (`earlier`, or what putDerived's
+   * `derive` was told it replaces); when there was none, removes the path's record, leaving the
+   * path's earlier tombstone again if it had one (a new entry of the change log: a peer that saw
+   * the reverted write learns of the deletion) and none otherwise (nothing was deleted, so peers
+   * are told of nothing). `also` as for put.
    */
-  async revert (path: string, earlier: FileRecord | null, opts: { also?: BatchOp[] } = {}): Promise<void> {
-    const change: Change = earlier === null ? { path, record: null, tombstone: false } : { path, record: checkRecord(earlier) }
+  async revert (path: string, earlier: FileRecord | Replaced | null, opts: { also?: BatchOp[] } = {}): Promise<void> {
+    const replaced: Replaced = earlier === null ? { record: null, tombstone: null } : isReplaced(earlier) ? earlier : { record: earlier, tombstone: null }
+    const change: Change = replaced.record === null
+      ? { path, record: null, tombstone: replaced.tombstone ?? false }
+      : { path, record: checkRecord(replaced.record) }
     if (change.record !== null && change.record.path !== path) throw new HearthError('INVALID_ARGUMENT', `the earlier record of ${path} names ${change.record.path}`)
     await this.#submit([change], opts.also)
   }
@@ -147,6 +156,16 @@ export class FileIndex {
   async get (path: string): Promise<FileRecord | null> {
     if (typeof path !== 'string' || path === '') return null
     return (await this.#store.records.get(path)) ?? null
+  }
+
+  /**
+   * What a write of `path` would replace: its record, or, when it has none, the tombstone of its
+   * deletion (one read), for a caller that may have to revert that write.
+   */
+  async prior (path: string): Promise<Replaced> {
+    const [record, tomb] = await this.#store.db.getMany([{ sublevel: this.#store.records, key: path }, { sublevel: this.#store.tombstones, key: path }]) as [StoredRecord | undefined, number | undefined]
+    if (record !== undefined) { const { seq: _seq, ...rest } = record; return { record: rest, tombstone: null } }
+    return { record: null, tombstone: tomb === undefined ? null : await tombstoneAt(this.#store, tomb) }
   }
 
   /** The records of many paths in one read (null where a path is not indexed), in their order. */

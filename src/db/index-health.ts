@@ -71,38 +71,51 @@ export function jsonValueEncoding (health: IndexHealth): { name: string; format:
 }
 
 type Method = (...args: unknown[]) => unknown
-const READS = ['_get', '_getSync', '_getMany', '_has', '_hasMany'] as const
-const WRITES = ['_put', '_del', '_batch', '_clear'] as const
-const ITERATOR_READS = ['_next', '_nextv', '_all', '_seek'] as const
+// classic-level's implementation methods: the async ones answer a promise (and never throw), the
+// others answer at once
+const ASYNC_READS = ['_get', '_getMany', '_has', '_hasMany'] as const
+const ASYNC_WRITES = ['_put', '_del', '_batch', '_clear'] as const
+const ITERATOR_ASYNC = ['_next', '_nextv', '_all'] as const
 
 /**
  * Routes every failure of `level`'s implementation methods through `health`. Sublevels and
  * iterators of every namespace end in these methods of the root (abstract-level's contract), so
- * this one place covers every reader.
+ * this one place covers every reader. Each wrapper is one call and, for a promise, one `then`
+ * (no bound copies, no argument arrays): every read and write of the index passes here.
  */
 export function guardLevel (level: ClassicLevel<string, string>, health: IndexHealth): void {
   const target = level as unknown as Record<string, Method>
-  for (const name of [...READS, ...WRITES]) wrap(target, name, health, READS.includes(name as typeof READS[number]) ? 'read' : 'write')
-  const makeIterator = target._iterator!.bind(level)
-  target._iterator = (...args) => {
-    const iterator = makeIterator(...args) as Record<string, Method>
-    for (const name of ITERATOR_READS) if (typeof iterator[name] === 'function') wrap(iterator, name, health, 'read')
+  const failedRead = (err: unknown): never => { throw health.classify(err, 'read') }
+  const failedWrite = (err: unknown): never => { throw health.classify(err, 'write') }
+  for (const name of ASYNC_READS) wrapAsync(target, name, failedRead)
+  for (const name of ASYNC_WRITES) wrapAsync(target, name, failedWrite)
+  wrapSync(target, '_getSync', failedRead)
+  const makeIterator = target._iterator!
+  target._iterator = function (this: unknown, options: unknown) {
+    const iterator = makeIterator.call(level, options) as Record<string, Method>
+    for (const name of ITERATOR_ASYNC) wrapAsync(iterator, name, failedRead)
+    wrapSync(iterator, '_seek', failedRead)
     return iterator
   }
 }
 
-function wrap (target: Record<string, Method>, name: string, health: IndexHealth, op: 'read' | 'write'): void {
+function wrapAsync (target: Record<string, Method>, name: string, failed: (err: unknown) => never): void {
   const original = target[name]
   if (typeof original !== 'function') return
-  const bound = original.bind(target)
-  target[name] = (...args) => {
-    let result: unknown
+  target[name] = function (a: unknown, b: unknown, c: unknown) {
+    const result = original.call(target, a, b, c)
+    return result instanceof Promise ? result.then(undefined, failed) : result
+  }
+}
+
+function wrapSync (target: Record<string, Method>, name: string, failed: (err: unknown) => never): void {
+  const original = target[name]
+  if (typeof original !== 'function') return
+  target[name] = function (a: unknown, b: unknown, c: unknown) {
     try {
-      result = bound(...args)
+      return original.call(target, a, b, c)
     } catch (err) {
-      throw health.classify(err, op)
+      return failed(err)
     }
-    if (result instanceof Promise) return result.catch((err: unknown) => { throw health.classify(err, op) })
-    return result
   }
 }

@@ -44,6 +44,20 @@ const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[
  * Nanoseconds keep sub-millisecond fractions distinct. Instants with an offset are converted to UTC.
  */
 export function sortableInstant (iso: string): string {
+  // A write checks its record's instant, then makes its scope key and reads the old one's and the
+  // scope summary's: the same few strings, each parsed once (Date.parse is most of this function).
+  const known = typeof iso === 'string' ? sortable.get(iso) : undefined
+  if (known !== undefined) return known
+  const made = sortableUncached(iso)
+  if (sortable.size >= SORTABLE_CACHE) sortable.clear()
+  sortable.set(iso, made)
+  return made
+}
+
+const SORTABLE_CACHE = 512
+const sortable = new Map<string, string>()
+
+function sortableUncached (iso: string): string {
   const m = ISO_UTC.exec(iso)
   if (m !== null && !Number.isNaN(Date.parse(`${m[1]}Z`))) {
     return `${m[1]}.${(m[2] ?? '').slice(0, 9).padEnd(9, '0')}Z`
@@ -53,7 +67,7 @@ export function sortableInstant (iso: string): string {
   if (Number.isNaN(ms) || ms < Date.UTC(0, 0, 1) || ms >= Date.UTC(10000, 0, 1)) {
     throw new HearthError('INVALID_ARGUMENT', `not an ISO 8601 instant: ${JSON.stringify(iso)}`)
   }
-  return sortableInstant(new Date(ms).toISOString())
+  return sortableUncached(new Date(ms).toISOString())
 }
 
 /** Fixed-width decimal, so numeric order is key order (up to Number.MAX_SAFE_INTEGER). */
@@ -88,11 +102,11 @@ function plainString (value: unknown): value is string {
 
 /**
  * Checks what the index relies on; throws INVALID_ARGUMENT. Returns the record as it will read back
- * (a JSON copy, so undefined fields are gone) without `seq`, which the index assigns.
+ * (a copy without undefined fields, as JSON would store it) without `seq`, which the index assigns.
  */
 export function checkRecord (input: FileRecord): FileRecord {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw badRecord('not an object')
-  const { seq: _ignored, ...r } = JSON.parse(JSON.stringify(input)) as FileRecord
+  const r = asStored(input)
   if (!plainString(r.path) || r.path === '') throw badRecord('path must be a non-empty string without NUL', r.path)
   if (!plainString(r.scope) || r.scope === '') throw badRecord('scope must be a non-empty string without NUL', r.path)
   if (!isFileState(r.state)) throw badRecord(`unknown state ${JSON.stringify(r.state)}`, r.path)
@@ -103,4 +117,28 @@ export function checkRecord (input: FileRecord): FileRecord {
   if (r.cid !== null && !plainString(r.cid)) throw badRecord('cid must be a string or null', r.path)
   if (r.fileId !== undefined && r.fileId !== null && !plainString(r.fileId)) throw badRecord('fileId must be a string or null', r.path)
   return r
+}
+
+/**
+ * `JSON.parse(JSON.stringify(record))` without `seq`, made field by field: a record's fields are
+ * strings, numbers, null and a list of strings, copied as they are (a number JSON cannot hold
+ * becomes null, -0 becomes 0); anything else takes the JSON round trip.
+ */
+function asStored (input: FileRecord): FileRecord {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(input)) {
+    if (key === 'seq') continue
+    const value = (input as unknown as Record<string, unknown>)[key]
+    switch (typeof value) {
+      case 'string': case 'boolean': out[key] = value; break
+      case 'number': out[key] = Number.isFinite(value) ? value + 0 : null; break
+      case 'undefined': case 'function': case 'symbol': break
+      default:
+        if (value === null) out[key] = null
+        else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value.slice()
+        else if (typeof value === 'bigint') throw badRecord(`${key} is a bigint`, input.path)
+        else { const json = JSON.stringify(value); if (json !== undefined) out[key] = JSON.parse(json) }
+    }
+  }
+  return out as unknown as FileRecord
 }

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto'
 import { lstat } from 'node:fs/promises'
 import type { BatchOp, HearthDatabase, Sublevel } from '../db/database.js'
 import type { FileRecord } from '../db/types.js'
-import type { FileIndex } from '../db/file-index.js'
+import type { FileIndex, Replaced } from '../db/file-index.js'
 import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { SyncFiles } from '../storage/deferred-sync.js'
@@ -43,11 +43,12 @@ export interface JournalEntry {
   files: string[]
   /**
    * A received file linked to its name after this entry is committed (receive.ts): the inode the
-   * name then has, and the name's record before this one (absent: none). A replay that finds
-   * another inode there with other bytes knows the link found the name taken (a crash came before
-   * the revert): it leaves that file alone and puts `earlier` back instead of the peer's record.
+   * name then has, and what the name had before (its record, or its deletion's tombstone; absent:
+   * neither). A replay that finds another inode there with other bytes knows the link found the
+   * name taken (a crash came before the revert): it leaves that file alone and puts `earlier`
+   * back instead of the peer's record.
    */
-  link?: { ino: number; earlier?: FileRecord }
+  link?: { ino: number; earlier?: FileRecord | Replaced }
 }
 
 /** A stored ciphertext; `unsynced` when storage wrote it without a sync (the journal covers it). */
@@ -85,7 +86,66 @@ export async function commitWithEntry<T> (journal: IngestJournal | undefined, en
 /** A received file's index record before its data file exists (its mtime comes from the file). */
 export type ReceivedRecord = Omit<FileRecord, 'updatedAt' | 'mtimeMs'>
 
-interface StoredEntry { path: string; data?: string; ciphertext?: string; cid?: string; received?: ReceivedRecord; link?: JournalEntry['link'] }
+/** A journal entry as read back: what `entry` or `intend` committed. */
+export interface StoredEntry { path: string; data?: Uint8Array; ciphertext?: Uint8Array; cid?: string; received?: ReceivedRecord; link?: JournalEntry['link'] }
+
+/**
+ * An entry's value: the format byte 1, the length of a JSON head (4 bytes, little-endian), the
+ * head `{path, cid?, received?, link?, data?, ciphertext?}` (the last two: byte lengths), then
+ * the data file's bytes and the ciphertext's, as they are. Entries written before this format
+ * are JSON text (the same fields, the bytes in base64; first byte `{`) and still replay.
+ */
+const BINARY_ENTRY = 1
+const JSON_ENTRY = 0x7b // '{'
+
+interface EntryHead { path: string; cid?: string; received?: ReceivedRecord; link?: JournalEntry['link']; data?: number; ciphertext?: number }
+
+export function encodeJournalEntry (entry: StoredEntry): Uint8Array {
+  const head: EntryHead = { path: entry.path }
+  if (entry.cid !== undefined) head.cid = entry.cid
+  if (entry.received !== undefined) head.received = entry.received
+  if (entry.link !== undefined) head.link = entry.link
+  if (entry.data !== undefined) head.data = entry.data.byteLength
+  if (entry.ciphertext !== undefined) head.ciphertext = entry.ciphertext.byteLength
+  const json = JSON.stringify(head)
+  const headBytes = Buffer.byteLength(json)
+  const out = Buffer.allocUnsafe(5 + headBytes + (head.data ?? 0) + (head.ciphertext ?? 0))
+  out[0] = BINARY_ENTRY
+  out.writeUInt32LE(headBytes, 1)
+  out.write(json, 5, 'utf8')
+  let at = 5 + headBytes
+  if (entry.data !== undefined) { out.set(entry.data, at); at += entry.data.byteLength }
+  if (entry.ciphertext !== undefined) out.set(entry.ciphertext, at)
+  return out
+}
+
+/** An entry's value read back, in either format; throws on a value that is neither. */
+export function decodeJournalEntry (value: Uint8Array): StoredEntry {
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+  if (bytes[0] === JSON_ENTRY) {
+    const old = JSON.parse(bytes.toString('utf8')) as Omit<StoredEntry, 'data' | 'ciphertext'> & { data?: string; ciphertext?: string }
+    const entry: StoredEntry = { path: old.path }
+    if (old.data !== undefined) entry.data = Buffer.from(old.data, 'base64')
+    if (old.ciphertext !== undefined) entry.ciphertext = Buffer.from(old.ciphertext, 'base64')
+    return withHead(entry, old)
+  }
+  if (bytes[0] !== BINARY_ENTRY || bytes.byteLength < 5) throw new Error('not an ingest journal entry')
+  const headEnd = 5 + bytes.readUInt32LE(1)
+  const head = JSON.parse(bytes.toString('utf8', 5, headEnd)) as EntryHead
+  if (typeof head.path !== 'string' || headEnd + (head.data ?? 0) + (head.ciphertext ?? 0) !== bytes.byteLength) throw new Error('a torn ingest journal entry')
+  const entry: StoredEntry = { path: head.path }
+  let at = headEnd
+  if (head.data !== undefined) { entry.data = bytes.subarray(at, at + head.data); at += head.data }
+  if (head.ciphertext !== undefined) entry.ciphertext = bytes.subarray(at, at + head.ciphertext)
+  return withHead(entry, head)
+}
+
+function withHead (entry: StoredEntry, head: Pick<StoredEntry, 'cid' | 'received' | 'link'>): StoredEntry {
+  if (head.cid !== undefined) entry.cid = head.cid
+  if (head.received !== undefined) entry.received = head.received
+  if (head.link !== undefined) entry.link = head.link
+  return entry
+}
 
 /** A committed intent: `done` goes into the file's index batch; `drop` when no file was written. */
 export interface ReceiveIntent { done: BatchOp[]; drop: () => Promise<void> }
@@ -131,7 +191,7 @@ export interface IngestJournalDeps {
 const REPLAY_PAGE = 256
 
 export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
-  const entries: Sublevel<StoredEntry> = deps.db.sublevel<StoredEntry>('ingest-journal')
+  const entries: Sublevel<Uint8Array> = deps.db.sublevel<Uint8Array>('ingest-journal', { valueEncoding: 'view' })
   const delayMs = deps.delayMs ?? 200
   const maxPending = deps.maxPending ?? 2048
   const maxPendingBytes = deps.maxPendingBytes ?? 16 * 1024 * 1024
@@ -206,13 +266,13 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
     const files: string[] = []
     if (stored.received !== undefined) await restoreReceived(stored.received)
     if (stored.ciphertext !== undefined) {
-      const ciphertext = Buffer.from(stored.ciphertext, 'base64')
+      const ciphertext = stored.ciphertext
       const unsynced = await deps.storage.addUnsynced?.(ciphertext) ?? null
       if (unsynced === null) await deps.storage.add(ciphertext)
       else files.push(...unsynced.files)
     }
     if (stored.data !== undefined) {
-      const data = Buffer.from(stored.data, 'base64')
+      const data = Buffer.from(stored.data.buffer, stored.data.byteOffset, stored.data.byteLength)
       const abs = absoluteDataPath(deps.dataDir, stored.path)
       const current = await readDataFileOrNull(deps.dataDir, stored.path, data.byteLength)
       if (current === null) {
@@ -239,12 +299,8 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
     entry (entry) {
       if (closed) throw new Error('the ingest journal is closed')
       const key = prefix + (counter++).toString(36).padStart(8, '0')
-      const value: StoredEntry = { path: entry.path }
       const bytes = (entry.data?.byteLength ?? 0) + (entry.ciphertext?.byteLength ?? 0)
-      if (entry.data !== undefined) value.data = Buffer.from(entry.data.buffer, entry.data.byteOffset, entry.data.byteLength).toString('base64')
-      if (entry.ciphertext !== undefined) value.ciphertext = Buffer.from(entry.ciphertext.buffer, entry.ciphertext.byteOffset, entry.ciphertext.byteLength).toString('base64')
-      if (entry.cid !== undefined) value.cid = entry.cid
-      if (entry.link !== undefined) value.link = entry.link
+      const value = encodeJournalEntry(entry)
       return {
         ops: [{ type: 'put', sublevel: entries, key, value }],
         committed: () => { waiting.push({ key, files: entry.files, bytes }); waitingBytes += bytes; schedule() },
@@ -255,7 +311,7 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
     async intend (record) {
       if (closed) throw new Error('the ingest journal is closed')
       const key = prefix + (counter++).toString(36).padStart(8, '0')
-      await deps.db.batch([{ type: 'put', sublevel: entries, key, value: { path: record.path, received: record } }], { sync: true })
+      await deps.db.batch([{ type: 'put', sublevel: entries, key, value: encodeJournalEntry({ path: record.path, received: record }) }], { sync: true })
       const done: BatchOp[] = [{ type: 'del', sublevel: entries, key }]
       return { done, drop: async () => { await deps.db.batch(done) } }
     },
@@ -269,13 +325,15 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
         after = page[page.length - 1]![0]
         const files: string[] = []
         const done: string[] = []
-        for (const [key, stored] of page) {
+        for (const [key, value] of page) {
+          let stored: StoredEntry | null = null
           try {
+            stored = decodeJournalEntry(value)
             files.push(...await restore(stored))
             done.push(key)
           } catch (err) {
             // kept for the next start: one unreadable entry or failing write never blocks a start
-            deps.logger.error({ err, path: stored.path }, 'ingest journal entry could not be replayed; kept for the next start')
+            deps.logger.error({ err, path: stored?.path, key }, 'ingest journal entry could not be replayed; kept for the next start')
           }
         }
         await deps.syncFiles(files)

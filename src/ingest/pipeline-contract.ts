@@ -3,7 +3,7 @@
 import { isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { FileOrigin, FileRecord } from '../db/types.js'
-import type { Derive } from '../db/file-index.js'
+import type { Derive, Replaced } from '../db/file-index.js'
 import type { BatchOp } from '../db/database.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
@@ -24,6 +24,8 @@ export const JOURNAL_MAX_BYTES = 256 * 1024
 
 export interface IngestIndex {
   get (path: string): Promise<FileRecord | null | undefined>
+  /** What a write of the path would replace: its record or its deletion's tombstone (FileIndex.prior). */
+  prior (path: string): Promise<Replaced>
   /** The records of many paths in one read, in their order (a batch of dropped files). */
   getMany (paths: readonly string[]): Promise<Array<FileRecord | null>>
   /**
@@ -34,8 +36,8 @@ export interface IngestIndex {
   /** The record `derive` makes from the path's current one, written without reading it first (FileIndex.putDerived). */
   putDerived (path: string, derive: Derive, opts?: { also?: BatchOp[] }): Promise<FileRecord>
   byCid (cid: string): Promise<FileRecord[]>
-  /** Undoes a write: the path's earlier record back, or none and no tombstone (FileIndex.revert). */
-  revert (path: string, earlier: FileRecord | null, opts?: { also?: BatchOp[] }): Promise<void>
+  /** Undoes a write: what it replaced back, the earlier record or tombstone, or neither (FileIndex.revert). */
+  revert (path: string, earlier: FileRecord | Replaced | null, opts?: { also?: BatchOp[] }): Promise<void>
 }
 
 export interface SchemaLookup {

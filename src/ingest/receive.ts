@@ -6,6 +6,7 @@
 import { lstat } from 'node:fs/promises'
 import { HearthError } from '../errors.js'
 import type { FileRecord } from '../db/types.js'
+import type { Replaced } from '../db/file-index.js'
 import { parseEnvelopeBytes, collectedAtToFileName } from '../protocol/envelope.js'
 import { absoluteDataPath } from './layout.js'
 import { readDataFileOrNull, sha256Hex } from './data-file.js'
@@ -58,12 +59,14 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     const block = unstored !== undefined ? { ciphertext: unstored.ciphertext, cid } : {}
     const r: FileRecord = { ...received, mtimeMs: staged.mtimeMs, updatedAt: Date.now() }
     let entry: PendingEntry
-    // the name's record before this one is kept, in case the name is taken after all: here for
-    // the revert below, and in the entry for a replay after a crash before that revert
-    let earlier: FileRecord | null = null
+    // what the name had before (its record, or its deletion's tombstone) is kept, in case the name
+    // is taken after all: here for the revert below, and in the entry for a replay after a crash
+    // before that revert
+    let earlier: Replaced = { record: null, tombstone: null }
     try {
-      earlier = await deps.index.get(rel) ?? null
-      entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unstored?.files ?? [])], link: { ino: staged.ino, ...(earlier !== null ? { earlier } : {}) } })
+      earlier = await deps.index.prior(rel)
+      const had = earlier.record !== null || earlier.tombstone !== null
+      entry = journal.entry({ path: rel, data: plaintext, ...block, files: [abs, ...(unstored?.files ?? [])], link: { ino: staged.ino, ...(had ? { earlier } : {}) } })
       await deps.index.put(r, { also: entry.ops })
     } catch (err) {
       await stager.publish(staged, null).catch(() => {})
@@ -79,8 +82,8 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     deps.ownWrites?.cancel(rel)
     // Another writer made the name between the stage and the link: the name and its next
     // version are that writer's. In one batch: the journal entry goes (its replay would put the
-    // peer's bytes over that file) and the name's earlier record comes back, or none without a
-    // tombstone (a tombstone of the peer's CID would delete it on the device that sent it).
+    // peer's bytes over that file) and the name's earlier record or tombstone comes back, or
+    // neither (a tombstone of the peer's CID would delete it on the device that sent it).
     // The watcher then indexes the other file as the name's own, and the peer's file is
     // written under its fallback name.
     await deps.index.revert(rel, earlier, { also: entry.dropOps })

@@ -138,13 +138,39 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
     keepLatest(scope, pointer)
   }
 
+  // Every batch of dropped files looks its envelopes' `$schema` up: the URL index's entries
+  // (written only by putUrl) are kept like the pointers, so a lookup reads nothing once known.
+  const urlIds = new Map<string, string | null>()
+
+  async function urlId (definitionUrl: string): Promise<string | null> {
+    const held = urlIds.get(definitionUrl)
+    if (held !== undefined) return held
+    const ref = await kv.get(URL_INDEX + definitionUrl)
+    const id = isIdRef(ref) ? ref.id : null
+    keepUrl(definitionUrl, id)
+    return id
+  }
+
+  function keepUrl (definitionUrl: string, id: string | null): void {
+    if (memoryEntries === 0) return
+    urlIds.delete(definitionUrl)
+    urlIds.set(definitionUrl, id)
+    if (urlIds.size > memoryEntries) urlIds.delete(urlIds.keys().next().value as string)
+  }
+
+  async function putUrl (definitionUrl: string, id: string): Promise<void> {
+    urlIds.delete(definitionUrl)
+    await kv.put(URL_INDEX + definitionUrl, { id })
+    keepUrl(definitionUrl, id)
+  }
+
   async function indexUrl (resolved: ResolvedSchema): Promise<void> {
-    const current = await kv.get(URL_INDEX + resolved.definitionUrl)
-    if (isIdRef(current) && current.id !== resolved.id && !isLocalSchemaId(current.id) && isLocalSchemaId(resolved.id)) {
-      const held = await record(current.id)
+    const current = await urlId(resolved.definitionUrl)
+    if (current !== null && current !== resolved.id && !isLocalSchemaId(current) && isLocalSchemaId(resolved.id)) {
+      const held = await record(current)
       if (held?.definitionUrl === resolved.definitionUrl) return
     }
-    await kv.put(URL_INDEX + resolved.definitionUrl, { id: resolved.id })
+    await putUrl(resolved.definitionUrl, resolved.id)
   }
 
   async function remember (resolved: ResolvedSchema): Promise<void> {
@@ -204,9 +230,9 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
     },
 
     async byDefinitionUrl (definitionUrl) {
-      const ref = await kv.get(URL_INDEX + definitionUrl)
-      if (!isIdRef(ref)) return null
-      const found = await byId(ref.id)
+      const id = await urlId(definitionUrl)
+      if (id === null) return null
+      const found = await byId(id)
       // The index is a hint: a record overwritten with another definition no longer matches.
       return found !== null && found.definitionUrl === definitionUrl ? found : null
     },
@@ -238,7 +264,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
       if (pointer !== null && pointer.id === localId) {
         await putLatest(replacement.scope, { ...pointer, id: chainId })
       }
-      await kv.put(URL_INDEX + replacement.definitionUrl, { id: chainId })
+      await putUrl(replacement.definitionUrl, chainId)
       await dropRecord(localId)
       return replacement
     },

@@ -136,7 +136,7 @@ class EmbeddedStorage implements StorageBackend {
       const cid = rawBlockCid(bytes)
       try {
         // idempotent re-adds (schema definitions at every start, re-imports) write nothing
-        if (await this.#holds(cid, bytes) && await this.pinRecords.has(cid)) return canonicalCid(cid)
+        if (await this.#holdsPinned(cid, bytes)) return canonicalCid(cid)
         await this.#addSingle(cid, bytes, this.#syncDir)
       } catch (err) {
         throw this.#wrap(err, 'add', cid)
@@ -229,12 +229,13 @@ class EmbeddedStorage implements StorageBackend {
     return file
   }
 
-  /** Whether this raw block is stored intact enough to skip a re-add (a block file: its size). */
-  async #holds (cid: CID, bytes: Uint8Array): Promise<boolean> {
-    const small = await this.blockstore.small.get(cid)
-    if (small !== undefined) return Buffer.from(small.buffer, small.byteOffset, small.byteLength).equals(bytes)
+  /** Whether this raw block is stored intact enough to skip a re-add (a block file: its size) and pinned. */
+  async #holdsPinned (cid: CID, bytes: Uint8Array): Promise<boolean> {
+    // a small block and its pin are in one LevelDB: one read answers both
+    const { bytes: small, pinned } = await this.pinRecords.smallBlockAndPin(cid)
+    if (small !== undefined) return pinned && Buffer.from(small.buffer, small.byteOffset, small.byteLength).equals(bytes)
     // a new block is one failed stat here
-    return await hasBlockFile(this.opts.blocksDir, cid, bytes.byteLength)
+    return pinned && await hasBlockFile(this.opts.blocksDir, cid, bytes.byteLength)
   }
 
   async addDeferred (bytes: Uint8Array): Promise<UnsyncedAdd | null> {

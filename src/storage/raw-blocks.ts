@@ -16,7 +16,7 @@ import * as cborg from 'cborg'
 import { createGroupCommit, type GroupCommit } from '../db/group-commit.js'
 import { CHUNK_SIZE } from './cid.js'
 import { writeFileDurably, type DirSync } from './durable-file.js'
-import { smallBlockPut } from './small-blocks.js'
+import { smallBlockKey, smallBlockPut } from './small-blocks.js'
 
 const SHA2_256 = 0x12
 
@@ -123,6 +123,12 @@ export class PinRecords {
     return (await this.#db.get(pinKey(root))) !== undefined
   }
 
+  /** A small block's stored bytes (small-blocks.ts) and whether its recursive pin is recorded, in one read. */
+  async smallBlockAndPin (root: CID): Promise<{ bytes: Uint8Array | undefined; pinned: boolean }> {
+    const [bytes, pin] = await this.#db.getMany([smallBlockKey(root), pinKey(root)])
+    return { bytes, pinned: pin !== undefined }
+  }
+
   async add (root: CID, blocks: readonly CID[] = [root], opts: { bytes?: Uint8Array; sync?: boolean } = {}): Promise<void> {
     await this.#write({ root, blocks, ...opts })
   }
@@ -152,14 +158,19 @@ export class PinRecords {
     const ops: Array<{ type: 'put'; key: string; value: Uint8Array }> = []
     for (const r of requests) if (r.bytes !== undefined) ops.push(smallBlockPut(r.root, r.bytes))
     const unique = [...new Map(requests.map((r) => [r.root.toV1().toString(), r])).values()]
-    const pins = await this.#db.getMany(unique.map((r) => pinKey(r.root)))
-    const todo = unique.filter((_, i) => pins[i] === undefined)
-    const keys = [...new Set(todo.flatMap((r) => r.blocks.map(pinnedBlockKey)))]
-    const stored = keys.length === 0 ? [] : await this.#db.getMany(keys)
-    const counters = new Map<string, PinnedBlockRecord>(keys.map((k, i) => {
-      const existing = stored[i]
-      return [k, existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord]
-    }))
+    // the pins and their blocks' counters in one read; a counter is used only when its pin is new
+    // (nearly always: a root pinned already is a re-add)
+    const pinKeys = unique.map((r) => pinKey(r.root))
+    const blockKeys = [...new Set(unique.flatMap((r) => r.blocks.map(pinnedBlockKey)))]
+    const read = await this.#db.getMany([...pinKeys, ...blockKeys])
+    const todo = unique.filter((_, i) => read[i] === undefined)
+    const wanted = new Set(todo.flatMap((r) => r.blocks.map(pinnedBlockKey)))
+    const counters = new Map<string, PinnedBlockRecord>()
+    blockKeys.forEach((k, i) => {
+      if (!wanted.has(k)) return
+      const existing = read[pinKeys.length + i]
+      counters.set(k, existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord)
+    })
     for (const { root, blocks } of todo) {
       for (const key of new Set(blocks.map(pinnedBlockKey))) {
         const counter = counters.get(key)!

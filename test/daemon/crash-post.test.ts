@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { startDaemonProcess, type DaemonProcess } from '../support/daemon.js'
 import { openDatabase } from '../../src/db/database.js'
+import { decodeJournalEntry } from '../../src/ingest/journal.js'
 import { removeStoredBlock } from '../support/stored-blocks.js'
 import { parseCid } from '../../src/storage/cid.js'
 import { waitFor } from '../support/data-files.js'
@@ -81,7 +82,7 @@ test('SIGKILL during 16 concurrent POSTs, then the unsynced files lost as by a p
   const d = await startDaemonProcess(t, { args: ['--set', 'ingest.checkpointMs=600000'] })
   const acknowledged = await burstThenKill(d)
   const db = await openDatabase(d.home.index)
-  const entries = await db.sublevel<{ path: string; cid?: string }>('ingest-journal').values().all()
+  const entries = (await db.sublevel<Uint8Array>('ingest-journal', { valueEncoding: 'view' }).values().all()).map(decodeJournalEntry)
   await db.close()
   const journaled = new Set(entries.map((e) => e.path))
   assert.ok(acknowledged.every((a) => journaled.has(a.path)), 'every acknowledged write is journaled')

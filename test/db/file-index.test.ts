@@ -1,7 +1,7 @@
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { openDatabase, type HearthDatabase } from '../../src/db/database.js'
-import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import { openFileIndex, type FileIndex, type Replaced } from '../../src/db/file-index.js'
 import { isHearthError } from '../../src/errors.js'
 import { fileRecord } from '../support/db-fixtures.js'
 import { tempDir } from '../support/tmp.js'
@@ -242,6 +242,32 @@ test('revert undoes a write: the earlier record back, or no record and no tombst
   assert.equal(check.ok, true, check.problems.join('\n'))
   assert.equal(check.tombstones, 0)
   await assert.rejects(index.revert('s.x/a.json', fileRecord('s.x/c.json', null)), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT'))
+})
+
+test('revert of a write over a deleted path leaves the tombstone of that deletion again (what derive was told it replaces)', async (t) => {
+  const { index } = await freshIndex(t)
+  const deleted = fileRecord('s.x/a.json', '2026-01-01T00:00:00Z')
+  await index.put(deleted)
+  await index.delete('s.x/a.json')
+  const seq = await index.currentSeq()
+  let replaced: Replaced | null = null
+  await index.putDerived('s.x/a.json', (_current, r) => { replaced = r; return { record: fileRecord('s.x/a.json', '2026-01-02T00:00:00Z', { origin: 'peer', cid: 'bafkreipeer' }) } })
+  assert.deepEqual(replaced, { record: null, tombstone: { cid: deleted.cid, scope: 's.x' } })
+  await index.revert('s.x/a.json', replaced)
+  assert.equal(await index.get('s.x/a.json'), null)
+  // a peer that saw the reverted write, or not even the deletion, is told of the deletion again
+  assert.deepEqual((await index.changesSince(seq)).map((c) => [c.path, c.deleted, c.deleted ? c.cid : null]), [['s.x/a.json', true, deleted.cid]])
+  assert.deepEqual((await index.changesSince(0)).map((c) => [c.path, c.deleted]), [['s.x/a.json', true]])
+  assert.equal(await index.count(), 0)
+  const check = await index.verify()
+  assert.equal(check.ok, true, check.problems.join('\n'))
+  assert.equal(check.tombstones, 1)
+  // a path that had neither is left with neither, as before
+  let none: Replaced | null = null
+  await index.putDerived('s.x/b.json', (_current, r) => { none = r; return { record: fileRecord('s.x/b.json', null) } })
+  assert.deepEqual(none, { record: null, tombstone: null })
+  await index.revert('s.x/b.json', none)
+  assert.equal((await index.verify()).tombstones, 1)
 })
 
 test('putMany: later entries for a path win, all in one atomic step', async (t) => {

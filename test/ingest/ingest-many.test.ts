@@ -137,6 +137,7 @@ test('a scan\'s changed file is looked up once: its stat and record from the bat
   const counted: IngestIndex = {
     get: async (path) => { reads.get++; return await r.index.get(path) },
     getMany: async (paths) => { reads.getMany++; return await r.index.getMany(paths) },
+    prior: async (path) => await r.index.prior(path),
     put: async (record, opts) => await r.index.put(record, opts),
     putDerived: async (path, derive, opts) => await r.index.putDerived(path, derive, opts),
     byCid: async (cid) => await r.index.byCid(cid),

@@ -17,7 +17,7 @@ import { createFileWriter, type FileWriter } from '../../src/storage/file-writer
 import { writingFolder } from '../../src/ingest/atomic-write.js'
 import { parseCid } from '../../src/storage/cid.js'
 import type { StorageBackend } from '../../src/storage/types.js'
-import { createIngestJournal, type IngestJournal } from '../../src/ingest/journal.js'
+import { createIngestJournal, decodeJournalEntry, encodeJournalEntry, type IngestJournal } from '../../src/ingest/journal.js'
 import { createIngestPipeline, type IngestIndex, type IngestPipeline } from '../../src/ingest/pipeline.js'
 import { createSchemaValidators } from '../../src/registry/validators.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
@@ -72,8 +72,8 @@ async function rig (t: TestContext, root: string, delayMs = 60_000, wrapIndex?: 
   return { root, dataDir, db, index, storage, journal, pipeline, synced, close }
 }
 
-async function journalKeys (db: HearthDatabase): Promise<Array<[string, unknown]>> {
-  return await db.sublevel('ingest-journal').iterator().all()
+async function journalKeys (db: HearthDatabase): Promise<Array<[string, Uint8Array]>> {
+  return await db.sublevel<Uint8Array>('ingest-journal', { valueEncoding: 'view' }).iterator().all()
 }
 
 async function decrypts (storage: StorageBackend, cid: string, expected: Buffer): Promise<void> {
@@ -143,10 +143,57 @@ test('replay after a power cut restores missing and torn files, and replaying ag
   await check(second)
 
   // the entries' drop lost as well (it is not synced): the same entries replay again, harmlessly
-  await second.db.batch(entries.map(([key, value]) => ({ type: 'put', sublevel: second.db.sublevel('ingest-journal'), key, value })), { sync: true })
+  await second.db.batch(entries.map(([key, value]) => ({ type: 'put', sublevel: second.db.sublevel('ingest-journal', { valueEncoding: 'view' }), key, value })), { sync: true })
   assert.equal(await second.journal.replay(), 6)
   await check(second)
   assert.equal(await second.journal.replay(), 0, 'nothing left to replay')
+})
+
+test('entries in the format before binary entries (JSON, bytes in base64: a crash before the upgrade) still replay', async (t) => {
+  const root = await tempDir(t, 'hearth-journal-')
+  const first = await rig(t, root)
+  const acked = await postSome(first, 4)
+  const bytes = new Map<string, Buffer>()
+  for (const a of acked) bytes.set(a.path, await readFile(join(first.dataDir, a.path)))
+  const entries = await journalKeys(first.db)
+  assert.equal(entries.length, 4)
+  // what the code before wrote: the JSON value encoding, data and ciphertext in base64
+  const old = first.db.sublevel<{ path: string; data?: string; ciphertext?: string; cid?: string }>('ingest-journal')
+  await first.db.batch(entries.map(([key, value]) => {
+    const e = decodeJournalEntry(value)
+    assert.ok(e.data !== undefined && e.ciphertext !== undefined && e.cid !== undefined)
+    return { type: 'put' as const, sublevel: old, key, value: { path: e.path, data: Buffer.from(e.data).toString('base64'), ciphertext: Buffer.from(e.ciphertext).toString('base64'), cid: e.cid } }
+  }), { sync: true })
+  assert.ok((await journalKeys(first.db)).every(([, v]) => v[0] === 0x7b), 'JSON text')
+  await first.close()
+  for (const a of acked) {
+    await rm(join(root, 'data', a.path))
+    await removeStoredBlock(blockDirs(root), parseCid(a.cid))
+  }
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 4)
+  assert.equal((await journalKeys(second.db)).length, 0)
+  for (const a of acked) {
+    const onDisk = await readFile(join(second.dataDir, a.path))
+    assert.deepEqual(onDisk, bytes.get(a.path), `${a.path} restored`)
+    await decrypts(second.storage, a.cid, onDisk)
+  }
+})
+
+test('a journal entry reads back as written; a value that is not one is refused', () => {
+  const received = { path: 's.x/r.json', scope: 's.x', collectedAt: null, schemaId: null, cid: 'bafkreir', size: 3, encryptedSize: 9, sha256: 'ab', state: 'stored' as const, origin: 'peer' as const }
+  for (const entry of [
+    { path: 's.x/a.json', data: Buffer.from('{"a":1}'), ciphertext: Buffer.from([0, 1, 2, 255]), cid: 'bafkreia' },
+    { path: 's.x/ü.json', data: new Uint8Array(0) },
+    { path: 's.x/r.json', received }
+  ]) {
+    const back = decodeJournalEntry(encodeJournalEntry(entry))
+    assert.deepEqual({ ...back, ...(back.data !== undefined ? { data: Buffer.from(back.data) } : {}), ...(back.ciphertext !== undefined ? { ciphertext: Buffer.from(back.ciphertext) } : {}) },
+      { ...entry, ...(entry.data !== undefined ? { data: Buffer.from(entry.data) } : {}) })
+  }
+  const whole = encodeJournalEntry({ path: 's.x/a.json', data: Buffer.from('abc') })
+  assert.throws(() => decodeJournalEntry(whole.subarray(0, whole.byteLength - 1)), /torn/)
+  assert.throws(() => decodeJournalEntry(Buffer.from([9, 9])), /not an ingest journal entry/)
 })
 
 test('a torn tail of the journal (the log LevelDB was appending to) is ignored: earlier entries replay', async (t) => {
@@ -184,7 +231,7 @@ test('a file received from a peer is journaled with its record (its ciphertext t
     assert.equal(first.pipeline.journaled, true)
     const entries = await journalKeys(first.db)
     assert.equal(entries.length, 1, 'journaled with the index record')
-    const entry = entries[0]![1] as { data?: string, ciphertext?: string }
+    const entry = decodeJournalEntry(entries[0]![1])
     assert.ok(entry.data !== undefined, 'the data file\'s bytes')
     if (tier === 'small') {
       assert.deepEqual(stored.files, [])
@@ -221,6 +268,7 @@ function atPeerRecord (when: 'after' | 'before', hook: (record: FileRecord) => P
   return (index: FileIndex): IngestIndex => ({
     get: async (path) => await index.get(path),
     getMany: async (paths) => await index.getMany(paths),
+    prior: async (path) => await index.prior(path),
     byCid: async (cid) => await index.byCid(cid),
     revert: async (path, earlier, opts) => { await index.revert(path, earlier, opts) },
     put: async (record, opts) => {
@@ -230,11 +278,12 @@ function atPeerRecord (when: 'after' | 'before', hook: (record: FileRecord) => P
     },
     putDerived: async (path, derive, opts) => {
       if (when === 'before') {
-        const { record } = derive(await index.get(path))
+        const current = await index.get(path)
+        const { record } = derive(current, { record: current, tombstone: null })
         if (record.origin === 'peer') await hook(record)
       }
       let written: FileRecord | null = null
-      const r = await index.putDerived(path, (current) => { const d = derive(current); written = d.record; return d }, opts)
+      const r = await index.putDerived(path, (current, replaced) => { const d = derive(current, replaced); written = d.record; return d }, opts)
       if (when === 'after' && (written as FileRecord | null)?.origin === 'peer') await hook(written!)
       return r
     }
@@ -314,8 +363,8 @@ test('a large received file (no journal entry) killed between its data file and 
   assert.equal((await journalKeys(fourth.db)).length, 0, 'the record dropped its intent')
 })
 
-test('a received file whose name another writer takes between its record and its link: the name gets its earlier record back (or none, without a tombstone) in the batch that drops the journal entry, and the file goes under its fallback name', async (t) => {
-  for (const [earlier, thread] of [['none', false], ['a record', false], ['none', true]] as const) {
+test('a received file whose name another writer takes between its record and its link: the name gets its earlier record or tombstone back (or neither) in the batch that drops the journal entry, and the file goes under its fallback name', async (t) => {
+  for (const [earlier, thread] of [['none', false], ['a record', false], ['a tombstone', false], ['none', true]] as const) {
     const root = await tempDir(t, 'hearth-journal-')
     // the data file staged and linked on this thread, or on the file writer's (as in the daemon)
     const writer = thread ? createFileWriter({ tempDir: writingFolder(join(root, 'data')), spares: 2 }) : undefined
@@ -334,6 +383,12 @@ test('a received file whose name another writer takes between its record and its
       before = { path, scope: SCOPE, collectedAt: null, schemaId: null, cid: null, size: 3, encryptedSize: null, sha256: 'ab'.repeat(32), mtimeMs: 1, state: 'rejected', reasons: ['not JSON'], errorCode: 'INVALID_JSON', origin: 'local', updatedAt: 1 }
       await r.index.put(before)
     }
+    const deletedCid = 'bafkreideletedearlier'
+    if (earlier === 'a tombstone') {
+      // the name's earlier file was deleted (peers told so): its tombstone must survive the revert
+      await r.index.put({ path, scope: SCOPE, collectedAt, schemaId: SCHEMA.id, cid: deletedCid, size: 3, encryptedSize: 9, sha256: 'cd'.repeat(32), mtimeMs: 1, state: 'stored', origin: 'local', updatedAt: 1 })
+      await r.index.delete(path)
+    }
     const seq = await r.index.currentSeq()
     const stored = await r.storage.addUnsynced!(ciphertext)
     assert.ok(stored !== null)
@@ -347,10 +402,11 @@ test('a received file whose name another writer takes between its record and its
     const fallback = path.replace(/\.json$/, `.${stored.cid.slice(-12)}.json`)
     assert.deepEqual(await readFile(join(r.dataDir, fallback)), Buffer.from(plaintext))
     assert.deepEqual((await r.index.byCid(stored.cid)).map((x) => [x.path, x.origin]), [[fallback, 'peer']])
-    // no tombstone: nothing tells the peers to delete the CID the sending device holds
-    assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted), [], earlier)
+    // no tombstone of the peer's CID: nothing tells the peers to delete what the sending device
+    // holds; the name's earlier deletion is told again
+    assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted).map((c) => [c.path, c.deleted ? c.cid : null]), earlier === 'a tombstone' ? [[path, deletedCid]] : [], earlier)
     // one journal entry left, the fallback name's: the taken name's went with the revert
-    assert.deepEqual((await journalKeys(r.db)).map(([, v]) => (v as { path: string }).path), [fallback])
+    assert.deepEqual((await journalKeys(r.db)).map(([, v]) => decodeJournalEntry(v).path), [fallback])
     // the watcher's turn: the other writer's file is the name's own, not a new version of the peer's
     const scanned = await r.pipeline.ingestPath(path)
     assert.equal(scanned.outcome, 'ingested')

@@ -27,6 +27,7 @@ function takenAfterRecord (theirs: Uint8Array, report: () => object) {
   return (index: FileIndex): IngestIndex => ({
     get: async (path) => await index.get(path),
     getMany: async (paths) => await index.getMany(paths),
+    prior: async (path) => await index.prior(path),
     byCid: async (cid) => await index.byCid(cid),
     put: async (record, opts) => {
       const r = await index.put(record, opts)
