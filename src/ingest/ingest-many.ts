@@ -77,8 +77,16 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
       else { first.set(cls.rel, at); files.push({ at, file: cls }) }
     })
     if (files.length === 0) return results
-    // work already running on one of these paths finishes first; nothing else starts on them until each is done
-    const releases = await Promise.all(files.map(async ({ file }) => await locks.acquire(file.rel)))
+    // work already running on one of these paths finishes first; nothing else starts on them until
+    // each is done (a free path, nearly every one, is held at once)
+    const releases: Array<() => void> = new Array(files.length)
+    let busy: Array<Promise<void>> | null = null
+    files.forEach(({ file }, i) => {
+      const release = locks.tryAcquire(file.rel)
+      if (release !== null) releases[i] = release
+      else (busy ??= []).push(locks.acquire(file.rel).then((r) => { releases[i] = r }))
+    })
+    if (busy !== null) await Promise.all(busy)
     try {
       const paths = files.map(({ file }) => file.rel)
       const [records, folders] = await Promise.all([
