@@ -6,9 +6,10 @@
 // throughput. `--base DIR` runs an older checkout side by side, the variants alternating for
 // `--rounds N` rounds (medians printed); `--prof DIR` profiles each variant's 16-client burst
 // (main thread: self time by area, top functions, and the request path's own functions).
-// Run: node --import tsx bench/api.ts [--quick] [--base DIR] [--rounds N] [--prof DIR]
+// `--log-level info`: the daemon logs as a user's does (a line per stored file) instead of warn.
+// Run: node --import tsx bench/api.ts [--quick] [--base DIR] [--rounds N] [--prof DIR] [--log-level LEVEL]
 import '../src/polyfill.js'
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
@@ -22,6 +23,8 @@ const quick = args.includes('--quick')
 const base = opt('--base')
 const rounds = Number(opt('--rounds') ?? 1)
 const profDir = opt('--prof')
+/** The daemon's log level (the benches' default is warn; a user's daemon logs at info, a line per stored file). */
+const logLevel = opt('--log-level')
 const SCOPE = 'instagram.profile'
 const N16 = quick ? 600 : 3000
 const N1 = quick ? 200 : 600
@@ -107,7 +110,7 @@ async function runVariant (name: string, dir: string, round: number): Promise<Re
     checkout: dir,
     run: 'dist',
     home,
-    env: { HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_UI: 'false' },
+    env: { HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_UI: 'false', ...(logLevel !== null ? { HEARTH_LOG_LEVEL: logLevel } : {}) },
     ...(prof !== null ? { nodeArgs: ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${prof}`] } : {}),
     until: 'ready'
   })
@@ -118,7 +121,10 @@ async function runVariant (name: string, dir: string, round: number): Promise<Re
     const to = monotonicMicros()
     const post1 = await postMany(d, 1, N1)
     await d.stop()
-    return { post16, post1, ...(prof !== null ? { profile: await profileSummary(prof, d.pid, { from, to }) } : {}) }
+    if (prof === null) return { post16, post1 }
+    // the burst's window beside the profiles, for a closer look at them afterwards
+    await writeFile(join(prof, 'burst-window.json'), JSON.stringify({ pid: d.pid, from, to }))
+    return { post16, post1, profile: await profileSummary(prof, d.pid, { from, to }) }
   } finally {
     await d.stop()
     await rm(home, { recursive: true, force: true })

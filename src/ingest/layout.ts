@@ -2,7 +2,7 @@
 // Decides which paths the pipeline looks at, and guards against paths that leave the folder.
 import { realpathSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
-import { join, relative, sep, isAbsolute } from 'node:path'
+import { isAbsolute, join, normalize, relative, sep } from 'node:path'
 import { HearthError } from '../errors.js'
 import { scopeProblem } from '../protocol/scope.js'
 
@@ -39,7 +39,32 @@ export function relativeDataPath (dataDir: string, absolute: string): string {
 }
 
 export function absoluteDataPath (dataDir: string, rel: string): string {
+  // a data folder path already in normal form and a path of plain names (every POST's): joined as
+  // they are, which is what join gives them, without its normalisation pass
+  if (sep === '/' && plainNames(rel) && normalFolder(dataDir)) return `${dataDir}/${rel}`
   return join(dataDir, ...rel.split('/'))
+}
+
+let lastNormalFolder: string | null = null
+
+function normalFolder (dir: string): boolean {
+  if (dir === lastNormalFolder) return true
+  if (dir === '' || dir.endsWith('/') || normalize(dir) !== dir) return false
+  lastNormalFolder = dir
+  return true
+}
+
+/** Whether `rel` is names joined by single slashes, none of them `.` or `..`. */
+function plainNames (rel: string): boolean {
+  let start = 0
+  for (;;) {
+    const end = rel.indexOf('/', start)
+    const length = (end < 0 ? rel.length : end) - start
+    if (length === 0) return false
+    if (rel.charCodeAt(start) === 0x2e && (length === 1 || (length === 2 && rel.charCodeAt(start + 1) === 0x2e))) return false
+    if (end < 0) return true
+    start = end + 1
+  }
 }
 
 /**

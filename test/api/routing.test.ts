@@ -7,6 +7,7 @@ import { ok, wireJson, wireValue } from '../../src/api/http.js'
 import { refuseDotSegments } from '../../src/api/path.js'
 import { Router } from '../../src/api/router.js'
 import { pathOfTarget } from '../../src/api/server.js'
+import { httpCall, startApi } from '../support/api-server.js'
 
 test('the raw path of a request target ends at its query or fragment, whichever comes first', () => {
   assert.equal(pathOfTarget('/v1/data/instagram.profile'), '/v1/data/instagram.profile')
@@ -53,4 +54,20 @@ test('replies are JSON with bigints as decimal strings; a cycle still throws', (
   const cycle: Record<string, unknown> = {}
   cycle.self = cycle
   assert.throws(() => wireJson(cycle), TypeError)
+})
+
+test('a HEAD answer has the GET route\'s status and headers without its body; each request has its debug line when debug is on', async (t) => {
+  const router = new Router()
+  router.get('/v1/thing', async () => ok({ a: 1 }, 200, { 'x-thing': 'yes' }))
+  const { socket, log } = await startApi(t, router)
+  const head = await httpCall({ socketPath: socket }, 'HEAD', '/v1/thing')
+  assert.equal(head.status, 200)
+  assert.equal(head.headers['x-thing'], 'yes')
+  assert.equal(head.text, '')
+  const get = await httpCall({ socketPath: socket }, 'GET', '/v1/thing?x=1')
+  assert.deepEqual(get.json, { a: 1 })
+  assert.equal(get.headers['content-type'], 'application/json; charset=utf-8')
+  const lines = log.lines.filter((l) => l.msg === 'request')
+  assert.deepEqual(lines.map((l) => [l.method, l.url, l.status]), [['HEAD', '/v1/thing', 200], ['GET', '/v1/thing?x=1', 200]])
+  assert.ok(lines.every((l) => typeof l.ms === 'number'))
 })

@@ -2,7 +2,8 @@
 // other spelling a file event or a scan may give), and which are ignored and why.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { classifyDataPath } from '../../src/ingest/layout.js'
+import { join } from 'node:path'
+import { absoluteDataPath, classifyDataPath } from '../../src/ingest/layout.js'
 
 test('a file directly inside a scope folder with a .json name is data, with its scope checked', () => {
   assert.deepEqual(classifyDataPath('instagram.profile/2026-11-26T15-00-00.123Z.json'), {
@@ -34,4 +35,12 @@ test('hidden names, temporaries, other suffixes and other depths are ignored wit
     ['/a.json', 'not directly inside a scope folder']
   ]
   for (const [rel, reason] of reasons) assert.deepEqual(classifyDataPath(rel), { kind: 'ignored', rel: rel.split(/[\\/]/).filter((p) => p !== '').join('/'), reason }, rel)
+})
+
+test('absoluteDataPath is the data folder joined with the path\'s names, in every spelling of either', () => {
+  const folders = ['/home/a/.hearth/data', '/home/a/.hearth/data/', '/home/a/./data', '/home/a/x/../data', '/', 'data', '../data', './data', '', '/home//a/data']
+  const paths = ['instagram.profile/2026-11-26T15-00-00.123Z.json', 'instagram.profile', 'a/b/c', 'a//b', '/a', 'a/', '.', '..', 'a/../b', 'a/./b', '.a/..b/...', '', '..a/b..']
+  for (const folder of folders) {
+    for (const rel of paths) assert.equal(absoluteDataPath(folder, rel), join(folder, ...rel.split('/')), `${folder} + ${rel}`)
+  }
 })
