@@ -54,7 +54,8 @@ export interface BodyRoom {
 /**
  * The request body within `maxBytes`. `envelopeRoom`: a body over 256 KiB is read into shared
  * memory with room for a data file's envelope around it (`POST /v1/data`: a large POST's envelope
- * is then built without copying it); any other body stays in ordinary memory. `into`: read into
+ * is then built without copying it; one without a declared length is joined there at its end);
+ * any other body stays in ordinary memory. `into`: read into
  * that room instead (its encryption may start while the body arrives) when the declared length is
  * its length.
  */
@@ -79,7 +80,10 @@ export function readBody (req: IncomingMessage, maxBytes: number, opts: { envelo
       req.off('error', onError)
       req.off('close', onClose)
       if (err !== null) { reject(err); return }
-      if (room === null) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+      // a large body of unknown length (chunked) is joined into room for its envelope at its end:
+      // the one copy the join makes anyway, instead of a second one into shared memory later
+      if (room === null && opts.envelopeRoom === true && !Number.isSafeInteger(declared) && size > ENVELOPE_ROOM_MIN_BYTES) resolve(joinInto(withEnvelopeRoom(size), chunks))
+      else if (room === null) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
       // the HTTP parser delivers exactly the declared length; anything else is joined as before
       else resolve(chunks.length === 0 ? room.subarray(0, inRoom) : Buffer.concat([room.subarray(0, inRoom), ...chunks]))
     }
@@ -106,6 +110,13 @@ export function readBody (req: IncomingMessage, maxBytes: number, opts: { envelo
     req.on('error', onError)
     req.on('close', onClose)
   })
+}
+
+/** `chunks` copied one after another into `into` (exactly their size). */
+function joinInto (into: Buffer, chunks: Buffer[]): Buffer {
+  let at = 0
+  for (const c of chunks) at += c.copy(into, at)
+  return into
 }
 
 /** A request whose stream closed before its end (what reading it by its iterator threw). */

@@ -27,9 +27,21 @@ test('a large body of the API\'s own routes is read into shared memory with room
   assert.deepEqual(new Uint8Array(envelope), serializeEnvelope(env))
 })
 
-test('a body for other code, a small body, or one without a length is read into ordinary memory; the limit holds', async () => {
+test('a large body without a length (chunked) is joined into shared memory with room for its envelope: built around it, no second copy', async () => {
+  const data = { username: 'big', bio: 'z'.repeat(1_000_000) }
+  const body = Buffer.from(JSON.stringify(data))
+  const read = await readBody(Object.assign(request(body), { headers: {} }), 16 * 1024 * 1024, { envelopeRoom: true })
+  assert.ok(read.buffer instanceof SharedArrayBuffer)
+  assert.equal(Buffer.compare(read, body), 0)
+  const env = buildEnvelope({ definitionUrl: 'ipfs://bafkreitest', scope: 'instagram.profile', collectedAt: '2026-01-21T10:00:00.000Z', data })
+  const envelope = serializeEnvelopeWithData(env, read)
+  assert.equal(envelope.buffer, read.buffer, 'no copy of the body')
+  assert.deepEqual(new Uint8Array(envelope), serializeEnvelope(env))
+})
+
+test('a body for other code, a small body, or a small one without a length is read into ordinary memory; the limit holds', async () => {
   const big = randomBytes(600_000)
-  for (const [req, opts] of [[request(big), {}], [request(big.subarray(0, 1000)), { envelopeRoom: true }], [Object.assign(request(big), { headers: {} }), { envelopeRoom: true }]] as const) {
+  for (const [req, opts] of [[request(big), {}], [request(big.subarray(0, 1000)), { envelopeRoom: true }], [Object.assign(request(big.subarray(0, 1000)), { headers: {} }), { envelopeRoom: true }], [Object.assign(request(big), { headers: {} }), {}]] as const) {
     const read = await readBody(req, 16 * 1024 * 1024, opts)
     assert.ok(!(read.buffer instanceof SharedArrayBuffer))
     assert.equal(Buffer.compare(read, big.subarray(0, read.byteLength)), 0)
