@@ -8,12 +8,13 @@
 //            POSTs again run (the main thread's responsiveness); a 10 MB body not in JSON.stringify's
 //            form (spaces: the envelope is serialised again, not built around the body); a 10 MB
 //            body sent at 8 MiB/s, slower than a worker waits for (from its last byte to the 201);
+//            a 10 MB body without a length (chunked transfer encoding);
 //            4 concurrent 10 MB POSTs (files/s) and the daemon's peak RSS after them
 //   phases:  the steps of one 10 MB POST run one after another in this process (what the daemon
 //            overlaps: encryption starts on a worker while the main thread parses and validates;
 //            the data-file write runs beside storing the pieces)
 // Run: node --import tsx bench/large-post.ts [--base DIR] [--rounds N] [--other-paths]
-//   (--other-paths: only the rows of the body not in canonical form and of the slow body)
+//   (--other-paths: only the rows of the body not in canonical form, the slow body and the chunked one)
 import '../src/polyfill.js'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -90,7 +91,7 @@ async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
-interface Result { postMedian: number; postBest: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
+interface Result { postMedian: number; postBest: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; chunkedMedian: number; chunkedCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
 
 async function post (d: BenchDaemon, body = body10mb): Promise<number> {
   const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body }))
@@ -98,24 +99,30 @@ async function post (d: BenchDaemon, body = body10mb): Promise<number> {
   return ms
 }
 
-/** A 10 MB POST whose body is sent at 8 MiB/s: ms from its last byte written to the 201. */
-async function slowPost (d: BenchDaemon): Promise<number> {
+/**
+ * A 10 MB POST whose body is written in 256 KiB chunks: `paced`, at 8 MiB/s with its length
+ * declared, ms from its last byte written to the 201; else at once without a length (chunked
+ * transfer encoding), ms from the first byte to the 201.
+ */
+async function streamedPost (d: BenchDaemon, paced: boolean): Promise<number> {
   return await new Promise((resolve, reject) => {
-    let lastByte = 0
-    const req = request({ socketPath: d.socketPath, method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json', 'content-length': body10mb.byteLength } }, (res) => {
+    let from = 0
+    const headers = { 'content-type': 'application/json', ...(paced ? { 'content-length': body10mb.byteLength } : {}) }
+    const req = request({ socketPath: d.socketPath, method: 'POST', path: `/v1/data/${SCOPE}`, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
-        if (res.statusCode !== 201) reject(new Error(`slow POST answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`))
-        else resolve(performance.now() - lastByte)
+        if (res.statusCode !== 201) reject(new Error(`streamed POST answered ${res.statusCode}: ${Buffer.concat(chunks).toString().slice(0, 300)}`))
+        else resolve(performance.now() - from)
       })
     })
     req.on('error', reject)
-    const started = performance.now()
+    const started = from = performance.now()
     const send = (at: number): void => {
       const end = Math.min(at + SLOW_CHUNK, body10mb.byteLength)
       req.write(body10mb.subarray(at, end))
-      if (end === body10mb.byteLength) { lastByte = performance.now(); req.end(); return }
+      if (end === body10mb.byteLength) { if (paced) from = performance.now(); req.end(); return }
+      if (!paced) { send(end); return }
       setTimeout(() => { send(end) }, Math.max(0, started + (end / SLOW_CHUNK) * SLOW_EVERY_MS - performance.now()))
     }
     send(0)
@@ -164,7 +171,8 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
       return out
     }
     const spaced = await measured(async (d) => await post(d, spaced10mb))
-    const slow = await measured(slowPost)
+    const slow = await measured(async (d) => await streamedPost(d, true))
+    const chunked = await measured(async (d) => await streamedPost(d, false))
     const concurrent = 4
     const concurrentMs: number[] = daemons.map(() => NaN)
     if (!otherPathsOnly) {
@@ -184,6 +192,8 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
         spacedCpu: spaced.cpu[i]!,
         slowTailMedian: median(slow.ms[i]!),
         slowCpu: slow.cpu[i]!,
+        chunkedMedian: median(chunked.ms[i]!),
+        chunkedCpu: chunked.cpu[i]!,
         healthMax: health[i]!.length > 0 ? Math.max(...health[i]!) : NaN,
         healthCount: health[i]!.length,
         concurrentPerSec: concurrent * 2 / (concurrentMs[i]! / 1000),
@@ -266,6 +276,8 @@ console.table([
   { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('spacedCpu', 0) },
   { what: `10 MB POST sent at 8 MiB/s: last byte to 201, median of ${rounds} (ms)`, budget: '', floor: '', ...cols('slowTailMedian') },
   { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('slowCpu', 0) },
+  { what: `10 MB POST without a length (chunked), median of ${rounds} (ms)`, budget: '', floor: '', ...cols('chunkedMedian') },
+  { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('chunkedCpu', 0) },
   { what: '10 MB POSTs, 4 concurrent (files/s)', budget: '', floor: '', ...cols('concurrentPerSec', 2) },
   { what: 'daemon peak RSS after them (MB)', budget: '', floor: '', ...cols('peakRssMb', 0) },
   { what: 'encryption jobs cancelled (early ones not used)', budget: '', floor: '', ...cols('jobsCancelled', 0) }
