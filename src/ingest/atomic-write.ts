@@ -36,10 +36,11 @@ export function createDataFileWriter (dataDir: string): FileWriter {
  * Writes `bytes` at `path` unless it exists (`written: false`, nothing written); creates the folder.
  * `synced: false` skips the file's and folder's fsyncs: for a write whose bytes the ingest journal
  * holds durably until it syncs the file in the background; such a write goes to `writer`'s thread
- * when one is given (the same temp, link and unlink, in one message).
+ * when one is given (the same temp, link and unlink, in one message), with `mtimeMs` as its mtime
+ * when given (FileWriter.createNew).
  */
-export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; writer?: FileWriter } = {}): Promise<DurableWrite> {
-  if (opts.synced === false && opts.writer !== undefined) return await opts.writer.createNew(path, bytes)
+export async function writeNewFile (path: string, bytes: Uint8Array, opts: { synced?: boolean; writer?: FileWriter; mtimeMs?: number } = {}): Promise<DurableWrite> {
+  if (opts.synced === false && opts.writer !== undefined) return await opts.writer.createNew(path, bytes, opts.mtimeMs !== undefined ? { mtimeMs: opts.mtimeMs } : {})
   return await writeFileDurably(path, bytes, { existing: 'keep', syncDir: opts.synced === false ? null : syncDir })
 }
 
@@ -52,8 +53,8 @@ export type FileStager = Pick<FileWriter, 'stageNew' | 'publish'>
  * thread starts. Not synced.
  */
 export const inThreadStager: FileStager = {
-  async stageNew (path, bytes, mode = 0o600) {
-    const staged = stageNew({ path, temp: join(dirname(path), tempName(basename(path))), bytes, mode }, undefined, [])
+  async stageNew (path, bytes, { mode = 0o600, mtimeMs } = {}) {
+    const staged = stageNew({ path, temp: join(dirname(path), tempName(basename(path))), bytes, mode, ...(mtimeMs !== undefined ? { mtimeMs } : {}) }, undefined, [])
     return 'exists' in staged ? null : staged
   },
   async publish (staged: StagedFile, path: string | null) {

@@ -42,13 +42,20 @@ export interface JournalEntry {
   /** Absolute paths written without a sync, synced by the checkpoint. */
   files: string[]
   /**
-   * A received file linked to its name after this entry is committed (receive.ts): the inode the
-   * name then has, and what the name had before (its record, or its deletion's tombstone; absent:
-   * neither). A replay that finds another inode there with other bytes knows the link found the
-   * name taken (a crash came before the revert): it leaves that file alone and puts `earlier`
-   * back instead of the peer's record.
+   * A file linked to its name once this entry is committed, or while it is (a received file:
+   * receive.ts; a POST's: publish-beside.ts): the inode the name then has (a received file's,
+   * staged first) or the mtime it is given (a POST's, whose temp the writer's thread picks), and
+   * what the name had before (its record, or its deletion's tombstone; absent: neither). A replay
+   * that finds another inode or mtime there with other bytes knows the link found the name taken
+   * (a crash came before the revert): it leaves that file alone and puts `earlier` back instead
+   * of the record (a power cut tears a file's pages, not its inode's number or times).
    */
-  link?: { ino: number; earlier?: FileRecord | Replaced }
+  link?: { ino?: number; mtimeMs?: number; earlier?: FileRecord | Replaced }
+}
+
+/** Whether the file at a name (`st`) is the one an entry's link put there. */
+function linkedThere (link: NonNullable<JournalEntry['link']>, st: { ino: number; mtimeMs: number }): boolean {
+  return (link.ino === undefined || st.ino === link.ino) && (link.mtimeMs === undefined || st.mtimeMs === link.mtimeMs)
 }
 
 /** A stored ciphertext; `unsynced` when storage wrote it without a sync (the journal covers it). */
@@ -282,10 +289,10 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
         // bytes unless the index has moved on to another version of this path
         const record = await deps.index.get(stored.path)
         if (record?.sha256 !== sha256Hex(data)) return files
-        if (stored.link !== undefined && (await lstat(abs)).ino !== stored.link.ino) {
-          // never linked: another writer had the name (receive.ts reverts this record then)
+        if (stored.link !== undefined && !linkedThere(stored.link, await lstat(abs))) {
+          // never linked: another writer had the name (receive.ts and publish-beside.ts revert this record then)
           await deps.index.revert(stored.path, stored.link.earlier ?? null)
-          deps.logger.warn({ path: stored.path, cid: record.cid }, 'the name of a received file was taken before a crash; its record taken back')
+          deps.logger.warn({ path: stored.path, cid: record.cid }, 'the name of a file written here was taken before a crash; its record taken back')
         } else {
           await writeFileDurably(abs, data, { existing: 'replace', syncDir: null })
           files.push(abs)

@@ -21,9 +21,10 @@ import { DEFAULT_MAX_FILE_BYTES, sha256Hex } from './data-file.js'
 import { PathLocks } from './path-locks.js'
 import { commitWithEntry, journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
 import { writeOwnDataFile } from './own-writes.js'
+import { createBesidePublisher, deriveNew } from './publish-beside.js'
 import { createSubmitNames, exists, nextMillisecond, sameBytesAt } from './submit-names.js'
 import { createReceiver, createReceivePreparer, type ReceivePreparer } from './receive.js'
-import { archivedVersion, createFileIngest } from './ingest-file.js'
+import { createFileIngest } from './ingest-file.js'
 import { createBatchIngest, type IngestMany, type Settled } from './ingest-many.js'
 import type { DurableWrite } from '../storage/durable-file.js'
 
@@ -142,12 +143,56 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
    * that version's origin.
    */
   async function recordNew (base: Omit<FileRecord, 'updatedAt'>, journaled: JournalEntry | undefined, keepOrigin: boolean): Promise<FileRecord> {
-    const derive = (current: FileRecord | null): { record: FileRecord; archived?: FileRecord } => {
-      const archived = current === null ? undefined : archivedVersion(current)
-      const record = { ...base, origin: keepOrigin ? current?.origin ?? base.origin : base.origin, updatedAt: Date.now() }
-      return archived === undefined ? { record } : { record, archived }
+    return await commitWithEntry(journal, journaled, async (also) => await deps.index.putDerived(base.path, deriveNew(base, keepOrigin), also === undefined ? {} : { also }))
+  }
+
+  /** A journaled POST's data file created beside its record (publish-beside.ts) rather than before it. */
+  const beside = journal === undefined ? null : createBesidePublisher({ index: deps.index, journal })
+
+  /** The record of a file `submit` stored. */
+  function storedRecord (rel: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: StoredCiphertext): Omit<FileRecord, 'updatedAt'> {
+    return {
+      path: rel,
+      scope: env.scope,
+      collectedAt: env.collectedAt,
+      schemaId: schema.id,
+      cid: stored.cid,
+      size: bytes.byteLength,
+      encryptedSize: stored.encryptedSize,
+      sha256: stored.plaintextSha256 ?? sha256Hex(bytes),
+      mtimeMs,
+      state: 'stored',
+      origin: 'local'
     }
-    return await commitWithEntry(journal, journaled, async (also) => await deps.index.putDerived(base.path, derive, also === undefined ? {} : { also }))
+  }
+
+  function announceStored (r: FileRecord, env: Envelope): SubmitResult {
+    log.info({ path: r.path, cid: r.cid, schemaId: r.schemaId }, 'file stored')
+    if (r.origin === 'local') deps.onStored?.(r)
+    deps.onIndexed?.(r)
+    return { status: 'stored', path: r.path, scope: env.scope, collectedAt: env.collectedAt, record: r }
+  }
+
+  /**
+   * Indexes a stored file while its data file is created (`write`, with `mtimeMs`); the caller
+   * holds its path lock. 'taken': the name held another file, nothing of this one kept.
+   */
+  async function recordBeside (rel: string, abs: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: StoredCiphertext, write: () => Promise<Settled<DurableWrite>>): Promise<SubmitResult | 'taken'> {
+    let r: FileRecord | 'taken'
+    let created = false
+    try {
+      r = await beside!.record(storedRecord(rel, env, bytes, schema, mtimeMs, stored), journalEntryOf(rel, stored, { bytes, abs })!, async () => {
+        const written = await write()
+        created = written.ok && written.value.written
+        return written
+      })
+    } catch (err) {
+      // the file is there but not indexed: handed back to the queue (the watcher skips files we wrote)
+      if (created) deps.onDeferred?.(rel)
+      else await dropStored({ ok: true, value: stored })
+      throw err
+    }
+    return r === 'taken' ? r : announceStored(r, env)
   }
 
   /** Indexes a file `submit` has just written and stored (the caller holds its path lock). */
@@ -165,22 +210,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       deps.onDeferred?.(rel)
       return { status: 'queued', ...submitted, reason: (error as Error).message }
     }
-    const { cid, encryptedSize } = stored.value
-    const r = await recordNew({
-      ...submitted,
-      schemaId: schema.id,
-      cid,
-      size: bytes.byteLength,
-      encryptedSize,
-      sha256: stored.value.plaintextSha256 ?? sha256Hex(bytes),
-      mtimeMs,
-      state: 'stored',
-      origin: 'local'
-    }, journalEntryOf(rel, stored.value, data), true)
-    log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
-    if (r.origin === 'local') deps.onStored?.(r)
-    deps.onIndexed?.(r)
-    return { status: 'stored', ...submitted, record: r }
+    return announceStored(await recordNew(storedRecord(rel, env, bytes, schema, mtimeMs, stored.value), journalEntryOf(rel, stored.value, data), true), env)
   }
 
   async function submit (scope: string, data: unknown, opts: SubmitOptions = {}): Promise<SubmitResult> {
@@ -229,32 +259,45 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         // a caller-given collectedAt is often a re-delivery: answer the common collision cheaply
         if (opts.collectedAt !== undefined && await exists(abs)) return await sameBytesAt(deps.dataDir, rel, bytes)
         // One pass: the envelope is already built and validated, so it is stored from memory rather
-        // than read back and validated again, and the file write (with its fsyncs) runs side by
-        // side with encryption and the storage add, which start from the same bytes.
+        // than read back and validated again, and the file write runs side by side with the
+        // encryption and the storage add, which start from the same bytes.
         // With the journal, neither the file nor the block is synced here: the one sync is the
-        // index batch's, which carries both (group-committed with concurrent requests).
+        // index batch's, which carries both (group-committed with concurrent requests); a file
+        // created on the writer's thread is indexed while it is created (publish-beside.ts).
         const journaled = journal !== undefined && bytes.byteLength <= JOURNAL_MAX_BYTES
+        const besides = journaled && !useEarly && deps.fileWriter !== undefined && beside?.enabled === true
+        const mtimeMs = Date.now()
         const storing = settle(encryptAndStore(env, bytes, journaled, useEarly ? early.pieces : undefined))
-        let write: DurableWrite
-        try {
-          write = await writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled ? { synced: false, ...(deps.fileWriter !== undefined ? { writer: deps.fileWriter } : {}) } : {})
-        } catch (err) {
-          await dropStored(await storing)
-          throw err
-        }
-        const stored = await storing
-        if (write.written && !stored.ok && isWorkerFailure(stored.error)) {
-          // answered as an error, so nothing is kept: the caller's retry must not make a second file
-          await unlink(abs).catch(() => {})
-          throw stored.error
-        }
-        if (write.written) {
-          try {
-            return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored, journaled ? abs : null)
-          } catch (err) {
-            // the watcher skips files we wrote: one left unindexed is handed back to the queue
-            deps.onDeferred?.(rel)
-            throw err
+        const create = async (): Promise<Settled<DurableWrite>> => await settle(writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled
+          ? { synced: false, ...(deps.fileWriter !== undefined ? { writer: deps.fileWriter } : {}), ...(besides ? { mtimeMs } : {}) }
+          : {}))
+        const encrypted = besides ? await storing : null
+        let stored: Settled<StoredCiphertext>
+        if (encrypted?.ok === true) {
+          stored = encrypted
+          const done = await recordBeside(rel, abs, env, bytes, schema, mtimeMs, encrypted.value, create)
+          if (done !== 'taken') return done
+        } else {
+          const written = await create()
+          stored = await storing
+          if (!written.ok) {
+            await dropStored(stored)
+            throw written.error
+          }
+          const write = written.value
+          if (write.written && !stored.ok && isWorkerFailure(stored.error)) {
+            // answered as an error, so nothing is kept: the caller's retry must not make a second file
+            await unlink(abs).catch(() => {})
+            throw stored.error
+          }
+          if (write.written) {
+            try {
+              return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored, journaled ? abs : null)
+            } catch (err) {
+              // the watcher skips files we wrote: one left unindexed is handed back to the queue
+              deps.onDeferred?.(rel)
+              throw err
+            }
           }
         }
         await dropStored(stored)

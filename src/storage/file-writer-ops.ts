@@ -1,7 +1,7 @@
 // The file writer's operations (file-writer.ts), in synchronous calls: run on its thread
 // (file-writer-thread.ts), and on the main thread for the creates asked for while that thread is
 // still starting.
-import { closeSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, futimesSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { CreateFile, StagedFile, WriterError } from './file-writer.js'
 
@@ -27,22 +27,34 @@ export function openCreating (path: string, flags: string, mode: number): number
  * synced. A temp folder on another filesystem (EXDEV) falls back to a temp beside the name.
  * `spares`: empty temps (0600, in the temp folder) to take one from instead of creating `temp`.
  */
-export function createNew ({ path, temp, bytes, mode }: CreateFile, spares: string[] = []): { written: boolean; mtimeMs: number } {
+export function createNew (file: CreateFile, spares: string[] = []): { written: boolean; mtimeMs: number } {
   try {
-    return createThrough(path, temp, bytes, mode, spares)
+    return createThrough(file, file.temp, spares)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err
-    return createThrough(path, join(dirname(path), basename(temp)), bytes, mode, [])
+    return createThrough(file, join(dirname(file.path), basename(file.temp)), [])
   }
 }
 
-function createThrough (path: string, given: string, bytes: Uint8Array, mode: number, spares: string[]): { written: boolean; mtimeMs: number } {
-  const staged = stageThrough(given, bytes, mode, spares)
-  return { ...publish(staged.temp, path), mtimeMs: staged.mtimeMs }
+function createThrough (file: CreateFile, temp: string, spares: string[]): { written: boolean; mtimeMs: number } {
+  const staged = stageThrough(temp, file, spares)
+  return { ...publish(staged.temp, file.path), mtimeMs: staged.mtimeMs }
 }
 
-/** `bytes` in a temp: one of `spares` (empty, 0600, in the temp folder) when there is one, else `given`. */
-function stageThrough (given: string, bytes: Uint8Array, mode: number, spares: string[]): StagedFile {
+/**
+ * The seconds to hand futimes for `mtimeMs` (whole milliseconds) so that stat gives `mtimeMs` back
+ * exactly: libuv keeps whole microseconds of the double it is given, truncated, and a double near
+ * 1.7e9 s is off by up to ~0.24 µs; half a microsecond above the millisecond lands on it.
+ */
+function futimesSeconds (mtimeMs: number): number {
+  return (mtimeMs + 0.0005) / 1000
+}
+
+/**
+ * `bytes` in a temp: one of `spares` (empty, 0600, in the temp folder) when there is one, else
+ * `given`; with the file's `mtimeMs` when one is asked for.
+ */
+function stageThrough (given: string, { bytes, mode, mtimeMs }: CreateFile, spares: string[]): StagedFile {
   // a spare gone meanwhile is skipped
   let temp = given
   let fd: number | null = null
@@ -54,6 +66,7 @@ function stageThrough (given: string, bytes: Uint8Array, mode: number, spares: s
   try {
     try {
       writeAll(fd, bytes)
+      if (mtimeMs !== undefined) futimesSync(fd, futimesSeconds(mtimeMs), futimesSeconds(mtimeMs))
       const st = fstatSync(fd)
       return { temp, mtimeMs: st.mtimeMs, ino: st.ino }
     } finally {
@@ -90,7 +103,8 @@ const sameDevice = new Map<string, boolean>()
  * The first half of a create (FileWriter.stageNew): nothing when the name exists, else the bytes
  * in a temp on the name's filesystem (the temp folder's, else beside the name), its folder made.
  */
-export function stageNew ({ path, temp, bytes, mode }: CreateFile, tempDir: string | undefined, spares: string[]): StagedFile | { exists: true } {
+export function stageNew (file: CreateFile, tempDir: string | undefined, spares: string[]): StagedFile | { exists: true } {
+  const { path, temp } = file
   try {
     lstatSync(path)
     return { exists: true }
@@ -106,7 +120,7 @@ export function stageNew ({ path, temp, bytes, mode }: CreateFile, tempDir: stri
     if (sameDevice.size > 10_000) sameDevice.clear()
     sameDevice.set(dir, same)
   }
-  return same ? stageThrough(temp, bytes, mode, spares) : stageThrough(join(dir, basename(temp)), bytes, mode, [])
+  return same ? stageThrough(temp, file, spares) : stageThrough(join(dir, basename(temp)), file, [])
 }
 
 /** link(), making the name's folder when it is missing (a new scope's first file). */

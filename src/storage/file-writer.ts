@@ -17,7 +17,12 @@ import { createNew as createNowHere } from './file-writer-ops.js'
 import type { FileSyncer } from './deferred-sync.js'
 
 export interface WriterError { message: string; code?: string; syscall?: string }
-export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number }
+export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number; mtimeMs?: number }
+/**
+ * `mode`: the file's (default 0600); `mtimeMs`: the file's mtime, whole milliseconds, set before
+ * its name appears (stat gives it back exactly), so a caller can record it before the file exists.
+ */
+export interface CreateOptions { mode?: number; mtimeMs?: number }
 /**
  * A file's bytes in a temp, waiting to be linked to its name (FileWriter.stageNew); `ino` is the
  * inode the name will have once linked (a crash's replay tells that file from another one by it).
@@ -48,15 +53,16 @@ export interface WriterReply {
 export interface FileWriter {
   /**
    * A new file at `path` unless the name exists (`written: false`, nothing written), whole or not
-   * at all (a temp in the same folder, linked to the name); creates the folder. Not synced.
+   * at all (a temp in the same folder, linked to the name); creates the folder. Not synced. Its
+   * mtime is `opts.mtimeMs` when given.
    */
-  createNew (path: string, bytes: Uint8Array, mode?: number): Promise<{ written: boolean; mtimeMs: number }>
+  createNew (path: string, bytes: Uint8Array, opts?: CreateOptions): Promise<{ written: boolean; mtimeMs: number }>
   /**
    * The first half of a create whose name must not appear before the caller has committed
    * something (a received file's index record): the bytes in a temp, with its mtime (the name's
    * once linked); null when the name exists already (nothing written). Not synced.
    */
-  stageNew (path: string, bytes: Uint8Array, mode?: number): Promise<StagedFile | null>
+  stageNew (path: string, bytes: Uint8Array, opts?: CreateOptions): Promise<StagedFile | null>
   /**
    * The second half: the staged temp linked to `path` (`written: false` when the name exists by
    * now) and removed; with `path` null only removed.
@@ -180,20 +186,21 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
   }
 
   const tempFor = (path: string): string => join(opts.tempDir ?? dirname(path), tempName(basename(path)))
-  const fileOf = (path: string, bytes: Uint8Array, mode: number): CreateFile => ({ path, temp: tempFor(path), bytes: exactBytes(bytes), mode })
+  const fileOf = (path: string, bytes: Uint8Array, { mode = 0o600, mtimeMs }: CreateOptions): CreateFile =>
+    ({ path, temp: tempFor(path), bytes: exactBytes(bytes), mode, ...(mtimeMs !== undefined ? { mtimeMs } : {}) })
 
   return {
-    async createNew (path, bytes, mode = 0o600) {
+    async createNew (path, bytes, opts = {}) {
       if (current?.ready !== true) {
         if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
         // started for later requests: it keeps nothing alive, and its idle time counts from its `ready`
         if (current === null) { current = start(); current.worker.unref() }
-        return createNowHere({ path, temp: tempFor(path), bytes, mode })
+        return createNowHere({ ...fileOf(path, bytes, opts), bytes })
       }
-      return await turns.create(fileOf(path, bytes, mode)) as { written: boolean; mtimeMs: number }
+      return await turns.create(fileOf(path, bytes, opts)) as { written: boolean; mtimeMs: number }
     },
-    async stageNew (path, bytes, mode = 0o600) {
-      const outcome = await turns.stage(fileOf(path, bytes, mode))
+    async stageNew (path, bytes, opts = {}) {
+      const outcome = await turns.stage(fileOf(path, bytes, opts))
       return 'exists' in outcome ? null : outcome as StagedFile
     },
     async publish (staged, path) {

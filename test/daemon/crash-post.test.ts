@@ -5,7 +5,7 @@
 // covers (written without a sync) are deleted or torn before the restart, which replays them.
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdir, readFile, rm, truncate } from 'node:fs/promises'
+import { readdir, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { startDaemonProcess, type DaemonProcess } from '../support/daemon.js'
@@ -14,6 +14,7 @@ import { decodeJournalEntry } from '../../src/ingest/journal.js'
 import { removeStoredBlock } from '../support/stored-blocks.js'
 import { parseCid } from '../../src/storage/cid.js'
 import { waitFor } from '../support/data-files.js'
+import { tearFile } from '../support/power-cut.js'
 import { loadIdentity } from '../../src/identity/identity.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 
@@ -90,7 +91,7 @@ test('SIGKILL during 16 concurrent POSTs, then the unsynced files lost as by a p
   for (const [i, e] of entries.entries()) {
     const dataFile = join(d.home.data, e.path)
     if (i % 2 === 0) await rm(dataFile, { force: true })
-    else await truncate(dataFile, 10).catch(() => {})
+    else await tearFile(dataFile, { length: 10 }).catch(() => {})
     if (e.cid !== undefined) await removeStoredBlock(d.home, parseCid(e.cid))
   }
   await restartAndCheck(t, d.home.root, acknowledged)

@@ -3,96 +3,25 @@
 // syncs the files and drops the entry; after a power cut (simulated by deleting and tearing the
 // files the journal still covers) replay restores them, replaying again changes nothing, and a
 // torn tail of the log is ignored.
-import { test, type TestContext } from 'node:test'
+import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises'
+import { readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import * as openpgp from 'openpgp'
-import { openDatabase, type HearthDatabase } from '../../src/db/database.js'
-import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
+import type { FileIndex } from '../../src/db/file-index.js'
 import type { FileRecord } from '../../src/db/types.js'
-import { createEmbeddedStorage } from '../../src/storage/embedded.js'
-import { createFileSyncer } from '../../src/storage/deferred-sync.js'
-import { createFileWriter, type FileWriter } from '../../src/storage/file-writer.js'
+import { createFileWriter } from '../../src/storage/file-writer.js'
 import { writingFolder } from '../../src/ingest/atomic-write.js'
 import { parseCid } from '../../src/storage/cid.js'
-import type { StorageBackend } from '../../src/storage/types.js'
-import { createIngestJournal, decodeJournalEntry, encodeJournalEntry, type IngestJournal } from '../../src/ingest/journal.js'
-import { createIngestPipeline, type IngestIndex, type IngestPipeline } from '../../src/ingest/pipeline.js'
-import { createSchemaValidators } from '../../src/registry/validators.js'
+import { decodeJournalEntry, encodeJournalEntry } from '../../src/ingest/journal.js'
+import type { IngestIndex } from '../../src/ingest/pipeline.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
-import { silentLogger } from '../../src/log.js'
-import { SCHEMA, SCOPE, schemaLookup } from '../support/ingest-fixtures.js'
+import { SCHEMA, SCOPE } from '../support/ingest-fixtures.js'
 import { buildEnvelope, collectedAtToFileName, serializeEnvelope } from '../../src/protocol/envelope.js'
 import { encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { tempDir } from '../support/tmp.js'
-import { overwriteStoredBlock, readStoredBlock, removeStoredBlock, type BlockDirs } from '../support/stored-blocks.js'
-
-const MASTER = new Uint8Array(65).fill(7)
-
-interface Rig {
-  root: string
-  dataDir: string
-  db: HearthDatabase
-  index: FileIndex
-  storage: StorageBackend
-  journal: IngestJournal
-  pipeline: IngestPipeline
-  synced: string[]
-  close (): Promise<void>
-}
-
-/** Everything a daemon builds for ingest, on `root`; `delayMs` large keeps entries in the journal. */
-async function rig (t: TestContext, root: string, delayMs = 60_000, wrapIndex?: (index: FileIndex) => IngestIndex, fileWriter?: FileWriter): Promise<Rig> {
-  const dataDir = join(root, 'data')
-  await mkdir(dataDir, { recursive: true })
-  const db = await openDatabase(join(root, 'index'))
-  const index = await openFileIndex({ db })
-  const storage = await createEmbeddedStorage({ blocksDir: join(root, 'blocks'), datastoreDir: join(root, 'datastore') })
-  const synced: string[] = []
-  const syncer = createFileSyncer()
-  const journal = createIngestJournal({
-    db, dataDir, storage, index, logger: silentLogger(), delayMs,
-    syncFiles: async (files) => { synced.push(...files); await syncer(files) }
-  })
-  const validators = createSchemaValidators()
-  const pipeline = createIngestPipeline({
-    dataDir, index: wrapIndex?.(index) ?? index, storage, schemas: schemaLookup, masterKey: MASTER, logger: silentLogger(), journal,
-    ...(fileWriter !== undefined ? { fileWriter } : {}),
-    validate: (schema, data) => validators.validateData(schema, data)
-  })
-  let closed = false
-  const close = async (): Promise<void> => {
-    if (closed) return
-    closed = true
-    await storage.stop()
-    await db.close()
-  }
-  t.after(close)
-  return { root, dataDir, db, index, storage, journal, pipeline, synced, close }
-}
-
-async function journalKeys (db: HearthDatabase): Promise<Array<[string, Uint8Array]>> {
-  return await db.sublevel<Uint8Array>('ingest-journal', { valueEncoding: 'view' }).iterator().all()
-}
-
-async function decrypts (storage: StorageBackend, cid: string, expected: Buffer): Promise<void> {
-  const message = await openpgp.readMessage({ binaryMessage: await storage.get(cid) })
-  const { data } = await openpgp.decrypt({ message, passwords: [scopeKeyHex(MASTER, SCOPE)], format: 'binary' })
-  assert.deepEqual(Buffer.from(data), expected)
-}
-
-async function postSome (r: Rig, n: number): Promise<Array<{ path: string; cid: string }>> {
-  const results = await Promise.all(Array.from({ length: n }, async (_, i) => await r.pipeline.submit(SCOPE, { username: `user${i}` })))
-  return results.map((res) => {
-    assert.equal(res.status, 'stored')
-    if (res.status !== 'stored') throw new Error('not stored')
-    return { path: res.path, cid: res.record.cid! }
-  })
-}
-
-/** The rig's store folders (for looking at its blocks once it is closed). */
-const blockDirs = (root: string): BlockDirs => ({ blocks: join(root, 'blocks'), datastore: join(root, 'datastore') })
+import { tearFile } from '../support/power-cut.js'
+import { overwriteStoredBlock, readStoredBlock, removeStoredBlock } from '../support/stored-blocks.js'
+import { MASTER, blockDirs, decrypts, journalKeys, postSome, rig, type Rig } from '../support/journal-rig.js'
 
 test('a journaled POST is indexed with its entry in one batch; the checkpoint stores its block, syncs its files and drops the entry', async (t) => {
   const r = await rig(t, await tempDir(t, 'hearth-journal-'))
@@ -123,9 +52,9 @@ test('replay after a power cut restores missing and torn files, and replaying ag
   const [a, b, c] = acked as [typeof acked[0], typeof acked[0], typeof acked[0]]
   await rm(join(root, 'data', a.path))
   await removeStoredBlock(blockDirs(root), parseCid(a.cid))
-  await truncate(join(root, 'data', b.path), 0)
+  await tearFile(join(root, 'data', b.path), { length: 0 })
   await overwriteStoredBlock(blockDirs(root), parseCid(b.cid), Buffer.alloc((await readStoredBlock(blockDirs(root), parseCid(b.cid)))!.bytes.byteLength))
-  await writeFile(join(root, 'data', c.path), Buffer.alloc(bytes.get(c.path)!.length, 0x20))
+  await tearFile(join(root, 'data', c.path), { garbage: Buffer.alloc(bytes.get(c.path)!.length, 0x20) })
 
   const second = await rig(t, root)
   assert.equal(await second.journal.replay(), 6)

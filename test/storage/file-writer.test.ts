@@ -142,3 +142,25 @@ test('replaceBlocks writes each block whole over whatever its name holds, the sa
   await writeFile(join(dir, 'plain'), 'x')
   await assert.rejects(writer.replaceBlocks([{ path: join(dir, 'plain', 'b.data'), bytes: Buffer.from('b') }]), { code: 'ENOTDIR' })
 })
+
+test('a create asked for with an mtime gets exactly that mtime before its name appears, on the thread and while it starts, so its record can be written first', async (t) => {
+  const dir = await tempDir(t)
+  const writer = createFileWriter({ tempDir: join(dir, '.writing'), spares: 2 })
+  t.after(async () => { await writer.close() })
+  const when = Date.now() - 12_345
+  // the first runs on this thread (the writer thread is starting), the others on the thread, a spare among them
+  const first = await writer.createNew(join(dir, 'scope', 'first.json'), Buffer.from('{"n":1}'), { mtimeMs: when })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const made = await Promise.all(Array.from({ length: 5 }, async (_, i) => await writer.createNew(join(dir, 'scope', `${i}.json`), Buffer.from(`{"n":${i}}`), { mtimeMs: when + i })))
+  const staged = await writer.stageNew(join(dir, 'scope', 'staged.json'), Buffer.from('{}'), { mtimeMs: when + 99 })
+  for (const [i, w] of [first, ...made].entries()) {
+    const name = i === 0 ? 'first.json' : `${i - 1}.json`
+    const expected = i === 0 ? when : when + i - 1
+    assert.equal(w.written, true)
+    assert.equal(w.mtimeMs, expected, `${name}: the mtime asked for`)
+    assert.equal((await stat(join(dir, 'scope', name))).mtimeMs, expected, `${name}: what a later stat (the start-up scan) sees`)
+  }
+  assert.equal(staged!.mtimeMs, when + 99)
+  assert.equal((await writer.publish(staged!, join(dir, 'scope', 'staged.json'))).written, true)
+  assert.equal((await stat(join(dir, 'scope', 'staged.json'))).mtimeMs, when + 99)
+})

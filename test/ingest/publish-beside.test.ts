@@ -1,0 +1,259 @@
+// A journaled POST's data file created on the file writer's thread beside its index record
+// (src/ingest/publish-beside.ts), on the journal's real parts: the record and its journal entry are
+// committed while the file is created, with the mtime the file is given; a daemon killed on either
+// side of that is repaired at the next start; a name another writer takes meanwhile gets its
+// earlier record back, and a kill before that revert puts nothing over the other file either.
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { FileIndex } from '../../src/db/file-index.js'
+import type { FileRecord } from '../../src/db/types.js'
+import { createFileWriter, type CreateOptions, type FileWriter } from '../../src/storage/file-writer.js'
+import { writingFolder } from '../../src/ingest/atomic-write.js'
+import { decodeJournalEntry } from '../../src/ingest/journal.js'
+import type { IngestIndex } from '../../src/ingest/pipeline.js'
+import { collectedAtToFileName } from '../../src/protocol/envelope.js'
+import { SCOPE } from '../support/ingest-fixtures.js'
+import { tempDir } from '../support/tmp.js'
+import { decrypts, journalKeys, rig } from '../support/journal-rig.js'
+import { rejectedVersion } from '../support/receive-rig.js'
+
+/** What a test does around the thread's create of a data file. */
+interface CreateHooks {
+  /** Before the create (e.g. another writer takes the name). */
+  before?: (path: string) => Promise<void>
+  /**
+   * The create's answer: 'hang' never comes (the daemon is killed before the thread links the
+   * file), 'hang-after' never comes after the thread's create (killed once it is done), 'fail' is an error.
+   */
+  answer?: (path: string) => 'hang' | 'hang-after' | 'fail' | 'real'
+  /** Instead of the options asked for (e.g. a filesystem that keeps its own times). */
+  options?: (asked: CreateOptions | undefined) => CreateOptions | undefined
+}
+
+/** The daemon's file writer (its own thread, a temp folder, spares) with `hooks` around its creates; every create's options. */
+function hookedWriter (t: TestContext, root: string, hooks: CreateHooks): { writer: FileWriter; asked: Array<CreateOptions | undefined> } {
+  const real = createFileWriter({ tempDir: writingFolder(join(root, 'data')), spares: 2 })
+  t.after(async () => { await real.close() })
+  const asked: Array<CreateOptions | undefined> = []
+  const writer: FileWriter = {
+    ...real,
+    async createNew (path, bytes, opts) {
+      asked.push(opts)
+      await hooks.before?.(path)
+      const answer = hooks.answer?.(path) ?? 'real'
+      if (answer === 'fail') throw Object.assign(new Error('ENOSPC: no space left on device, open'), { code: 'ENOSPC' })
+      if (answer === 'hang') await new Promise(() => {})
+      const written = await real.createNew(path, bytes, hooks.options?.(opts) ?? opts)
+      if (answer === 'hang-after') await new Promise(() => {})
+      return written
+    }
+  }
+  return { writer, asked }
+}
+
+/** The index as the pipeline sees it, with `hold` deciding whether a record's write never comes back (a kill before its batch). */
+function holdingIndex (hold: () => boolean, log?: string[]) {
+  return (index: FileIndex): IngestIndex => ({
+    get: async (path) => await index.get(path),
+    getMany: async (paths) => await index.getMany(paths),
+    byCid: async (cid) => await index.byCid(cid),
+    prior: async (path) => await index.prior(path),
+    revert: async (path, earlier, opts) => { await index.revert(path, earlier, opts) },
+    put: async (record, opts) => await index.put(record, opts),
+    putDerived: async (path, derive, opts) => {
+      if (hold()) return await new Promise<FileRecord>(() => {})
+      log?.push('index asked')
+      const r = await index.putDerived(path, derive, opts)
+      log?.push('index committed')
+      return r
+    }
+  })
+}
+
+const at = (root: string, rel: string): string => join(root, 'data', rel)
+const nameAt = (collectedAt: string): string => `${SCOPE}/${collectedAtToFileName(collectedAt)}`
+
+test('a journaled POST is indexed while its data file is created: one batch holds its record (with the mtime the file is given) and its journal entry, which the checkpoint drops', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const log: string[] = []
+  const { writer, asked } = hookedWriter(t, root, { before: async () => { log.push('create asked') } })
+  const r = await rig(t, root, 60_000, holdingIndex(() => false, log), writer)
+  for (let i = 0; i < 3; i++) {
+    const res = await r.pipeline.submit(SCOPE, { username: `user${i}` })
+    assert.equal(res.status, 'stored')
+    if (res.status !== 'stored') return
+    const st = await stat(at(root, res.path))
+    assert.equal(res.record.mtimeMs, st.mtimeMs, 'the record says the file\'s mtime: the start-up scan finds it unchanged')
+    assert.equal(asked[i]?.mtimeMs, res.record.mtimeMs, 'the mtime was given to the create')
+    await decrypts(r.storage, res.record.cid!, await readFile(at(root, res.path)))
+    assert.equal((await r.pipeline.ingestPath(res.path)).outcome, 'unchanged')
+  }
+  // the file's create is asked for once the index has the record, and before its batch is back
+  assert.deepEqual(log.slice(0, 3), ['index asked', 'create asked', 'index committed'])
+  assert.equal((await journalKeys(r.db)).length, 3, 'each entry committed with its record')
+  await r.journal.checkpoint()
+  assert.equal((await journalKeys(r.db)).length, 0)
+  assert.equal(r.synced.length, 3, 'the three data files synced by the checkpoint')
+})
+
+test('killed after a POST\'s record and entry are committed but before its data file is linked: replay writes the file, and the scan keeps the record', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, { answer: () => 'hang' })
+  const first = await rig(t, root, 60_000, undefined, writer)
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const rel = nameAt(collectedAt)
+  void first.pipeline.submit(SCOPE, { username: 'never-answered' }, { collectedAt })
+  let record: FileRecord | null = null
+  for (let i = 0; i < 400 && record === null; i++) { record = await first.index.get(rel); await new Promise((resolve) => setTimeout(resolve, 10)) }
+  assert.ok(record !== null, 'the record is committed')
+  assert.equal((await journalKeys(first.db)).length, 1, 'with its entry')
+  await first.close() // the kill: the file was never linked
+  await assert.rejects(stat(at(root, rel)), { code: 'ENOENT' })
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 1)
+  const bytes = await readFile(at(root, rel))
+  assert.equal(JSON.parse(bytes.toString()).data.username, 'never-answered')
+  await decrypts(second.storage, record.cid!, bytes)
+  const scanned = await second.pipeline.ingestPath(rel)
+  assert.equal(scanned.outcome, 'unchanged', 'the same bytes: the record is kept (its mtime follows the file written again)')
+  assert.equal(scanned.record?.cid, record.cid)
+  assert.equal((await second.index.get(rel))?.mtimeMs, (await stat(at(root, rel))).mtimeMs)
+  assert.equal(await second.index.count(), 1)
+})
+
+test('killed after a POST\'s data file is linked but before its batch: nothing is indexed or journaled, and the scan stores the file as a local one', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, {})
+  const first = await rig(t, root, 60_000, holdingIndex(() => true), writer)
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const rel = nameAt(collectedAt)
+  void first.pipeline.submit(SCOPE, { username: 'linked-only' }, { collectedAt })
+  for (let i = 0; i < 400 && await stat(at(root, rel)).then(() => false, () => true); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  await first.close()
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 0)
+  assert.equal(await second.index.get(rel), null)
+  const scanned = await second.pipeline.ingestPath(rel)
+  assert.equal(scanned.outcome, 'ingested')
+  assert.equal(scanned.record?.origin, 'local')
+  await decrypts(second.storage, scanned.record!.cid!, await readFile(at(root, rel)))
+})
+
+/** A record of `rel` whose file is gone (the index has not seen it deleted yet). */
+function earlierRecord (rel: string, state: 'rejected' | 'stored'): FileRecord {
+  if (state === 'rejected') return rejectedVersion(rel)
+  const { reasons: _r, errorCode: _e, ...rest } = rejectedVersion(rel)
+  return { ...rest, state, schemaId: '7', cid: 'bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy', encryptedSize: 40 }
+}
+
+/** Another writer's file, written at `rel` in the instant before the thread links ours. */
+const THEIRS = '{"theirs":true}'
+
+test('a POST whose name another writer takes before the link: the name gets its earlier record back (or none, no tombstone) with the entry dropped in one batch, and the POST moves on to the next millisecond', async (t) => {
+  for (const earlier of ['none', 'rejected'] as const) {
+    const root = await tempDir(t, 'hearth-beside-')
+    const collectedAt = '2026-03-04T05:06:07.008Z'
+    const taken = nameAt(collectedAt)
+    let takes = 0
+    const { writer } = hookedWriter(t, root, { before: async (path) => { if (takes++ === 0) await writeFile(path, THEIRS, { flag: 'wx' }) } })
+    const r = await rig(t, root, 60_000, undefined, writer)
+    const before = earlier === 'none' ? null : earlierRecord(taken, 'rejected')
+    if (before !== null) await r.index.put(before)
+    const seq = await r.index.currentSeq()
+    const res = await r.pipeline.submit(SCOPE, { username: 'mine' }, { collectedAt })
+    assert.equal(res.status, 'stored', earlier)
+    if (res.status !== 'stored') return
+    assert.equal(res.path, nameAt('2026-03-04T05:06:07.009Z'), 'the next millisecond')
+    assert.equal(await readFile(at(root, taken), 'utf8'), THEIRS, 'the other writer\'s file is untouched')
+    const now = await r.index.get(taken)
+    if (before === null) assert.equal(now, null)
+    else { const { seq: _s, ...rest } = now!; assert.deepEqual(rest, before, 'the earlier record is back') }
+    assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted), [], 'no tombstone')
+    assert.deepEqual((await journalKeys(r.db)).map(([, v]) => decodeJournalEntry(v).path), [res.path], 'the taken name\'s entry went with the revert')
+    assert.equal((await r.index.all()).some((x) => x.path.startsWith(`${taken}#`)), false, 'nothing archived under the taken name')
+    await decrypts(r.storage, res.record.cid!, await readFile(at(root, res.path)))
+    // the watcher's turn: the other writer's file is the name's own
+    const scanned = await r.pipeline.ingestPath(taken)
+    assert.equal(scanned.record?.origin, 'local')
+    assert.equal(scanned.record?.sha256, (await r.index.get(taken))?.sha256)
+    await r.close()
+  }
+})
+
+test('a POST to a name whose record outlived its file: the old version is archived in the batch of the new record once the file is there', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, {})
+  const r = await rig(t, root, 60_000, undefined, writer)
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const rel = nameAt(collectedAt)
+  const old = earlierRecord(rel, 'stored')
+  await r.index.put(old)
+  const res = await r.pipeline.submit(SCOPE, { username: 'again' }, { collectedAt })
+  assert.equal(res.status, 'stored')
+  if (res.status !== 'stored') return
+  assert.equal(res.path, rel)
+  assert.equal(res.record.mtimeMs, (await stat(at(root, rel))).mtimeMs)
+  assert.equal((await r.index.get(`${rel}#${old.cid!}`))?.cid, old.cid, 'the old version under its archive path')
+  assert.equal((await r.index.get(rel))?.cid, res.record.cid)
+  assert.equal((await journalKeys(r.db)).length, 1)
+  await r.journal.checkpoint()
+  assert.equal((await journalKeys(r.db)).length, 0, 'its entry synced and dropped')
+})
+
+test('killed between a taken name\'s record and its revert: replay finds another mtime at the name, leaves that file alone and takes the record back (no tombstone), and the scan indexes the other file as the name\'s own', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const rel = nameAt(collectedAt)
+  const { writer } = hookedWriter(t, root, {
+    before: async (path) => { await writeFile(path, THEIRS, { flag: 'wx' }) },
+    answer: () => 'hang-after' // the link found the name taken; the revert never ran
+  })
+  const first = await rig(t, root, 60_000, undefined, writer)
+  const seq = await first.index.currentSeq()
+  void first.pipeline.submit(SCOPE, { username: 'mine' }, { collectedAt })
+  let ours: FileRecord | null = null
+  for (let i = 0; i < 400 && ours === null; i++) { ours = await first.index.get(rel); await new Promise((resolve) => setTimeout(resolve, 10)) }
+  assert.ok(ours !== null, 'committed with its entry')
+  await first.close()
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 1)
+  assert.equal((await journalKeys(second.db)).length, 0)
+  assert.equal(await readFile(at(root, rel), 'utf8'), THEIRS, 'the other writer\'s file stays')
+  assert.equal(await second.index.get(rel), null, 'our record, never acknowledged, taken back')
+  assert.deepEqual((await second.index.changesSince(seq)).filter((c) => c.deleted), [], 'no tombstone')
+  const scanned = await second.pipeline.ingestPath(rel)
+  assert.equal(scanned.outcome, 'rejected', 'theirs is not an envelope: indexed as the name\'s own, rejected')
+  assert.equal(await second.index.get(`${rel}#${ours.cid!}`), null, 'nothing of ours archived under the name')
+})
+
+test('a POST whose data file cannot be created (a full disk) is answered STORAGE_FULL and leaves no record, entry or tombstone', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, { answer: () => 'fail' })
+  const r = await rig(t, root, 60_000, undefined, writer)
+  const seq = await r.index.currentSeq()
+  await assert.rejects(r.pipeline.submit(SCOPE, { username: 'no-room' }), { code: 'STORAGE_FULL' })
+  assert.equal(await r.index.count(), 0)
+  assert.deepEqual(await journalKeys(r.db), [])
+  assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted), [])
+})
+
+test('on a filesystem that keeps its own times the record is corrected to the file\'s mtime, and later POSTs are indexed after their file', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer, asked } = hookedWriter(t, root, { options: () => ({}) })
+  const r = await rig(t, root, 60_000, undefined, writer)
+  for (let i = 0; i < 2; i++) {
+    const res = await r.pipeline.submit(SCOPE, { username: `coarse${i}` })
+    assert.equal(res.status, 'stored')
+    if (res.status !== 'stored') return
+    assert.equal((await r.index.get(res.path))?.mtimeMs, (await stat(at(root, res.path))).mtimeMs, 'the file\'s own mtime')
+    assert.equal((await r.pipeline.ingestPath(res.path)).outcome, 'unchanged')
+  }
+  assert.equal(typeof asked[0]?.mtimeMs, 'number', 'the first asked for an mtime')
+  assert.equal(asked[1]?.mtimeMs, undefined, 'the second is indexed after its file, with the mtime the file got')
+})
+
