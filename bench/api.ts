@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path'
 import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { cpuMs } from './support/cpu-time.js'
+import { postBurst, type PostBurst } from './support/post-burst.js'
 import { monotonicMicros, summariseCpuProfile, type CpuProfile } from './cpu-profile.js'
 
 const args = process.argv.slice(2)
@@ -36,32 +37,13 @@ async function mainThreadCpuMs (pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
-interface Burst { perSecond: number; p50: number; p99: number; cpu: number; mainCpu: number }
+interface Burst extends PostBurst { cpu: number; mainCpu: number }
 
 async function postMany (d: RunningDaemon, clients: number, total: number): Promise<Burst> {
-  const latencies: number[] = []
-  let issued = 0
   const [cpu0, main0] = [await cpuMs(d.pid), await mainThreadCpuMs(d.pid)]
-  const started = performance.now()
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (issued < total) {
-      issued++
-      const t = performance.now()
-      const r = await d.call('POST', `/v1/data/${SCOPE}`, body)
-      if (r.status !== 201) throw new Error(`POST answered ${r.status}: ${r.body}`)
-      latencies.push(performance.now() - t)
-    }
-  }))
-  const seconds = (performance.now() - started) / 1000
+  const burst = await postBurst(d, `/v1/data/${SCOPE}`, body, clients, total)
   const [cpu1, main1] = [await cpuMs(d.pid), await mainThreadCpuMs(d.pid)]
-  latencies.sort((a, b) => a - b)
-  return {
-    perSecond: total / seconds,
-    p50: latencies[Math.floor(latencies.length / 2)]!,
-    p99: latencies[Math.floor(latencies.length * 0.99)]!,
-    cpu: (cpu1 - cpu0) / total,
-    mainCpu: (main1 - main0) / total
-  }
+  return { ...burst, cpu: (cpu1 - cpu0) / total, mainCpu: (main1 - main0) / total }
 }
 
 /** The request path's own functions (HTTP, envelope, layout, encryption): their total time, inclusive. */

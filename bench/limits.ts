@@ -40,6 +40,7 @@ import { floorWriteFsync, floorOpenpgp, floorHearthWriter, floorAesSha } from '.
 import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { cpuMs } from './support/cpu-time.js'
+import { postBurst, type PostBurst } from './support/post-burst.js'
 
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
@@ -88,22 +89,8 @@ async function startDaemon (dir: string, home: string, opts: StartOptions = {}):
   })
 }
 
-async function postMany (d: RunningDaemon, clients: number, total: number, body: string): Promise<{ perSecond: number; p50: number; p99: number }> {
-  const latencies: number[] = []
-  let issued = 0
-  const started = performance.now()
-  await Promise.all(Array.from({ length: clients }, async () => {
-    while (issued < total) {
-      issued++
-      const t = performance.now()
-      const r = await d.call('POST', `/v1/data/${SCOPE}`, body)
-      if (r.status !== 201) throw new Error(`POST answered ${r.status}: ${r.body}`)
-      latencies.push(performance.now() - t)
-    }
-  }))
-  const seconds = (performance.now() - started) / 1000
-  latencies.sort((a, b) => a - b)
-  return { perSecond: total / seconds, p50: latencies[Math.floor(latencies.length / 2)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! }
+async function postMany (d: RunningDaemon, clients: number, total: number, body: string): Promise<PostBurst> {
+  return await postBurst(d, `/v1/data/${SCOPE}`, body, clients, total)
 }
 
 async function storedCount (d: RunningDaemon): Promise<number> {
