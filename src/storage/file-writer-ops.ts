@@ -145,15 +145,7 @@ export function writeBlock (path: string, temp: string, bytes: Uint8Array): void
     fd = openCreating(path, 'wx', 0o644)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-    if (statSync(path).size === bytes.byteLength) return
-    fd = openSync(temp, 'wx', 0o644)
-    try {
-      try { writeAll(fd, bytes) } finally { closeSync(fd) }
-      renameSync(temp, path)
-    } catch (err) {
-      try { unlinkSync(temp) } catch {}
-      throw err
-    }
+    if (statSync(path).size !== bytes.byteLength) replaceBlock(path, temp, bytes)
     return
   }
   try {

@@ -41,65 +41,39 @@ test('the receive hook hands files to the pipeline as origin peer and reports ea
   ])
 })
 
-test('a ciphertext stored unsynced is journaled by a written file and synced for any other answer but a rejection', async () => {
-  const synced: string[][] = []
-  const metas: unknown[] = []
-  let answer: 'written' | 'exists' | Error = 'written'
-  const hook = (journaled: boolean): ReturnType<typeof peerReceiveHook> => peerReceiveHook({
-    receive: async (_bytes, meta) => { metas.push(meta); if (answer instanceof Error) throw answer; return answer },
-    journaled,
-    syncFiles: async (files) => { synced.push([...files]) },
-    logger: silentLogger()
-  })
-  const stored = { unsyncedFiles: ['/blocks/XY/BLOCK.data'] }
-  const from = { peerId: 'peer-a' }
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'written')
-  assert.deepEqual(metas.at(-1), { cid: entry.cid, schemaId: '7', fileId: null, origin: 'peer', unsyncedFiles: stored.unsyncedFiles }, 'the pipeline journals it')
-  assert.deepEqual(synced, [], 'nothing synced on its own')
-  answer = 'exists'
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'exists')
-  answer = new HearthError('SCHEMA_NOT_FOUND', 'later')
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'waiting-schema')
-  answer = new HearthError('STORAGE_UNAVAILABLE', 'down')
-  await assert.rejects(hook(true)(entry, new Uint8Array(1), from, stored), /down/)
-  assert.equal(synced.length, 3, 'present elsewhere, parked and failed: synced')
-  answer = new HearthError('DECRYPTION_FAILED', 'wrong key')
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'rejected')
-  assert.equal(synced.length, 3, 'a rejected ciphertext is dropped, not synced')
-  answer = 'written'
-  assert.equal(await hook(false)(entry, new Uint8Array(1), from, stored), 'written')
-  assert.equal(synced.length, 4, 'a pipeline without the journal gets it synced first')
-  assert.equal((metas.at(-1) as { unsyncedFiles?: string[] }).unsyncedFiles, undefined)
-})
-
-test('a ciphertext kept unwritten (deferred) is journaled by a written file, and written and synced for any other answer but a rejection', async () => {
-  const calls: string[] = []
-  const metas: unknown[] = []
-  let answer: 'written' | 'exists' | Error = 'written'
-  const hook = (journaled: boolean): ReturnType<typeof peerReceiveHook> => peerReceiveHook({
-    receive: async (_bytes, meta) => { metas.push(meta); if (answer instanceof Error) throw answer; return answer },
-    journaled,
-    syncFiles: async (files) => { calls.push(`sync ${files.length}`) },
-    writeDeferred: async () => { calls.push('write') },
-    logger: silentLogger()
-  })
-  const stored = { unsyncedFiles: [], deferred: true }
-  const from = { peerId: 'peer-a' }
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'written')
-  assert.deepEqual(metas.at(-1), { cid: entry.cid, schemaId: '7', fileId: null, origin: 'peer', unsyncedFiles: [], deferred: true }, 'the pipeline journals it')
-  assert.deepEqual(calls, [], 'nothing written or synced on its own')
-  answer = 'exists'
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'exists')
-  answer = new HearthError('SCHEMA_NOT_FOUND', 'later')
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'waiting-schema')
-  answer = new HearthError('STORAGE_UNAVAILABLE', 'down')
-  await assert.rejects(hook(true)(entry, new Uint8Array(1), from, stored), /down/)
-  assert.deepEqual(calls, ['write', 'sync 0', 'write', 'sync 0', 'write', 'sync 0'], 'present elsewhere, parked and failed: written, then synced')
-  answer = new HearthError('DECRYPTION_FAILED', 'wrong key')
-  assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'rejected')
-  assert.equal(calls.length, 6, 'a rejected ciphertext is dropped, neither written nor synced')
-  answer = 'written'
-  assert.equal(await hook(false)(entry, new Uint8Array(1), from, stored), 'written')
-  assert.deepEqual(calls.slice(6), ['write', 'sync 0'], 'a pipeline without the journal gets it written first')
-  assert.deepEqual(metas.at(-1), { cid: entry.cid, schemaId: '7', fileId: null, origin: 'peer' })
+test('a ciphertext stored unsynced, or kept unwritten (deferred), is journaled by a written file, and written and synced for any other answer but a rejection', async () => {
+  const cases: Array<[{ unsyncedFiles: string[]; deferred?: boolean }, string[]]> = [
+    [{ unsyncedFiles: ['/blocks/XY/BLOCK.data'] }, ['sync 1']],
+    [{ unsyncedFiles: [], deferred: true }, ['write', 'sync 0']]
+  ]
+  for (const [stored, durable] of cases) {
+    const calls: string[] = []
+    const metas: unknown[] = []
+    let answer: 'written' | 'exists' | Error = 'written'
+    const hook = (journaled: boolean): ReturnType<typeof peerReceiveHook> => peerReceiveHook({
+      receive: async (_bytes, meta) => { metas.push(meta); if (answer instanceof Error) throw answer; return answer },
+      journaled,
+      syncFiles: async (files) => { calls.push(`sync ${files.length}`) },
+      writeDeferred: async () => { calls.push('write') },
+      logger: silentLogger()
+    })
+    const from = { peerId: 'peer-a' }
+    assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'written')
+    assert.deepEqual(metas.at(-1), { cid: entry.cid, schemaId: '7', fileId: null, origin: 'peer', ...stored }, 'the pipeline journals it')
+    assert.deepEqual(calls, [], 'nothing written or synced on its own')
+    answer = 'exists'
+    assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'exists')
+    answer = new HearthError('SCHEMA_NOT_FOUND', 'later')
+    assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'waiting-schema')
+    answer = new HearthError('STORAGE_UNAVAILABLE', 'down')
+    await assert.rejects(hook(true)(entry, new Uint8Array(1), from, stored), /down/)
+    assert.deepEqual(calls, [...durable, ...durable, ...durable], 'present elsewhere, parked and failed: written, then synced')
+    answer = new HearthError('DECRYPTION_FAILED', 'wrong key')
+    assert.equal(await hook(true)(entry, new Uint8Array(1), from, stored), 'rejected')
+    assert.equal(calls.length, 3 * durable.length, 'a rejected ciphertext is dropped, neither written nor synced')
+    answer = 'written'
+    assert.equal(await hook(false)(entry, new Uint8Array(1), from, stored), 'written')
+    assert.deepEqual(calls.slice(3 * durable.length), durable, 'a pipeline without the journal gets it made durable first')
+    assert.deepEqual(metas.at(-1), { cid: entry.cid, schemaId: '7', fileId: null, origin: 'peer' })
+  }
 })
