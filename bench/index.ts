@@ -4,6 +4,9 @@
 // styles, memory at checkpoints, then restarts (a fresh process) on the database at 100k and at N
 // records: open time, query latencies, change-log and rescan walks, verify, and memory of each.
 // The temp folders are removed at the end.
+// --write-path [--base DIR] [--rounds R] [--count N]: the write of one ingested small file alone
+// (its record and journal entry, group-committed) at 1, 4 and 16 writers at once, side by side
+// with an older checkout (support/index-write-path.ts).
 import '../src/polyfill.js'
 import { cp, mkdtemp, rm, readdir, readFile, stat } from 'node:fs/promises'
 import { spawnSync } from 'node:child_process'
@@ -14,8 +17,9 @@ import { performance } from 'node:perf_hooks'
 import { openDatabase, type HearthDatabase } from '../src/db/database.js'
 import { openFileIndex, type FileIndex } from '../src/db/file-index.js'
 import type { FileRecord } from '../src/db/types.js'
+import { writePathChild } from './support/index-write-path.js'
 
-const N = Number((process.argv[2] !== '--read' ? process.argv[2] : undefined) ?? process.env.HEARTH_BENCH_N ?? 1_000_000)
+const N = Number((process.argv[2]?.startsWith('--') !== true ? process.argv[2] : undefined) ?? process.env.HEARTH_BENCH_N ?? 1_000_000)
 const SCOPES = 50
 const BATCH = 1000
 const QUERIES = 2000
@@ -231,5 +235,38 @@ async function readPhase (dir: string, n: number): Promise<void> {
   await db.close()
 }
 
+/**
+ * The write path of one ingested small file alone (--write-path): a new record with its journal
+ * entry, group-committed, at 1, 4 and 16 writers at once; with `--base DIR` an older checkout's
+ * index side by side, in alternating fresh processes (--rounds, median; --count records each).
+ */
+async function writePath (): Promise<void> {
+  const opt = (name: string): string | undefined => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : undefined }
+  const base = opt('--base')
+  const rounds = Number(opt('--rounds') ?? 3)
+  const count = Number(opt('--count') ?? 10_000)
+  const here = fileURLToPath(new URL('../', import.meta.url))
+  const variants: Array<[string, string]> = base === undefined ? [['current', here]] : [['base', base], ['current', here]]
+  console.log(`index write path: ${count.toLocaleString('en-US')} new records, each with a ~2.2 KB journal entry, per record (µs; median of ${rounds} alternating runs; load average ${os.loadavg()[0].toFixed(1)})`)
+  for (const clients of [1, 4, 16]) {
+    const runs = new Map<string, Array<{ mainUs: number; cpuUs: number; wallUs: number }>>(variants.map(([name]) => [name, []]))
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, dir] of variants) {
+        const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--write-child', dir, String(clients), String(count)], { encoding: 'utf8', env: process.env })
+        if (child.status !== 0) throw new Error(`write path of ${name} failed: ${child.stderr}`)
+        runs.get(name)!.push(JSON.parse(child.stdout.trim().split('\n').at(-1)!))
+      }
+    }
+    const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+    const cols = variants.map(([name]) => {
+      const rs = runs.get(name)!
+      return `${name}: main thread ${med(rs.map((x) => x.mainUs)).toFixed(1).padStart(6)}, process ${med(rs.map((x) => x.cpuUs)).toFixed(1).padStart(6)}, wall ${med(rs.map((x) => x.wallUs)).toFixed(1).padStart(7)}`
+    })
+    console.log(`  ${String(clients).padStart(2)} at once   ${cols.join('   ')}`)
+  }
+}
+
 if (process.argv[2] === '--read') await readPhase(process.argv[3], Number(process.argv[4]))
+else if (process.argv[2] === '--write-child') await writePathChild(process.argv[3]!, Number(process.argv[4]), Number(process.argv[5]))
+else if (process.argv.includes('--write-path')) await writePath()
 else await main()
