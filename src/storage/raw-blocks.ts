@@ -157,29 +157,35 @@ export class PinRecords {
   async #pinAll (requests: PinRequest[]): Promise<void> {
     const ops: Array<{ type: 'put'; key: string; value: Uint8Array }> = []
     for (const r of requests) if (r.bytes !== undefined) ops.push(smallBlockPut(r.root, r.bytes))
-    const unique = [...new Map(requests.map((r) => [r.root.toV1().toString(), r])).values()]
+    // each key made once (base36 of a CID or multihash: a BigInt each): a root's pin key names it
+    const roots = new Map<string, { root: CID; blockKeys: string[] }>()
+    for (const r of requests) {
+      const key = pinKey(r.root)
+      if (!roots.has(key)) roots.set(key, { root: r.root, blockKeys: [...new Set(r.blocks.map(pinnedBlockKey))] })
+    }
+    const pinKeys = [...roots.keys()]
+    const blockKeys = [...new Set([...roots.values()].flatMap((r) => r.blockKeys))]
     // the pins and their blocks' counters in one read; a counter is used only when its pin is new
     // (nearly always: a root pinned already is a re-add)
-    const pinKeys = unique.map((r) => pinKey(r.root))
-    const blockKeys = [...new Set(unique.flatMap((r) => r.blocks.map(pinnedBlockKey)))]
     const read = await this.#db.getMany([...pinKeys, ...blockKeys])
-    const todo = unique.filter((_, i) => read[i] === undefined)
-    const wanted = new Set(todo.flatMap((r) => r.blocks.map(pinnedBlockKey)))
+    const stored = new Map(blockKeys.map((k, i) => [k, read[pinKeys.length + i]]))
     const counters = new Map<string, PinnedBlockRecord>()
-    blockKeys.forEach((k, i) => {
-      if (!wanted.has(k)) return
-      const existing = read[pinKeys.length + i]
-      counters.set(k, existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord)
-    })
-    for (const { root, blocks } of todo) {
-      for (const key of new Set(blocks.map(pinnedBlockKey))) {
-        const counter = counters.get(key)!
+    pinKeys.forEach((key, i) => {
+      if (read[i] !== undefined) return
+      const { root, blockKeys: keys } = roots.get(key)!
+      for (const blockKey of keys) {
+        let counter = counters.get(blockKey)
+        if (counter === undefined) {
+          const existing = stored.get(blockKey)
+          counter = existing === undefined ? { pinCount: 0, pinnedBy: [] } : cborg.decode(existing) as PinnedBlockRecord
+          counters.set(blockKey, counter)
+        }
         if (counter.pinnedBy.some((c) => equalBytes(c, root.bytes))) continue
         counter.pinCount++
         counter.pinnedBy.push(root.bytes)
       }
-      ops.push({ type: 'put', key: pinKey(root), value: RECURSIVE_PIN })
-    }
+      ops.push({ type: 'put', key, value: RECURSIVE_PIN })
+    })
     for (const [key, counter] of counters) ops.push({ type: 'put', key, value: encodePinnedBlock(counter) })
     if (ops.length === 0) return
     await this.#db.batch(ops, { sync: requests.some((r) => r.sync === true) })
