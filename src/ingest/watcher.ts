@@ -31,6 +31,8 @@ export interface DataWatcher { ready: Promise<void>; close (): Promise<void> }
  * long, at most the slack): the files due are handed on without waiting to batch more.
  */
 const MIN_BURST_GAP_MS = 2
+/** A temp name's rename event and a data file's this close are one rename (see watchFolder). */
+const ONE_RENAME_MS = 5
 
 export function watchDataFolder (opts: {
   dataDir: string
@@ -140,17 +142,20 @@ export function watchDataFolder (opts: {
     if (closed || folders.has(name) || name.startsWith('.')) return
     try {
       // the folder's previous event when it was a rename event of a name that is not data (a
-      // temp file's): inotify reports a rename as the old name's event and, next, the new name's.
-      // A temp name's creation is a rename event too, so the temp must be gone (one lstat, made
-      // only for a data file's rename event right after a temp's).
+      // temp file's): inotify reports a rename as the old name's event and, next, the new name's,
+      // read together (microseconds apart). A temp name's creation or removal is a rename event
+      // too, so the temp must be gone and its event just before (one lstat, made only for a data
+      // file's rename event right after a temp's).
       let tempRenamed: string | null = null
+      let tempRenamedAt = 0
       const w = watch(join(opts.dataDir, name), (event, file) => {
         if (closed || file === null) return
-        lastEventAt = performance.now()
+        const now = performance.now()
+        lastEventAt = now
         const fileName = String(file)
         const data = isDataName(name, fileName)
-        const fromTemp = data && tempRenamed !== null && event === 'rename' && !existsSync(join(opts.dataDir, name, tempRenamed))
-        tempRenamed = event === 'rename' && !data ? fileName : null
+        const fromTemp = data && tempRenamed !== null && event === 'rename' && now - tempRenamedAt < ONE_RENAME_MS && !existsSync(join(opts.dataDir, name, tempRenamed))
+        if (event === 'rename' && !data) { tempRenamed = fileName; tempRenamedAt = now } else tempRenamed = null
         if (data) dataFileEvent(`${name}/${fileName}`, fromTemp)
       })
       w.on('error', () => { if (folders.get(name)?.watch === w) unwatch(name); else w.close() })

@@ -24,9 +24,10 @@ async function watching (t: TestContext, dataDir: string, quietMs: number): Prom
   return handed
 }
 
-/** Writes `chunks` pieces into a file opened in place, `pauseMs` apart; when the last was written. */
-async function writeInChunks (file: string, chunks: number, pauseMs: number): Promise<number> {
+/** Writes `chunks` pieces into a file opened in place, `pauseMs` apart (the first `firstAfterMs` after the open); when the last was written. */
+async function writeInChunks (file: string, chunks: number, pauseMs: number, firstAfterMs = 0): Promise<number> {
   const fh = await open(file, 'w')
+  if (firstAfterMs > 0) await new Promise((resolve) => setTimeout(resolve, firstAfterMs))
   let lastWrite = 0
   for (let i = 0; i < chunks; i++) {
     await fh.write(`chunk ${i} `)
@@ -146,6 +147,19 @@ test('a file created in place right after a temp file is only handed on once its
   const handed = await watching(t, dataDir, 150)
   // the temp file's creation is a rename event too; the file made next (not renamed) is written in place
   writeFileSync(join(dataDir, SCOPE, '.other.json.tmp'), '')
-  const lastWrite = await writeInChunks(join(dataDir, SCOPE, 'in-place.json'), 3, 40)
+  const lastWrite = await writeInChunks(join(dataDir, SCOPE, 'in-place.json'), 3, 40, 60)
   await handedOnceAfter(handed, `${SCOPE}/in-place.json`, lastWrite, 150)
+})
+
+test('a file created in place a while after a temp file was removed is only handed on once its writes are quiet', async (t) => {
+  const dataDir = await tempDir(t, 'hearth-watcher-')
+  const handed = await watching(t, dataDir, 150)
+  // the temp's removal is a rename event and the temp is gone, but it is not this file's rename
+  writeFileSync(join(dataDir, SCOPE, '.gone.json.tmp'), '')
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  rmSync(join(dataDir, SCOPE, '.gone.json.tmp'))
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  // created empty, written only later: were it taken for a file renamed into place, the empty file would be handed on first
+  const lastWrite = await writeInChunks(join(dataDir, SCOPE, 'after-removal.json'), 3, 40, 60)
+  await handedOnceAfter(handed, `${SCOPE}/after-removal.json`, lastWrite, 150)
 })
