@@ -109,6 +109,8 @@ export function readBody (req: IncomingMessage, maxBytes: number, opts: { envelo
     req.on('end', onEnd)
     req.on('error', onError)
     req.on('close', onClose)
+    // a request paused before (its iterator would read it all the same) flows again
+    if (req.readableFlowing === false) req.resume()
   })
 }
 

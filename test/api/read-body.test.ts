@@ -85,3 +85,10 @@ test('a body read by a stream that ended already is empty; one that was destroye
   failing.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))
   await assert.rejects(failed, (e: NodeJS.ErrnoException) => e.code === 'ECONNRESET')
 })
+
+test('a request paused before its body is read is read all the same', async () => {
+  const body = Buffer.from('{"a":1}')
+  const paused = request(body)
+  paused.pause()
+  assert.equal(Buffer.compare(await readBody(paused, 1000), body), 0)
+})
