@@ -22,7 +22,6 @@ import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { privateNetworkProtector, type PnetCipher } from './pnet.js'
 import { sodiumNoiseCrypto } from './noise-crypto.js'
-import { installAsciiLocaleCompare } from './ascii-collation.js'
 
 export const DEFAULT_SYNC_LISTEN = ['/ip4/0.0.0.0/tcp/4011']
 /** A discovered peer that failed to connect is not dialled again for this long. */
@@ -179,8 +178,6 @@ export async function createSyncNode (opts: SyncNodeOptions): Promise<SyncNode> 
     }
   } else privateKey = await loadOrCreatePeerKey(opts.peerKeyFile)
   const listen = opts.listen ?? DEFAULT_SYNC_LISTEN
-  // libp2p's peer store sorts with localeCompare from its start on: answered without ICU's collator
-  installAsciiLocaleCompare()
   const libp2p = await createLibp2p({
     start: false,
     privateKey,
