@@ -164,3 +164,20 @@ test('a create asked for with an mtime gets exactly that mtime before its name a
   assert.equal((await writer.publish(staged!, join(dir, 'scope', 'staged.json'))).written, true)
   assert.equal((await stat(join(dir, 'scope', 'staged.json'))).mtimeMs, when + 99)
 })
+
+test('the writer thread runs at a lower priority than the main thread, so waking it does not preempt request handling on two cores', { skip: process.platform !== 'linux' }, async (t) => {
+  const dir = await tempDir(t)
+  const writer = createFileWriter({ tempDir: join(dir, '.writing') })
+  t.after(async () => { await writer.close() })
+  const niceness = async (tid: string): Promise<number> => Number((await readFile(`/proc/self/task/${tid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[16])
+  const before = new Set(await readdir('/proc/self/task'))
+  await writer.createNew(join(dir, 'a.json'), Buffer.from('{}')) // starts the thread
+  let found: number[] = []
+  for (let i = 0; i < 200 && !found.includes(10); i++) {
+    const started = (await readdir('/proc/self/task')).filter((tid) => !before.has(tid))
+    found = await Promise.all(started.map(async (tid) => await niceness(tid).catch(() => 0)))
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  assert.ok(found.includes(10), `a thread started by the writer runs at niceness 10 (${found.join(', ')})`)
+  assert.equal(await niceness(String(process.pid)), 0, 'the main thread keeps its own')
+})
