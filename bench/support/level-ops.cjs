@@ -36,7 +36,13 @@ const patch = (proto) => {
   const wrap = (name, count) => {
     const original = proto[name]
     if (typeof original !== 'function' || original.__counted === true) return
-    const counted = function (...args) { count(basename(this.location ?? '?'), args); return original.apply(this, args) }
+    const counted = function (...args) {
+      const db = basename(this.location ?? '?')
+      // every call is one job on libuv's thread pool (a wake-up there and one back), but an iterator's pages come on later calls
+      bump(db, 'calls (all)')
+      count(db, args)
+      return original.apply(this, args)
+    }
     counted.__counted = true
     proto[name] = counted
   }
