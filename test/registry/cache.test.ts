@@ -4,6 +4,8 @@ import { parseSchemaDefinition } from '../../src/registry/definition.js'
 import { isHearthError } from '../../src/errors.js'
 import type { ResolvedSchema } from '../../src/registry/types.js'
 import { definitionDoc, openCache } from '../support/registry-fixtures.js'
+import { openKv } from '../../src/db/database.js'
+import { createSchemaCache } from '../../src/registry/cache.js'
 
 function resolved (id: string, scope: string, definitionUrl: string, version = '1.0.0'): ResolvedSchema {
   return {
@@ -49,6 +51,22 @@ test('the url index prefers a chain id over a local id of the same definition', 
   await cache.remember(resolved('9', 'github.profile', 'ipfs://same'))
   await cache.remember(resolved('local:same', 'github.profile', 'ipfs://same'))
   assert.equal((await cache.byDefinitionUrl('ipfs://same'))?.id, '9')
+})
+
+test('a definition URL is looked up in the database once; writes to the URL index keep the kept answer true', async (t) => {
+  const { db } = await openCache(t)
+  const kv = openKv<unknown>(db, 'schemas')
+  const reads: string[] = []
+  const cache = createSchemaCache({ ...kv, get: async (key) => { reads.push(key); return await kv.get(key) } })
+  assert.equal(await cache.byDefinitionUrl('ipfs://later'), null)
+  assert.equal(await cache.byDefinitionUrl('ipfs://later'), null)
+  await cache.remember(resolved('local:later', 'github.profile', 'ipfs://later'))
+  assert.equal((await cache.byDefinitionUrl('ipfs://later'))?.id, 'local:later', 'a miss kept in memory is replaced by the write')
+  await cache.replaceSchemaId('local:later', '21')
+  assert.equal((await cache.byDefinitionUrl('ipfs://later'))?.id, '21')
+  assert.deepEqual(reads.filter((k) => k.startsWith('url/')), ['url/ipfs://later'], 'one read of the URL index')
+  // a fresh cache on the same database finds what was written
+  assert.equal((await createSchemaCache(kv).byDefinitionUrl('ipfs://later'))?.id, '21')
 })
 
 test('replacing a local id with a chain id moves the record, the pointer and the index, and is repeatable', async (t) => {
