@@ -45,6 +45,7 @@ export interface IndexHead { seq: number; counts: Record<FileState, number>; sum
 export async function applyChanges (s: FileIndexStore, head: IndexHead, changes: Change[], opts: { sync?: boolean; also?: BatchOp[] } = {}): Promise<{ results: ChangeResult[]; head: IndexHead }> {
   const current = new Map<string, StoredRecord | null>()
   const tomb = new Map<string, number | null>()
+  const madeTombs = new Map<number, Tombstone>() // the tombstones this batch writes, by seq
   const read = async (paths: string[]): Promise<void> => {
     // the records and the tombstones of the paths in one read
     const found = await s.db.getMany([...paths.map((p) => ({ sublevel: s.records, key: p })), ...paths.map((p) => ({ sublevel: s.tombstones, key: p }))])
@@ -99,6 +100,7 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     } else if (record === null) {
       const given = typeof tombstone === 'object' ? tombstone : null
       const value: LogValue = { path, deleted: true, cid: given?.cid ?? old?.cid ?? null, scope: given?.scope ?? old?.scope ?? '' }
+      madeTombs.set(seq, { cid: value.cid, scope: value.scope })
       ops.push({ type: 'del', sublevel: s.records, key: path })
       ops.push({ type: 'put', sublevel: s.log, key: padNumber(seq), value })
       ops.push({ type: 'put', sublevel: s.tombstones, key: path, value: seq })
@@ -123,7 +125,7 @@ export async function applyChanges (s: FileIndexStore, head: IndexHead, changes:
     const now = current.get(path) ?? null
     const earlier = now === null ? null : withoutSeq(now)
     const seqOfTomb = now === null ? tomb.get(path) ?? null : null
-    const replaced: Replaced = { record: earlier, tombstone: seqOfTomb === null ? null : await tombstoneAt(s, seqOfTomb) }
+    const replaced: Replaced = { record: earlier, tombstone: seqOfTomb === null ? null : madeTombs.get(seqOfTomb) ?? await tombstoneAt(s, seqOfTomb) }
     try {
       const d = derive(earlier, replaced)
       made = { record: checkRecord(d.record), ...(d.archived !== undefined ? { archived: checkRecord(d.archived) } : {}) }

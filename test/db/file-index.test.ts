@@ -268,6 +268,14 @@ test('revert of a write over a deleted path leaves the tombstone of that deletio
   assert.deepEqual(none, { record: null, tombstone: null })
   await index.revert('s.x/b.json', none)
   assert.equal((await index.verify()).tombstones, 1)
+  // a deletion and a write of the same path committed in one batch (queued behind another write)
+  await index.put(fileRecord('s.x/c.json', '2026-01-03T00:00:00Z'))
+  let sameBatch: Replaced | null = null
+  const busy = index.put(fileRecord('s.x/d.json', '2026-01-04T00:00:00Z'))
+  const deleting = index.delete('s.x/c.json')
+  const writing = index.putDerived('s.x/c.json', (_current, r) => { sameBatch = r; return { record: fileRecord('s.x/c.json', '2026-01-05T00:00:00Z', { cid: 'bafkreiother' }) } })
+  await Promise.all([busy, deleting, writing])
+  assert.deepEqual(sameBatch, { record: null, tombstone: { cid: fileRecord('s.x/c.json', null).cid, scope: 's.x' } })
 })
 
 test('putMany: later entries for a path win, all in one atomic step', async (t) => {
