@@ -84,18 +84,30 @@ export function createBesidePublisher (deps: BesideDeps): BesidePublisher {
     }
     if (!committed) throw indexed.error
     const mtimeMs = written.value.mtimeMs
-    // the entry waits for the checkpoint only once its file exists
-    pending.committed()
-    let r: FileRecord = indexed.ok ? indexed.value : await deps.index.putDerived(rel, deriveNew({ ...base, mtimeMs }, true))
-    if (r.mtimeMs !== mtimeMs) {
-      // the filesystem kept another time than asked: the record says the file's, and later
-      // creates are indexed after their file (what the start-up scan compares must be the file's)
-      enabled = false
-      r = await deps.index.putDerived(rel, (current) => {
-        if (current === null) throw new HearthError('INTERNAL', `the record of ${rel} went missing while it was written`)
-        return { record: { ...current, mtimeMs, updatedAt: Date.now() } }
-      })
+    if (mtimeMs === base.mtimeMs) {
+      // the entry waits for the checkpoint only once its file exists
+      pending.committed()
+      return indexed.ok ? indexed.value : await deps.index.putDerived(rel, deriveNew(base, true))
     }
+    // The filesystem kept another time than asked (coarser times): the record and the entry's
+    // link say the file's (what the start-up scan and a replay compare), in one batch that puts a
+    // new entry in the old one's place; later creates are indexed after their file.
+    enabled = false
+    const relinked = deps.journal.entry({ ...entry, link: { mtimeMs } })
+    const also = [...pending.dropOps, ...relinked.ops]
+    let r: FileRecord
+    try {
+      r = indexed.ok
+        ? await deps.index.putDerived(rel, (current) => {
+          if (current === null) throw new HearthError('INTERNAL', `the record of ${rel} went missing while it was written`)
+          return { record: { ...current, mtimeMs, updatedAt: Date.now() } }
+        }, { also })
+        : await deps.index.putDerived(rel, deriveNew({ ...base, mtimeMs }, true), { also })
+    } catch (err) {
+      pending.committed()
+      throw err
+    }
+    relinked.committed()
     return r
   }
 

@@ -16,6 +16,7 @@ import type { IngestIndex } from '../../src/ingest/pipeline.js'
 import { collectedAtToFileName } from '../../src/protocol/envelope.js'
 import { SCOPE } from '../support/ingest-fixtures.js'
 import { tempDir } from '../support/tmp.js'
+import { tearFile } from '../support/power-cut.js'
 import { decrypts, journalKeys, rig } from '../support/journal-rig.js'
 import { rejectedVersion } from '../support/receive-rig.js'
 
@@ -242,18 +243,29 @@ test('a POST whose data file cannot be created (a full disk) is answered STORAGE
   assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted), [])
 })
 
-test('on a filesystem that keeps its own times the record is corrected to the file\'s mtime, and later POSTs are indexed after their file', async (t) => {
+test('on a filesystem that keeps its own times the record and the journal entry are corrected to the file\'s mtime (a torn file is still restored), and later POSTs are indexed after their file', async (t) => {
   const root = await tempDir(t, 'hearth-beside-')
   const { writer, asked } = hookedWriter(t, root, { options: () => ({}) })
   const r = await rig(t, root, 60_000, undefined, writer)
+  const paths: string[] = []
   for (let i = 0; i < 2; i++) {
     const res = await r.pipeline.submit(SCOPE, { username: `coarse${i}` })
     assert.equal(res.status, 'stored')
     if (res.status !== 'stored') return
+    paths.push(res.path)
     assert.equal((await r.index.get(res.path))?.mtimeMs, (await stat(at(root, res.path))).mtimeMs, 'the file\'s own mtime')
     assert.equal((await r.pipeline.ingestPath(res.path)).outcome, 'unchanged')
   }
   assert.equal(typeof asked[0]?.mtimeMs, 'number', 'the first asked for an mtime')
   assert.equal(asked[1]?.mtimeMs, undefined, 'the second is indexed after its file, with the mtime the file got')
+  const entries = (await journalKeys(r.db)).map(([, v]) => decodeJournalEntry(v))
+  assert.deepEqual(entries.map((e) => e.path), paths, 'one entry each, the first one\'s replaced')
+  assert.equal(entries[0]!.link?.mtimeMs, (await stat(at(root, paths[0]!))).mtimeMs, 'its link names the file\'s mtime')
+  const bytes = await readFile(at(root, paths[0]!))
+  await r.close()
+  await tearFile(at(root, paths[0]!), { length: 0 }) // a power cut
+  const again = await rig(t, root)
+  assert.equal(await again.journal.replay(), 2)
+  assert.deepEqual(await readFile(at(root, paths[0]!)), bytes, 'the torn file is restored, not taken for another writer\'s')
+  assert.notEqual(await again.index.get(paths[0]!), null, 'and its record kept')
 })
-
