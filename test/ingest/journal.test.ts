@@ -21,7 +21,7 @@ import { encryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { tempDir } from '../support/tmp.js'
 import { tearFile } from '../support/power-cut.js'
 import { overwriteStoredBlock, readStoredBlock, removeStoredBlock } from '../support/stored-blocks.js'
-import { MASTER, blockDirs, decrypts, journalKeys, postSome, rig, type Rig } from '../support/journal-rig.js'
+import { MASTER, blockDirs, decrypts, indexWith, journalKeys, postSome, rig, type Rig } from '../support/journal-rig.js'
 
 test('a journaled POST is indexed with its entry in one batch; the checkpoint stores its block, syncs its files and drops the entry', async (t) => {
   const r = await rig(t, await tempDir(t, 'hearth-journal-'))
@@ -194,12 +194,7 @@ async function fromAPeer (username: string): Promise<{ plaintext: Uint8Array; ci
 
 /** The index as the pipeline sees it, with `hook` called right after (or before) a received file's record is written. */
 function atPeerRecord (when: 'after' | 'before', hook: (record: FileRecord) => Promise<void>) {
-  return (index: FileIndex): IngestIndex => ({
-    get: async (path) => await index.get(path),
-    getMany: async (paths) => await index.getMany(paths),
-    prior: async (path) => await index.prior(path),
-    byCid: async (cid) => await index.byCid(cid),
-    revert: async (path, earlier, opts) => { await index.revert(path, earlier, opts) },
+  return (index: FileIndex): IngestIndex => indexWith(index, {
     put: async (record, opts) => {
       if (record.origin === 'peer' && when === 'before') await hook(record)
       await index.put(record, opts)

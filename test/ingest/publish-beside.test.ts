@@ -17,7 +17,7 @@ import { collectedAtToFileName } from '../../src/protocol/envelope.js'
 import { SCOPE } from '../support/ingest-fixtures.js'
 import { tempDir } from '../support/tmp.js'
 import { tearFile } from '../support/power-cut.js'
-import { decrypts, journalKeys, rig } from '../support/journal-rig.js'
+import { decrypts, indexWith, journalKeys, rig } from '../support/journal-rig.js'
 import { rejectedVersion } from '../support/receive-rig.js'
 
 /** What a test does around the thread's create of a data file. */
@@ -56,13 +56,7 @@ function hookedWriter (t: TestContext, root: string, hooks: CreateHooks): { writ
 
 /** The index as the pipeline sees it, with `hold` deciding whether a record's write never comes back (a kill before its batch). */
 function holdingIndex (hold: () => boolean, log?: string[]) {
-  return (index: FileIndex): IngestIndex => ({
-    get: async (path) => await index.get(path),
-    getMany: async (paths) => await index.getMany(paths),
-    byCid: async (cid) => await index.byCid(cid),
-    prior: async (path) => await index.prior(path),
-    revert: async (path, earlier, opts) => { await index.revert(path, earlier, opts) },
-    put: async (record, opts) => await index.put(record, opts),
+  return (index: FileIndex): IngestIndex => indexWith(index, {
     putDerived: async (path, derive, opts) => {
       if (hold()) return await new Promise<FileRecord>(() => {})
       log?.push('index asked')

@@ -59,6 +59,20 @@ export async function rig (t: TestContext, root: string, delayMs = 60_000, wrapI
   return { root, dataDir, db, index, storage, journal, pipeline, synced, close }
 }
 
+/** The index as the pipeline sees it: every call passed through to `index` but those `over` makes otherwise. */
+export function indexWith (index: FileIndex, over: Partial<IngestIndex> = {}): IngestIndex {
+  return {
+    get: async (path) => await index.get(path),
+    getMany: async (paths) => await index.getMany(paths),
+    prior: async (path) => await index.prior(path),
+    byCid: async (cid) => await index.byCid(cid),
+    revert: async (path, earlier, opts) => { await index.revert(path, earlier, opts) },
+    put: async (record, opts) => await index.put(record, opts),
+    putDerived: async (path, derive, opts) => await index.putDerived(path, derive, opts),
+    ...over
+  }
+}
+
 export async function journalKeys (db: HearthDatabase): Promise<Array<[string, Uint8Array]>> {
   return await db.sublevel<Uint8Array>('ingest-journal', { valueEncoding: 'view' }).iterator().all()
 }

@@ -13,6 +13,7 @@ import type { FileIndex } from '../../src/db/file-index.js'
 import type { IngestIndex } from '../../src/ingest/pipeline.js'
 import { SCHEMA } from './ingest-fixtures.js'
 import { peerFile, receiveRig, rejectedVersion } from './receive-rig.js'
+import { indexWith } from './journal-rig.js'
 
 const [scenario, root, earlier] = process.argv.slice(2) as ['deferred' | 'taken', string, 'earlier' | undefined]
 
@@ -24,17 +25,12 @@ function die (report: object): never {
 
 /** The index as the pipeline sees it, with the other writer taking a received file's name once its record is committed. */
 function takenAfterRecord (theirs: Uint8Array, report: () => object) {
-  return (index: FileIndex): IngestIndex => ({
-    get: async (path) => await index.get(path),
-    getMany: async (paths) => await index.getMany(paths),
-    prior: async (path) => await index.prior(path),
-    byCid: async (cid) => await index.byCid(cid),
+  return (index: FileIndex): IngestIndex => indexWith(index, {
     put: async (record, opts) => {
       const r = await index.put(record, opts)
       if (record.origin === 'peer') await writeFile(join(root, 'data', record.path), theirs, { flag: 'wx' })
       return r
     },
-    putDerived: async (path, derive, opts) => await index.putDerived(path, derive, opts),
     revert: async () => { die(report()) }
   })
 }

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { ClassicLevel } from 'classic-level'
 import type { CID } from 'multiformats/cid'
-import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import { base36Of, blockFilePath } from '../../src/storage/raw-blocks.js'
 import { SMALL_BLOCK_RANGE, smallBlockKey } from '../../src/storage/small-blocks.js'
 
 /** An embedded store's folders (a home layout has both). */
@@ -41,10 +41,25 @@ export async function overwriteStoredBlock (dirs: BlockDirs, cid: CID, bytes: Ui
   else await writeFile(blockFilePath(dirs.blocks, cid), bytes)
 }
 
-/** Removes a block from both tiers (no error when it is in neither). */
-export async function removeStoredBlock (dirs: BlockDirs, cid: CID): Promise<void> {
-  await withLevel(dirs, async (db) => { await db?.del(smallBlockKey(cid)) })
+/**
+ * Removes a block from both tiers (no error when it is in neither); `pin`: its pin record too (a
+ * block a killed process never wrote: it waited in memory for the journal's checkpoint).
+ */
+export async function removeStoredBlock (dirs: BlockDirs, cid: CID, opts: { pin?: boolean } = {}): Promise<void> {
+  await withLevel(dirs, async (db) => {
+    await db?.del(smallBlockKey(cid))
+    if (opts.pin === true) await db?.batch([{ type: 'del', key: pinKey(cid) }, { type: 'del', key: pinnedBlockKey(cid) }])
+  })
   await rm(blockFilePath(dirs.blocks, cid), { force: true })
+}
+
+// Helia's pin records as raw-blocks.ts writes them
+const pinKey = (cid: CID): string => `/pin/${base36Of(cid.toV1().bytes)}`
+const pinnedBlockKey = (cid: CID): string => `/pinned-block/${base36Of(cid.multihash.bytes)}`
+
+/** Whether the store pins `cid` (a single block's recursive pin). */
+export async function isPinned (dirs: BlockDirs, cid: CID): Promise<boolean> {
+  return await withLevel(dirs, async (db) => (await db?.get(pinKey(cid))) !== undefined)
 }
 
 /** Every small block of the store, by key (read once: the LevelDB is closed again at once). */
