@@ -8,9 +8,11 @@
 // A background checkpoint then makes the files durable in big groups (createFileSyncer: one
 // syncfs per filesystem on Linux) and drops their entries with an unsynced batch (a lost drop is
 // replayed again, harmlessly). At start, before anything reads the data folder, `replay` writes
-// every entry still there again: the block always (content-addressed, a rename over whatever is
-// left), the data file when it is missing or torn; then syncs and drops them. Replay is
-// idempotent: a crash during it replays the same entries again.
+// every entry still there again: the data file when it is missing or torn, and the block
+// (content-addressed, a rename over whatever is left) while a record names it; then syncs and
+// drops them. Replay is idempotent, a power cut during it included: a file it writes is synced
+// (with the mtime the entry's link names) before its name points at it, so the name then holds
+// either the file replay found (restored again by the next replay) or the whole file.
 //
 // A file received from a peer too large for an entry is announced by an intent (`intend`: its
 // index record but the mtime, synced) before its data file is written; the record's batch drops
@@ -19,6 +21,7 @@
 // the peer's file is fetched again.
 import { randomBytes } from 'node:crypto'
 import { lstat } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
 import type { BatchOp, HearthDatabase, Sublevel } from '../db/database.js'
 import type { FileRecord } from '../db/types.js'
 import type { FileIndex, Replaced } from '../db/file-index.js'
@@ -28,7 +31,6 @@ import type { SyncFiles } from '../storage/deferred-sync.js'
 import { writeFileDurably } from '../storage/durable-file.js'
 import { absoluteDataPath } from './layout.js'
 import { readDataFileOrNull, sha256Hex } from './data-file.js'
-import { writeNewFile } from './atomic-write.js'
 
 /** What a journal entry restores after a power cut. */
 export interface JournalEntry {
@@ -44,13 +46,20 @@ export interface JournalEntry {
   /**
    * A file linked to its name once this entry is committed, or while it is (a received file:
    * receive.ts; a POST's: publish-beside.ts): the inode the name then has (a received file's,
-   * staged first) or the mtime it is given (a POST's, whose temp the writer's thread picks), and
-   * what the name had before (its record, or its deletion's tombstone; absent: neither). A replay
-   * that finds another inode or mtime there with other bytes knows the link found the name taken
-   * (a crash came before the revert): it leaves that file alone and puts `earlier` back instead
-   * of the record (a power cut tears a file's pages, not its inode's number or times).
+   * staged first) or the mtime it is given (a POST's, whose temp the writer's thread picks; with
+   * random microseconds: file-times.ts), and what the name had before (its record, or its
+   * deletion's tombstone; absent: neither). A power cut tears a file's pages, not its inode's
+   * number or times, and a file replay writes again keeps the mtime (it is synced before its name
+   * points at it, so no name ever holds a torn inode of replay's). So a replay that finds another
+   * inode or mtime there with other bytes knows the link found the name taken (a crash came
+   * before the revert): it leaves that file alone and, while the name's record is still this
+   * entry's, puts `earlier` back instead (and unpins the entry's ciphertext).
    */
   link?: { ino?: number; mtimeMs?: number; earlier?: FileRecord | Replaced }
+}
+
+async function lstatOrNull (abs: string): Promise<Stats | null> {
+  return await lstat(abs).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err })
 }
 
 /** Whether the file at a name (`st`) is the one an entry's link put there. */
@@ -183,8 +192,8 @@ export interface IngestJournal {
 export interface IngestJournalDeps {
   db: HearthDatabase
   dataDir: string
-  storage: Pick<StorageBackend, 'add' | 'addUnsynced' | 'writeDeferred'>
-  index: Pick<FileIndex, 'get' | 'put' | 'revert'>
+  storage: Pick<StorageBackend, 'add' | 'addUnsynced' | 'writeDeferred' | 'unpin'>
+  index: Pick<FileIndex, 'get' | 'put' | 'revert' | 'byCid'>
   syncFiles: SyncFiles
   logger: Logger
   /** A checkpoint starts this long after the first entry waiting for one (default 200 ms)... */
@@ -268,56 +277,83 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
     deps.logger.info({ path: received.path, cid: received.cid }, 'received file indexed from its intent')
   }
 
+  /**
+   * Writes the entry's data file again when it is missing or torn; true while the name's record is
+   * the entry's (false: another version's, or none: the name was found taken and its record taken
+   * back here).
+   */
+  async function restoreData (stored: StoredEntry, bytes: Uint8Array, files: string[]): Promise<boolean> {
+    const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    const abs = absoluteDataPath(deps.dataDir, stored.path)
+    const [st, record] = await Promise.all([lstatOrNull(abs), deps.index.get(stored.path)])
+    const ours = record?.sha256 === sha256Hex(data)
+    const link = stored.link
+    if (st !== null) {
+      const current = await readDataFileOrNull(deps.dataDir, stored.path, data.byteLength)
+      if (current !== null && Buffer.from(current).equals(data)) return ours
+      // torn by a power cut, or another file: the link tells which (without one, the record: the
+      // index has moved on to another version of this path, or not)
+      const linked = link === undefined ? ours : linkedThere(link, st)
+      if (!linked) {
+        if (ours && link !== undefined) {
+          // never linked: another writer had the name (receive.ts and publish-beside.ts revert this record then)
+          await deps.index.revert(stored.path, link.earlier ?? null)
+          deps.logger.warn({ path: stored.path, cid: record!.cid }, 'the name of a file written here was taken before a crash; its record taken back')
+        }
+        return false
+      }
+      // A file ours by its mtime but not by the record: a POST to a name that had a record, cut
+      // off between its entry's batch and its record's (publish-beside.ts). Restored all the same
+      // (never acknowledged, it is kept like any write committed before a crash: the scan indexes
+      // it as the name's next version). An inode alone does not tell an edit in place: the record does.
+      if (!ours && link?.mtimeMs === undefined) return false
+    }
+    // synced (with the link's mtime) before the name points at it: a power cut meanwhile leaves
+    // the name as this replay found it, or the whole file
+    const opts = { syncDir: null, syncFile: true, ...(link?.mtimeMs !== undefined ? { mtimeMs: link.mtimeMs } : {}) }
+    if ((await writeFileDurably(abs, data, { ...opts, existing: st === null ? 'keep' : 'replace' })).written) files.push(abs)
+    return ours
+  }
+
   /** Writes the entry's files again where they are missing or torn; returns the files to sync. */
   async function restore (stored: StoredEntry): Promise<string[]> {
     const files: string[] = []
     if (stored.received !== undefined) await restoreReceived(stored.received)
-    if (stored.ciphertext !== undefined) {
-      const ciphertext = stored.ciphertext
-      const unsynced = await deps.storage.addUnsynced?.(ciphertext) ?? null
-      if (unsynced === null) await deps.storage.add(ciphertext)
-      else files.push(...unsynced.files)
+    // the data file first: a ciphertext no record names (its record taken back) is not pinned again
+    const ours = stored.data === undefined || await restoreData(stored, stored.data, files)
+    if (stored.ciphertext === undefined) return files
+    if (!ours && stored.cid !== undefined && (await deps.index.byCid(stored.cid)).length === 0) {
+      // a POST's CID is its own (a received file's comes again with its file): nothing else needs the block
+      await deps.storage.unpin(stored.cid).catch((err: unknown) => { deps.logger.warn({ err, cid: stored.cid }, 'unpinning a journaled block no record names failed') })
+      return files
     }
-    if (stored.data !== undefined) {
-      const data = Buffer.from(stored.data.buffer, stored.data.byteOffset, stored.data.byteLength)
-      const abs = absoluteDataPath(deps.dataDir, stored.path)
-      const current = await readDataFileOrNull(deps.dataDir, stored.path, data.byteLength)
-      if (current === null) {
-        if ((await writeNewFile(abs, data, { synced: false })).written) files.push(abs)
-      } else if (!Buffer.from(current).equals(data)) {
-        // torn by a power cut (or changed before the daemon saw it): put back the acknowledged
-        // bytes unless the index has moved on to another version of this path
-        const record = await deps.index.get(stored.path)
-        if (record?.sha256 !== sha256Hex(data)) return files
-        if (stored.link !== undefined && !linkedThere(stored.link, await lstat(abs))) {
-          // never linked: another writer had the name (receive.ts and publish-beside.ts revert this record then)
-          await deps.index.revert(stored.path, stored.link.earlier ?? null)
-          deps.logger.warn({ path: stored.path, cid: record.cid }, 'the name of a file written here was taken before a crash; its record taken back')
-        } else {
-          await writeFileDurably(abs, data, { existing: 'replace', syncDir: null })
-          files.push(abs)
-        }
-      }
-    }
+    const unsynced = await deps.storage.addUnsynced?.(stored.ciphertext) ?? null
+    if (unsynced === null) await deps.storage.add(stored.ciphertext)
+    else files.push(...unsynced.files)
     return files
   }
+
+  /** A new entry's key: keys sort by creation. */
+  const nextKey = (): string => prefix + (counter++).toString(36).padStart(8, '0')
 
   return {
     entry (entry) {
       if (closed) throw new Error('the ingest journal is closed')
-      const key = prefix + (counter++).toString(36).padStart(8, '0')
+      const key = nextKey()
       const bytes = (entry.data?.byteLength ?? 0) + (entry.ciphertext?.byteLength ?? 0)
       const value = encodeJournalEntry(entry)
+      const dropOps: BatchOp[] = [{ type: 'del', sublevel: entries, key }]
       return {
         ops: [{ type: 'put', sublevel: entries, key, value }],
         committed: () => { waiting.push({ key, files: entry.files, bytes }); waitingBytes += bytes; schedule() },
-        dropOps: [{ type: 'del', sublevel: entries, key }]
+        dropOps,
+        drop: async () => { await deps.db.batch(dropOps, { sync: true }) }
       }
     },
 
     async intend (record) {
       if (closed) throw new Error('the ingest journal is closed')
-      const key = prefix + (counter++).toString(36).padStart(8, '0')
+      const key = nextKey()
       await deps.db.batch([{ type: 'put', sublevel: entries, key, value: encodeJournalEntry({ path: record.path, received: record }) }], { sync: true })
       const done: BatchOp[] = [{ type: 'del', sublevel: entries, key }]
       return { done, drop: async () => { await deps.db.batch(done) } }

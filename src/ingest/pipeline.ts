@@ -16,6 +16,7 @@ import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
 import { envelopeSerializer } from './envelope-bytes.js'
 import { startEarlyEncryption, type EarlyEncryption } from './early-encryption.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
+import { markedMtime } from '../storage/file-times.js'
 import { absoluteDataPath } from './layout.js'
 import { DEFAULT_MAX_FILE_BYTES, sha256Hex } from './data-file.js'
 import { PathLocks } from './path-locks.js'
@@ -266,7 +267,8 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         // created on the writer's thread is indexed while it is created (publish-beside.ts).
         const journaled = journal !== undefined && bytes.byteLength <= JOURNAL_MAX_BYTES
         const besides = journaled && !useEarly && deps.fileWriter !== undefined && beside?.enabled === true
-        const mtimeMs = Date.now()
+        // the file's mark for a replay (journal.ts): random microseconds no copied file's time has
+        const mtimeMs = markedMtime(Date.now())
         const storing = settle(encryptAndStore(env, bytes, journaled, useEarly ? early.pieces : undefined))
         const create = async (): Promise<Settled<DurableWrite>> => await settle(writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled
           ? { synced: false, ...(deps.fileWriter !== undefined ? { writer: deps.fileWriter } : {}), ...(besides ? { mtimeMs } : {}) }

@@ -49,7 +49,7 @@ export interface IngestSettings {
 
 export interface IngestServiceDeps {
   pipeline: Omit<IngestDeps, 'onStored' | 'onIndexed' | 'onDeferred' | 'logger' | 'journal'>
-  index: Pick<FileIndex, 'byState' | 'get' | 'put' | 'revert'>
+  index: Pick<FileIndex, 'byState' | 'get' | 'put' | 'revert' | 'byCid'>
   /**
    * The database of `pipeline.index`: with it, small files are acknowledged after one synced
    * batch that journals them (journal.ts), replayed at start.

@@ -6,6 +6,7 @@
 import { open, link, rename, unlink, mkdir } from 'node:fs/promises'
 import { dirname, join, basename } from 'node:path'
 import { randomBytes } from 'node:crypto'
+import { futimesSeconds } from './file-times.js'
 
 export type DirSync = (dir: string) => Promise<void>
 
@@ -63,6 +64,10 @@ export interface DurableWriteOptions {
    * meanwhile is the ingest journal's).
    */
   syncDir: DirSync | null
+  /** With `syncDir` null: the file is synced all the same before its name points at it (its folder by the caller). */
+  syncFile?: boolean
+  /** The file's mtime (whole microseconds: file-times.ts), set before its name points at it. */
+  mtimeMs?: number
   mode?: number
   /** Read the written file's mtime (default true); without it `mtimeMs` is 0. */
   mtime?: boolean
@@ -88,7 +93,9 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
   try {
     try {
       await fh.writeFile(bytes)
-      if (opts.syncDir !== null) await fh.datasync()
+      if (opts.mtimeMs !== undefined) await fh.utimes(futimesSeconds(opts.mtimeMs), futimesSeconds(opts.mtimeMs))
+      // the set mtime is metadata fdatasync may leave behind
+      if (opts.syncDir !== null || opts.syncFile === true) await (opts.mtimeMs !== undefined ? fh.sync() : fh.datasync())
       mtimeMs = opts.mtime === false ? 0 : (await fh.stat()).mtimeMs
     } finally {
       await fh.close()

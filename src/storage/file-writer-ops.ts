@@ -4,6 +4,7 @@
 import { closeSync, fstatSync, futimesSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { CreateFile, StagedFile, WriterError } from './file-writer.js'
+import { futimesSeconds } from './file-times.js'
 
 /** Writes all of `bytes` to an open descriptor (a regular file takes them in one call, nearly always). */
 function writeAll (fd: number, bytes: Uint8Array): void {
@@ -39,15 +40,6 @@ export function createNew (file: CreateFile, spares: string[] = []): { written: 
 function createThrough (file: CreateFile, temp: string, spares: string[]): { written: boolean; mtimeMs: number } {
   const staged = stageThrough(temp, file, spares)
   return { ...publish(staged.temp, file.path), mtimeMs: staged.mtimeMs }
-}
-
-/**
- * The seconds to hand futimes for `mtimeMs` (whole milliseconds) so that stat gives `mtimeMs` back
- * exactly: libuv keeps whole microseconds of the double it is given, truncated, and a double near
- * 1.7e9 s is off by up to ~0.24 µs; half a microsecond above the millisecond lands on it.
- */
-function futimesSeconds (mtimeMs: number): number {
-  return (mtimeMs + 0.0005) / 1000
 }
 
 /**

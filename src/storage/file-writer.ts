@@ -19,7 +19,7 @@ import type { FileSyncer } from './deferred-sync.js'
 export interface WriterError { message: string; code?: string; syscall?: string }
 export interface CreateFile { path: string; temp: string; bytes: Uint8Array; mode: number; mtimeMs?: number }
 /**
- * `mode`: the file's (default 0600); `mtimeMs`: the file's mtime, whole milliseconds, set before
+ * `mode`: the file's (default 0600); `mtimeMs`: the file's mtime, whole microseconds (file-times.ts), set before
  * its name appears (stat gives it back exactly), so a caller can record it before the file exists.
  */
 export interface CreateOptions { mode?: number; mtimeMs?: number }

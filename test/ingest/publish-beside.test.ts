@@ -1,23 +1,28 @@
 // A journaled POST's data file created on the file writer's thread beside its index record
 // (src/ingest/publish-beside.ts), on the journal's real parts: the record and its journal entry are
 // committed while the file is created, with the mtime the file is given; a daemon killed on either
-// side of that is repaired at the next start; a name another writer takes meanwhile gets its
-// earlier record back, and a kill before that revert puts nothing over the other file either.
+// side of that, or a power cut (during the replay too), is repaired at the next start; a name
+// another writer takes meanwhile keeps what it had, and a kill before the revert puts nothing over
+// the other file either.
 import { test, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import { readFile, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FileIndex } from '../../src/db/file-index.js'
 import type { FileRecord } from '../../src/db/types.js'
 import { createFileWriter, type CreateOptions, type FileWriter } from '../../src/storage/file-writer.js'
 import { writingFolder } from '../../src/ingest/atomic-write.js'
 import { decodeJournalEntry } from '../../src/ingest/journal.js'
+import { parseCid } from '../../src/storage/cid.js'
 import type { IngestIndex } from '../../src/ingest/pipeline.js'
 import { collectedAtToFileName } from '../../src/protocol/envelope.js'
 import { SCOPE } from '../support/ingest-fixtures.js'
 import { tempDir } from '../support/tmp.js'
 import { tearFile } from '../support/power-cut.js'
-import { decrypts, indexWith, journalKeys, rig } from '../support/journal-rig.js'
+import { futimesSeconds } from '../../src/storage/file-times.js'
+import { sha256Hex } from '../../src/ingest/data-file.js'
+import { blockDirs, decrypts, indexWith, journalKeys, rig } from '../support/journal-rig.js'
+import { isPinned, removeStoredBlock } from '../support/stored-blocks.js'
 import { rejectedVersion } from '../support/receive-rig.js'
 
 /** What a test does around the thread's create of a data file. */
@@ -106,14 +111,17 @@ test('killed after a POST\'s record and entry are committed but before its data 
   assert.equal((await journalKeys(first.db)).length, 1, 'with its entry')
   await first.close() // the kill: the file was never linked
   await assert.rejects(stat(at(root, rel)), { code: 'ENOENT' })
+  // close() wrote the block waiting in memory for the checkpoint; a kill would not have
+  await removeStoredBlock(blockDirs(root), parseCid(record.cid!), { pin: true })
 
   const second = await rig(t, root)
   assert.equal(await second.journal.replay(), 1)
   const bytes = await readFile(at(root, rel))
   assert.equal(JSON.parse(bytes.toString()).data.username, 'never-answered')
-  await decrypts(second.storage, record.cid!, bytes)
+  await decrypts(second.storage, record.cid!, bytes) // the block from the journal
+  assert.equal((await stat(at(root, rel))).mtimeMs, record.mtimeMs, 'written again with the mtime its link names')
   const scanned = await second.pipeline.ingestPath(rel)
-  assert.equal(scanned.outcome, 'unchanged', 'the same bytes: the record is kept (its mtime follows the file written again)')
+  assert.equal(scanned.outcome, 'unchanged', 'the same bytes and mtime: the record is kept')
   assert.equal(scanned.record?.cid, record.cid)
   assert.equal((await second.index.get(rel))?.mtimeMs, (await stat(at(root, rel))).mtimeMs)
   assert.equal(await second.index.count(), 1)
@@ -199,12 +207,18 @@ test('a POST to a name whose record outlived its file: the old version is archiv
   assert.equal((await journalKeys(r.db)).length, 0, 'its entry synced and dropped')
 })
 
-test('killed between a taken name\'s record and its revert: replay finds another mtime at the name, leaves that file alone and takes the record back (no tombstone), and the scan indexes the other file as the name\'s own', async (t) => {
+test('killed between a taken name\'s record and its revert: replay finds another mtime at the name (the other file\'s time copied to our very millisecond), leaves that file alone, takes the record back (no tombstone) and unpins its block, and the scan indexes the other file as the name\'s own', async (t) => {
   const root = await tempDir(t, 'hearth-beside-')
   const collectedAt = '2026-03-04T05:06:07.008Z'
   const rel = nameAt(collectedAt)
-  const { writer } = hookedWriter(t, root, {
-    before: async (path) => { await writeFile(path, THEIRS, { flag: 'wx' }) },
+  const { writer, asked } = hookedWriter(t, root, {
+    before: async (path) => {
+      await writeFile(path, THEIRS, { flag: 'wx' })
+      // a copy that kept its times (cp -p, rsync -t), made in our millisecond
+      const ms = Math.floor(asked.at(-1)!.mtimeMs!)
+      await utimes(path, futimesSeconds(ms), futimesSeconds(ms))
+      assert.equal((await stat(path)).mtimeMs, ms)
+    },
     answer: () => 'hang-after' // the link found the name taken; the revert never ran
   })
   const first = await rig(t, root, 60_000, undefined, writer)
@@ -224,6 +238,8 @@ test('killed between a taken name\'s record and its revert: replay finds another
   const scanned = await second.pipeline.ingestPath(rel)
   assert.equal(scanned.outcome, 'rejected', 'theirs is not an envelope: indexed as the name\'s own, rejected')
   assert.equal(await second.index.get(`${rel}#${ours.cid!}`), null, 'nothing of ours archived under the name')
+  await second.close()
+  assert.equal(await isPinned(blockDirs(root), parseCid(ours.cid!)), false, 'the block no record names is not pinned again')
 })
 
 test('a POST whose data file cannot be created (a full disk) is answered STORAGE_FULL and leaves no record, entry or tombstone', async (t) => {
@@ -262,4 +278,66 @@ test('on a filesystem that keeps its own times the record and the journal entry 
   assert.equal(await again.journal.replay(), 2)
   assert.deepEqual(await readFile(at(root, paths[0]!)), bytes, 'the torn file is restored, not taken for another writer\'s')
   assert.notEqual(await again.index.get(paths[0]!), null, 'and its record kept')
+})
+
+test('a power cut during a replay (the file it wrote back torn again) loses no acknowledged POST: the next replay still knows that file by the mtime its link names and restores it', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, {})
+  const first = await rig(t, root, 60_000, undefined, writer)
+  const res = await first.pipeline.submit(SCOPE, { username: 'acknowledged' })
+  assert.equal(res.status, 'stored')
+  if (res.status !== 'stored') return
+  const file = at(root, res.path)
+  const bytes = await readFile(file)
+  const entries = await journalKeys(first.db)
+  assert.equal(entries.length, 1)
+  await first.close() // a power cut before the checkpoint...
+  await tearFile(file, { length: 0 }) // ...and the file's pages lost
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 1)
+  assert.deepEqual(await readFile(file), bytes)
+  assert.equal((await stat(file)).mtimeMs, res.record.mtimeMs, 'written back with the mtime its link names')
+  // the power goes again before the replay's writes are durable: the entries' drop is lost, and
+  // the file it wrote is torn as an unsynced one would be
+  await second.db.batch(entries.map(([key, value]) => ({ type: 'put', sublevel: second.db.sublevel('ingest-journal', { valueEncoding: 'view' }), key, value })), { sync: true })
+  await second.close()
+  await tearFile(file, { length: 0 })
+
+  const third = await rig(t, root)
+  assert.equal(await third.journal.replay(), 1)
+  assert.deepEqual(await readFile(file), bytes, 'restored again, not taken for another writer\'s file')
+  assert.equal((await third.index.get(res.path))?.cid, res.record.cid, 'the acknowledged record kept')
+  await decrypts(third.storage, res.record.cid!, bytes)
+  assert.equal((await third.pipeline.ingestPath(res.path)).outcome, 'unchanged')
+})
+
+test('a POST to a name that had a record, its file torn by a power cut between its entry\'s batch and its record\'s: replay restores the file (ours by its mtime) and unpins the block no record names, and the scan indexes the file as the name\'s next version', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, {})
+  let writes = 0
+  const first = await rig(t, root, 60_000, holdingIndex(() => writes++ >= 1), writer) // the second write never comes back
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const rel = nameAt(collectedAt)
+  const old = earlierRecord(rel, 'stored')
+  await first.index.put(old)
+  void first.pipeline.submit(SCOPE, { username: 'again' }, { collectedAt })
+  for (let i = 0; i < 400 && writes < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  assert.equal(writes, 2, 'the file created, its record\'s write asked for')
+  const [entry] = (await journalKeys(first.db)).map(([, v]) => decodeJournalEntry(v))
+  assert.ok(entry?.data !== undefined && entry.cid !== undefined, 'the entry committed in the first batch')
+  assert.equal((await first.index.get(rel))?.cid, old.cid, 'the name\'s record still the old one')
+  await first.close()
+  await tearFile(at(root, rel), { length: 0 })
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 1)
+  assert.deepEqual(await readFile(at(root, rel)), Buffer.from(entry.data), 'the torn file restored')
+  assert.equal((await second.index.get(rel))?.cid, old.cid, 'the record as it was')
+  const scanned = await second.pipeline.ingestPath(rel)
+  assert.equal(scanned.record?.state, 'stored')
+  assert.equal(scanned.record?.sha256, sha256Hex(entry.data))
+  assert.equal((await second.index.get(`${rel}#${old.cid!}`))?.cid, old.cid, 'the old version archived')
+  await second.close()
+  assert.equal(await isPinned(blockDirs(root), parseCid(entry.cid)), false, 'the entry\'s ciphertext, which no record names, unpinned')
 })
