@@ -18,6 +18,11 @@ import { JOURNAL_MAX_BYTES, type IngestDeps, type IngestResult } from './pipelin
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
 
+/** `p`'s outcome as a value: never rejects. */
+export async function settle<T> (p: Promise<T>): Promise<Settled<T>> {
+  return await p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
+}
+
 export interface IngestManyOptions {
   origin?: FileOrigin
   waitIfIncomplete?: boolean

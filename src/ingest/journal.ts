@@ -89,14 +89,17 @@ export function journalEntryOf (rel: string, stored: StoredCiphertext, data: { b
 
 /**
  * The one way an index write commits a journal entry: `write` gets the entry's ops to put in its
- * batch (none without a journal or an entry), and the entry waits for the checkpoint only once
- * that batch is written.
+ * batch (none without a journal or an entry), and the entry waits for the checkpoint once that
+ * batch is written, or failed: a failed derive leaves its record out of the batch but not the
+ * entry, and the entry's files exist either way.
  */
 export async function commitWithEntry<T> (journal: IngestJournal | undefined, entry: JournalEntry | undefined, write: (also: BatchOp[] | undefined) => Promise<T>): Promise<T> {
   const pending = entry === undefined || journal === undefined ? null : journal.entry(entry)
-  const result = await write(pending?.ops)
-  pending?.committed()
-  return result
+  try {
+    return await write(pending?.ops)
+  } finally {
+    pending?.committed()
+  }
 }
 
 /** A received file's index record before its data file exists (its mtime comes from the file). */
@@ -169,9 +172,15 @@ export interface ReceiveIntent { done: BatchOp[]; drop: () => Promise<void> }
 /** An entry ready to be committed: its ops go into the index batch, then `committed()`. */
 export interface PendingEntry {
   ops: BatchOp[]
+  /**
+   * Hands the entry to the checkpoint once its files exist (it syncs them and drops the entry): also
+   * right for an entry whose batch may have failed, whose drop is then a delete of nothing.
+   */
   committed: () => void
   /** The writes that remove a committed entry whose files were not written after all. */
   dropOps: BatchOp[]
+  /** Commits `dropOps` alone (synced: a replay would write the file the entry holds). */
+  drop: () => Promise<void>
 }
 
 export interface IngestJournal {

@@ -26,7 +26,7 @@ import { createBesidePublisher, deriveNew } from './publish-beside.js'
 import { createSubmitNames, exists, nextMillisecond, sameBytesAt } from './submit-names.js'
 import { createReceiver, createReceivePreparer, type ReceivePreparer } from './receive.js'
 import { createFileIngest } from './ingest-file.js'
-import { createBatchIngest, type IngestMany, type Settled } from './ingest-many.js'
+import { createBatchIngest, settle, type IngestMany, type Settled } from './ingest-many.js'
 import type { DurableWrite } from '../storage/durable-file.js'
 
 import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, isWorkerFailure, type IngestDeps, type IngestResult, type IngestPathOptions, type SubmitResult, type SubmitOptions, type ReceivedFile } from './pipeline-contract.js'
@@ -34,9 +34,6 @@ export { isTransientFailure, isWorkerFailure, type IngestIndex, type SchemaLooku
 
 /** Request bodies up to this size skip the large-body budget (IngestDeps.admission). */
 const ADMIT_FREELY_BYTES = 1024 * 1024
-export async function settle<T> (p: Promise<T>): Promise<Settled<T>> {
-  return await p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }))
-}
 
 function isPlainObject (v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)

@@ -156,16 +156,17 @@ function earlierRecord (rel: string, state: 'rejected' | 'stored'): FileRecord {
 /** Another writer's file, written at `rel` in the instant before the thread links ours. */
 const THEIRS = '{"theirs":true}'
 
-test('a POST whose name another writer takes before the link: the name gets its earlier record back (or none, no tombstone) with the entry dropped in one batch, and the POST moves on to the next millisecond', async (t) => {
-  for (const earlier of ['none', 'rejected'] as const) {
+test('a POST whose name another writer takes before the link: the name keeps what it had (a record, a tombstone, or neither; no change logged), its entry dropped, and the POST moves on to the next millisecond', async (t) => {
+  for (const earlier of ['none', 'rejected', 'tombstone'] as const) {
     const root = await tempDir(t, 'hearth-beside-')
     const collectedAt = '2026-03-04T05:06:07.008Z'
     const taken = nameAt(collectedAt)
     let takes = 0
     const { writer } = hookedWriter(t, root, { before: async (path) => { if (takes++ === 0) await writeFile(path, THEIRS, { flag: 'wx' }) } })
     const r = await rig(t, root, 60_000, undefined, writer)
-    const before = earlier === 'none' ? null : earlierRecord(taken, 'rejected')
+    const before = earlier === 'rejected' ? earlierRecord(taken, 'rejected') : null
     if (before !== null) await r.index.put(before)
+    if (earlier === 'tombstone') { await r.index.put(earlierRecord(taken, 'stored')); await r.index.delete(taken) }
     const seq = await r.index.currentSeq()
     const res = await r.pipeline.submit(SCOPE, { username: 'mine' }, { collectedAt })
     assert.equal(res.status, 'stored', earlier)
@@ -175,7 +176,7 @@ test('a POST whose name another writer takes before the link: the name gets its 
     const now = await r.index.get(taken)
     if (before === null) assert.equal(now, null)
     else { const { seq: _s, ...rest } = now!; assert.deepEqual(rest, before, 'the earlier record is back') }
-    assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted), [], 'no tombstone')
+    assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.path === taken), [], `${earlier}: no change of the taken name logged (no tombstone, none told again)`)
     assert.deepEqual((await journalKeys(r.db)).map(([, v]) => decodeJournalEntry(v).path), [res.path], 'the taken name\'s entry went with the revert')
     assert.equal((await r.index.all()).some((x) => x.path.startsWith(`${taken}#`)), false, 'nothing archived under the taken name')
     await decrypts(r.storage, res.record.cid!, await readFile(at(root, res.path)))
@@ -340,4 +341,72 @@ test('a POST to a name that had a record, its file torn by a power cut between i
   assert.equal((await second.index.get(`${rel}#${old.cid!}`))?.cid, old.cid, 'the old version archived')
   await second.close()
   assert.equal(await isPinned(blockDirs(root), parseCid(entry.cid)), false, 'the entry\'s ciphertext, which no record names, unpinned')
+})
+
+test('a POST to a name with a record, taken by another writer while a DELETE (no path lock) tombstones the name: the deletion stays, only the POST\'s entry is dropped', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const taken = nameAt(collectedAt)
+  let deleteNow = async (): Promise<void> => {}
+  let takes = 0
+  const { writer } = hookedWriter(t, root, {
+    before: async (path) => { if (takes++ === 0) { await deleteNow(); await writeFile(path, THEIRS, { flag: 'wx' }) } }
+  })
+  const r = await rig(t, root, 60_000, undefined, writer)
+  deleteNow = async () => { assert.equal(await r.index.delete(taken), true) }
+  const old = earlierRecord(taken, 'stored')
+  await r.index.put(old)
+  const seq = await r.index.currentSeq()
+  const res = await r.pipeline.submit(SCOPE, { username: 'mine' }, { collectedAt })
+  assert.equal(res.status, 'stored')
+  if (res.status !== 'stored') return
+  assert.equal(res.path, nameAt('2026-03-04T05:06:07.009Z'))
+  assert.equal(await r.index.get(taken), null, 'the old record is not put back over the deletion')
+  assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.path === taken).map((c) => c.deleted), [true], 'the tombstone is the name\'s last change')
+  assert.deepEqual((await journalKeys(r.db)).map(([, v]) => decodeJournalEntry(v).path), [res.path])
+})
+
+/** The index as the pipeline sees it, with the `n`th record derive (from 1) failing once it ran: the index leaves its change out of the batch, not the batch's other writes. */
+function failingDerive (n: number, cids: string[] = []) {
+  let derives = 0
+  return (index: FileIndex): IngestIndex => indexWith(index, {
+    putDerived: async (path, derive, opts) => await index.putDerived(path, (current, replaced) => {
+      const made = derive(current, replaced)
+      if (made.record.cid !== null) cids.push(made.record.cid)
+      if (++derives === n) throw new Error('derive failed')
+      return made
+    }, opts)
+  })
+}
+
+test('a POST whose record\'s derive fails: the entry its batch committed all the same goes to the checkpoint (which syncs the unindexed file and drops it), and its block is not kept', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, {})
+  const cids: string[] = []
+  const r = await rig(t, root, 60_000, failingDerive(1, cids), writer)
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const rel = nameAt(collectedAt)
+  await assert.rejects(r.pipeline.submit(SCOPE, { username: 'unindexed' }, { collectedAt }), /derive failed/)
+  assert.equal(await r.index.get(rel), null)
+  assert.ok((await stat(at(root, rel))).isFile(), 'the file stays, for the queue to index')
+  assert.equal((await journalKeys(r.db)).length, 1, 'the entry committed without its record')
+  await r.journal.checkpoint()
+  assert.deepEqual(await journalKeys(r.db), [], 'dropped by the checkpoint')
+  assert.ok(r.synced.includes(at(root, rel)), 'which synced the file')
+  assert.equal(cids.length, 1)
+})
+
+test('on a filesystem that keeps its own times, a failed fix of the record\'s mtime leaves no entry behind the checkpoint, and the record it was to fix keeps its block', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, { options: () => ({}) })
+  const r = await rig(t, root, 60_000, failingDerive(2), writer)
+  const collectedAt = '2026-03-04T05:06:07.008Z'
+  const rel = nameAt(collectedAt)
+  await assert.rejects(r.pipeline.submit(SCOPE, { username: 'coarse' }, { collectedAt }), /derive failed/)
+  const record = await r.index.get(rel)
+  assert.ok(record !== null, 'the first batch\'s record stays')
+  assert.equal((await journalKeys(r.db)).length, 1, 'the fix\'s batch put the new entry in the old one\'s place without its change')
+  await r.journal.checkpoint()
+  assert.deepEqual(await journalKeys(r.db), [], 'the checkpoint dropped the new entry')
+  await decrypts(r.storage, record.cid!, await readFile(at(root, rel)))
 })
