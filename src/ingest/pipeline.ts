@@ -135,6 +135,17 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
   }
 
   /**
+   * After a failed index write of `rel`: its ciphertext unpinned unless a record of the name names
+   * it (kept when the index cannot tell), so a deferred block is not pinned by the next
+   * checkpoint with nothing referencing it.
+   */
+  async function dropUnrecorded (rel: string, stored: Settled<StoredCiphertext>): Promise<void> {
+    if (!stored.ok) return
+    const now = await deps.index.get(rel).catch(() => 'unknown' as const)
+    if (now !== 'unknown' && now?.cid !== stored.value.cid) await dropStored(stored)
+  }
+
+  /**
    * Indexes a new file's record (with its journal entry) without reading the name's current record
    * first: the index write reads it. A deleted file's name written again keeps the old version
    * under its archive path, in the same batch (see ingestLocked); `keepOrigin`: the record keeps
@@ -187,7 +198,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     } catch (err) {
       // the file is there but not indexed: handed back to the queue (the watcher skips files we wrote)
       if (created) deps.onDeferred?.(rel)
-      else await dropStored({ ok: true, value: stored })
+      await dropUnrecorded(rel, { ok: true, value: stored })
       throw err
     }
     return r === 'taken' ? r : announceStored(r, env)
@@ -295,6 +306,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
             } catch (err) {
               // the watcher skips files we wrote: one left unindexed is handed back to the queue
               deps.onDeferred?.(rel)
+              await dropUnrecorded(rel, stored)
               throw err
             }
           }

@@ -22,7 +22,7 @@ import { tearFile } from '../support/power-cut.js'
 import { futimesSeconds } from '../../src/storage/file-times.js'
 import { sha256Hex } from '../../src/ingest/data-file.js'
 import { blockDirs, decrypts, indexWith, journalKeys, rig } from '../support/journal-rig.js'
-import { isPinned, removeStoredBlock } from '../support/stored-blocks.js'
+import { isPinned, readStoredBlock, removeStoredBlock } from '../support/stored-blocks.js'
 import { rejectedVersion } from '../support/receive-rig.js'
 
 /** What a test does around the thread's create of a data file. */
@@ -393,7 +393,9 @@ test('a POST whose record\'s derive fails: the entry its batch committed all the
   await r.journal.checkpoint()
   assert.deepEqual(await journalKeys(r.db), [], 'dropped by the checkpoint')
   assert.ok(r.synced.includes(at(root, rel)), 'which synced the file')
+  await r.close()
   assert.equal(cids.length, 1)
+  assert.equal(await readStoredBlock(blockDirs(root), parseCid(cids[0]!)), null, 'no block stored for a record never written')
 })
 
 test('on a filesystem that keeps its own times, a failed fix of the record\'s mtime leaves no entry behind the checkpoint, and the record it was to fix keeps its block', async (t) => {
@@ -409,4 +411,23 @@ test('on a filesystem that keeps its own times, a failed fix of the record\'s mt
   await r.journal.checkpoint()
   assert.deepEqual(await journalKeys(r.db), [], 'the checkpoint dropped the new entry')
   await decrypts(r.storage, record.cid!, await readFile(at(root, rel)))
+})
+
+test('a POST whose index write fails once its file is created: its ciphertext is dropped, not pinned by the next checkpoint with no record naming it (the file created beside the batch or before it)', async (t) => {
+  for (const beside of [true, false]) {
+    const root = await tempDir(t, 'hearth-beside-')
+    const writer = beside ? hookedWriter(t, root, {}).writer : undefined
+    const cids: string[] = []
+    const r = await rig(t, root, 60_000, (index) => indexWith(index, {
+      putDerived: async (_path, derive) => {
+        cids.push(derive(null, { record: null, tombstone: null }).record.cid!)
+        throw new Error('index failed')
+      }
+    }), writer)
+    await assert.rejects(r.pipeline.submit(SCOPE, { username: `failed-${String(beside)}` }), /index failed/)
+    await r.journal.checkpoint()
+    await r.close() // writes what still waits in memory
+    assert.equal(cids.length, 1)
+    assert.equal(await readStoredBlock(blockDirs(root), parseCid(cids[0]!)), null, beside ? 'beside' : 'before')
+  }
 })
