@@ -73,7 +73,14 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
       throw err
     }
     deps.ownWrites?.expect(rel)
-    const { written } = await stager.publish(staged, abs).catch((err: unknown) => { deps.ownWrites?.cancel(rel); throw err })
+    const { written } = await stager.publish(staged, abs).catch(async (err: unknown) => {
+      deps.ownWrites?.cancel(rel)
+      // not linked (a full disk, a folder gone): the name keeps what it had, as when it is taken
+      // below, rather than a record with no file until a replay writes it
+      await deps.index.revert(rel, earlier, { also: entry.dropOps })
+        .catch((revertErr: unknown) => { log.warn({ err: revertErr, path: rel }, 'taking back the record of a received file not written failed; the next start writes it') })
+      throw err
+    })
     if (written) {
       // the entry waits for the checkpoint only once its file exists
       entry.committed()

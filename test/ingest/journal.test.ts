@@ -9,7 +9,7 @@ import { readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promis
 import { join } from 'node:path'
 import type { FileIndex } from '../../src/db/file-index.js'
 import type { FileRecord } from '../../src/db/types.js'
-import { createFileWriter } from '../../src/storage/file-writer.js'
+import { createFileWriter, type FileWriter } from '../../src/storage/file-writer.js'
 import { writingFolder } from '../../src/ingest/atomic-write.js'
 import { parseCid } from '../../src/storage/cid.js'
 import { decodeJournalEntry, encodeJournalEntry } from '../../src/ingest/journal.js'
@@ -345,4 +345,28 @@ test('a received file whose name another writer takes between its record and its
     assert.deepEqual(await readFile(join(again.dataDir, fallback)), Buffer.from(plaintext))
     await again.close()
   }
+})
+
+test('a received file whose link fails otherwise than on a taken name (a full disk): the name keeps what it had and the journal entry goes, in one batch, before the error is thrown', async (t) => {
+  const root = await tempDir(t, 'hearth-journal-')
+  const real = createFileWriter({ tempDir: writingFolder(join(root, 'data')), spares: 2 })
+  t.after(async () => { await real.close() })
+  const writer: FileWriter = {
+    ...real,
+    async publish (staged, path) {
+      await real.publish(staged, null) // the temp removed, nothing linked
+      if (path !== null) throw Object.assign(new Error('ENOSPC: no space left on device, link'), { code: 'ENOSPC' })
+      return { written: false }
+    }
+  }
+  const r = await rig(t, root, 60_000, undefined, writer)
+  const { ciphertext, path } = await fromAPeer('link-fails')
+  const stored = await r.storage.addUnsynced!(ciphertext)
+  assert.ok(stored !== null)
+  const seq = await r.index.currentSeq()
+  await assert.rejects(r.pipeline.receive(ciphertext, { cid: stored.cid, schemaId: SCHEMA.id, origin: 'peer', unsyncedFiles: stored.files }), { code: 'ENOSPC' })
+  assert.equal(await r.index.get(path), null, 'no record of a file that is not there')
+  assert.deepEqual((await r.index.changesSince(seq)).filter((c) => c.deleted), [], 'and no tombstone')
+  assert.deepEqual(await journalKeys(r.db), [], 'no entry for a replay to write the file from')
+  assert.deepEqual(await dataFiles(r.dataDir), [])
 })
