@@ -10,13 +10,15 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { randomBytes } from 'node:crypto'
 import { closeSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { setPriority } from 'node:os'
+import { getPriority, setPriority } from 'node:os'
 import type { CreateFile, FileOutcome, WriterReply, WriterRequest, WriterSetup } from './file-writer.js'
 import { createNew, errorOf, openCreating, publish, replaceBlock, stageNew, writeBlock } from './file-writer-ops.js'
 
 const setup = (workerData ?? {}) as WriterSetup
-/** How much lower than the main thread this thread runs (setpriority's niceness, 0 to 19). */
-const WRITER_NICENESS = 10
+/** How much lower than the main thread this thread runs (niceness steps, on top of the process's own). */
+const WRITER_NICENESS_STEP = 10
+/** The lowest priority there is (setpriority's niceness runs -20 to 19). */
+const LOWEST_NICENESS = 19
 const spares: string[] = []
 // `.spare.<12 hex>.tmp`: the temp names removeStaleTemps clears at the next start
 const sparePrefix = randomBytes(3).toString('hex')
@@ -39,8 +41,10 @@ function run (op: 'create' | 'stage' | 'publish', f: CreateFile | { temp: string
 // Below the main thread (on Linux a niceness is per thread): on two cores, the message that wakes
 // this thread would otherwise often preempt the main thread, which then waits for the writer's
 // file calls instead of handling requests (a 1 KB burst's profile had it in postMessage) though
-// the creates need not come first: they overlap a synced batch that takes longer.
-if (process.platform === 'linux') try { setPriority(WRITER_NICENESS) } catch {}
+// the creates need not come first: they overlap a synced batch that takes longer. Relative to the
+// niceness this thread started with (the main thread's): a daemon run under `nice -n 15` or
+// systemd's `Nice=` may only lower its priority further, so an absolute 10 would be refused (EPERM).
+if (process.platform === 'linux') try { setPriority(Math.min(LOWEST_NICENESS, getPriority() + WRITER_NICENESS_STEP)) } catch {}
 
 const port = parentPort
 if (port === null) throw new Error('file-writer-thread runs inside a worker thread')
