@@ -87,7 +87,8 @@ export function readBody (req: IncomingMessage, maxBytes: number, opts: { envelo
       // the HTTP parser delivers exactly the declared length; anything else is joined as before
       else resolve(chunks.length === 0 ? room.subarray(0, inRoom) : Buffer.concat([room.subarray(0, inRoom), ...chunks]))
     }
-    // the read ends early: what else arrives is discarded, so the answer can still be written
+    // the read ends early: what else arrives is discarded while the answer is written, and the
+    // answer closes the connection (the server's `finish`), so a sender cannot keep it reading
     const abandon = (err: unknown): void => {
       settle(err as Error)
       req.resume()

@@ -287,11 +287,17 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
 
   /**
    * Answer with the listener's own headers under the reply's (a HEAD answer without its body),
-   * after draining an unread body so the client sees the answer, not EPIPE.
+   * discarding an unread body while the answer goes out so the client sees it, not EPIPE. An answer
+   * before the whole body arrived (over the limit, refused before it was read) closes the connection
+   * after it (Node then ends the socket once the answer is written): kept open, the rest would be
+   * read and discarded for as long as the sender keeps sending, a chunked body up to Node's
+   * requestTimeout (300 s).
    */
   function finish (listener: Listener, req: IncomingMessage, res: ServerResponse, reply: Reply, head = false): void {
     if (!req.readableEnded) req.resume()
-    sendReply(res, head ? { status: reply.status, ...(reply.headers !== undefined ? { headers: reply.headers } : {}) } : reply, listener.headers?.(req))
+    let answer: Reply = head ? { status: reply.status, ...(reply.headers !== undefined ? { headers: reply.headers } : {}) } : reply
+    if (!req.complete) answer = { ...answer, headers: { ...answer.headers, connection: 'close' } }
+    sendReply(res, answer, listener.headers?.(req))
   }
 
   function makeServer (listener: Listener, network: boolean): Server {

@@ -2,6 +2,7 @@
 // authentication; every listener answers in the one error shape, also for what the HTTP parser refuses.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { connect, type NetConnectOpts } from 'node:net'
 import { Router } from '../../src/api/router.js'
 import { ok } from '../../src/api/http.js'
 import { HearthError } from '../../src/errors.js'
@@ -86,6 +87,64 @@ test('a listener serves only the routes whose access it grants, with its own aut
   const preflight = await httpCall(builder, 'OPTIONS', '/builder/echo')
   assert.equal(preflight.status, 204)
   assert.equal(preflight.headers['access-control-allow-methods'], 'GET, POST')
+})
+
+/**
+ * A chunked body over the limit, and once its whole answer is in, a piece more every 10 ms, as a
+ * sender that does not stop would: the answer, and the error that ended the sending (null: every
+ * write went through for `ms`). The sender keeps its side open after the answer's end, so only the
+ * daemon closing the connection makes its writes fail.
+ */
+async function sendOnAfterAnswer (target: NetConnectOpts, head: string, ms: number): Promise<{ answer: string, refused: string | null }> {
+  return await new Promise((resolve) => {
+    const s = connect({ ...target, allowHalfOpen: true })
+    const chunks: Buffer[] = []
+    const piece = `${(500).toString(16)}\r\n${'x'.repeat(500)}\r\n`
+    let sending: NodeJS.Timeout | undefined
+    let deadline = setTimeout(() => { settle(null) }, ms) // no answer at all
+    const settle = (refused: string | null): void => {
+      clearInterval(sending)
+      clearTimeout(deadline)
+      s.destroy()
+      resolve({ answer: Buffer.concat(chunks).toString('utf8'), refused })
+    }
+    s.on('data', (c: Buffer) => {
+      chunks.push(c)
+      const text = Buffer.concat(chunks).toString('utf8')
+      const headEnd = text.indexOf('\r\n\r\n')
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(text)?.[1] ?? NaN)
+      if (sending !== undefined || headEnd < 0 || Buffer.byteLength(text.slice(headEnd + 4)) < length) return
+      sending = setInterval(() => { s.write(piece) }, 10)
+      clearTimeout(deadline)
+      deadline = setTimeout(() => { settle(null) }, ms)
+    })
+    s.on('error', (err: NodeJS.ErrnoException) => { settle(err.code ?? String(err)) })
+    s.write(head + piece.repeat(3))
+  })
+}
+
+test('an answer written before the body was read whole (over the limit without a length, refused unread) closes the connection: a sender cannot keep the daemon reading', async (t) => {
+  const router = routes()
+  router.post('/owner/echo', async (req) => ok({ length: (await req.bytes()).byteLength }))
+  const { api, socket } = await startApi(t, router, { maxBodyBytes: 1000 })
+  const { port } = await api.listen({ ...builderListener, maxBodyBytes: 1000 }, { host: '127.0.0.1', port: 0 })
+  const head = (path: string): string => `POST ${path} HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\ncontent-type: application/json\r\nx-sig: 1\r\n\r\n`
+  const cases = [
+    { target: { path: socket }, path: '/owner/echo', status: 413, code: 'BODY_TOO_LARGE' },
+    { target: { host: '127.0.0.1', port: port! }, path: '/builder/echo', status: 413, code: 'BODY_TOO_LARGE' },
+    { target: { path: socket }, path: '/nothing', status: 404, code: 'NOT_FOUND' }
+  ]
+  for (const c of cases) {
+    const where = `${c.path} on ${JSON.stringify(c.target)}`
+    const { answer, refused } = await sendOnAfterAnswer(c.target, head(c.path), 5_000)
+    assert.match(answer, new RegExp(`^HTTP/1.1 ${c.status} `), where)
+    assert.match(answer, /\r\nconnection: close\r\n/i, where)
+    assert.ok(answer.includes(`"errorCode":"${c.code}"`), `${where}: ${answer}`)
+    assert.notEqual(refused, null, `${where}: the sender's writes still went through 5 s after the answer`)
+  }
+  const read = await httpCall({ socketPath: socket }, 'POST', '/owner/echo', { body: '{"a":1}', headers: { 'content-type': 'application/json' } })
+  assert.deepEqual(read.json, { length: 7 })
+  assert.notEqual(read.headers.connection, 'close', 'a body read whole keeps the connection')
 })
 
 test('the owner TCP listener demands the bearer token and logs every refusal', async (t) => {
