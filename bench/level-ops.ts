@@ -19,6 +19,7 @@ import { homeLayout } from '../src/home.js'
 import { ensureBuilt, startDistDaemon } from './support/dist-daemon.js'
 import type { RunningDaemon } from './support/daemon.js'
 import { dropFiles } from './support/dropped-files.js'
+import { CHECKPOINT_SETTLE_MS } from './support/cpu-time.js'
 
 const args = process.argv.slice(2)
 const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
@@ -34,8 +35,6 @@ const SCOPE = 'instagram.profile'
 const PRIVATE_KEY = '0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'
 const PRELOAD = fileURLToPath(new URL('./support/level-ops.cjs', import.meta.url))
 const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
-/** Longer than the journal's checkpoint delay (200 ms): the checkpoint's pins and blocks count. */
-const SETTLE_MS = 800
 
 type Counts = Record<string, Record<string, number>>
 
@@ -110,11 +109,11 @@ async function local (dir: string, name: string, rows: Record<string, Counts>): 
   const c = await start(dir, home, { HEARTH_SYNC: 'false' })
   try {
     await post(c.d, 20, 4) // the schema learnt, code warm
-    await sleep(SETTLE_MS)
+    await sleep(CHECKPOINT_SETTLE_MS)
     if (only !== 'dropped') {
       const before = await snapshot(c)
       await post(c.d, N, 16)
-      await sleep(SETTLE_MS)
+      await sleep(CHECKPOINT_SETTLE_MS)
       rows.POST = perFile(before, await snapshot(c), N)
     }
     if (only !== 'post') {
@@ -123,7 +122,7 @@ async function local (dir: string, name: string, rows: Record<string, Counts>): 
       const before = await snapshot(c)
       await dropFiles(home, SCOPE, definitionUrl, N, 0)
       await until(async () => (await versions(c.d)) >= have + N, 'dropped files indexed')
-      await sleep(SETTLE_MS)
+      await sleep(CHECKPOINT_SETTLE_MS)
       rows.dropped = perFile(before, await snapshot(c), N)
     }
   } finally {
@@ -146,7 +145,7 @@ async function received (dir: string, name: string, rows: Record<string, Counts>
       if (address === undefined) throw new Error(`no sync address printed:\n${c.d.output()}`)
       await t.d.json('POST', '/v1/peers', { multiaddr: address })
       await until(async () => (await versions(t.d)) >= N, 'received files indexed')
-      await sleep(SETTLE_MS)
+      await sleep(CHECKPOINT_SETTLE_MS)
       rows.received = perFile(before, await snapshot(t), N)
     } finally {
       await t.d.stop()
