@@ -49,6 +49,7 @@ async function start (dir: string, home: string, env: Record<string, string> = {
 async function snapshot ({ d, file }: Counted): Promise<Counts> {
   await rm(file, { force: true })
   process.kill(d.pid, 'SIGUSR2')
+  // the daemon renames the counts into place whole (level-ops.cjs): there once it exists
   for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(10)
   return JSON.parse(await readFile(file, 'utf8')) as Counts
 }

@@ -3,7 +3,7 @@
 // index and the embedded node's pins and small blocks), by database folder and method, with the
 // keys they read and the operations their batches write; on SIGUSR2 writes the counts so far.
 'use strict'
-const { writeFileSync } = require('node:fs')
+const { renameSync, writeFileSync } = require('node:fs')
 const { basename } = require('node:path')
 const out = process.env.HEARTH_BENCH_LEVEL_OPS
 const counts = {}
@@ -68,4 +68,9 @@ try {
 } catch (err) {
   process.stderr.write(`level-ops: classic-level not patched: ${err.message}\n`)
 }
-process.on('SIGUSR2', () => { if (out !== undefined) writeFileSync(out, JSON.stringify(counts)) })
+// written beside and renamed into place: the bench reads the file as soon as it exists, never half of it
+process.on('SIGUSR2', () => {
+  if (out === undefined) return
+  writeFileSync(`${out}.tmp`, JSON.stringify(counts))
+  renameSync(`${out}.tmp`, out)
+})
