@@ -6,7 +6,7 @@
 //   rows:    (the variants' daemons run at once, their rounds in turn, so a changing load weighs
 //            on each alike) 10 MB POST, one at a time (median, best); the slowest /health answer while as many
 //            POSTs again run (the main thread's responsiveness); a 10 MB body not in JSON.stringify's
-//            form (spaces: the envelope is serialised again, not built around the body); a 10 MB
+//            form (indented: the envelope is serialised again, not built around the body); a 10 MB
 //            body sent at 8 MiB/s, slower than a worker waits for (from its last byte to the 201);
 //            a 10 MB body without a length (chunked transfer encoding);
 //            4 concurrent 10 MB POSTs (files/s) and the daemon's peak RSS after them
@@ -46,7 +46,7 @@ const otherPathsOnly = args.includes('--other-paths')
 const SCOPE = 'instagram.profile'
 const MB = 1024 * 1024
 const body10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }))
-/** The same data with a space after each colon: valid JSON, but not the form the envelope is built around. */
+/** The same data indented (a newline and a space before each member, a space after each colon): valid JSON, but not the form the envelope is built around. */
 const spaced10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }, null, 1))
 /** The slow client's pace: a 256 KiB chunk every 31.25 ms, 8 MiB/s (a worker waits for 16 MiB/s). */
 const SLOW_CHUNK = 256 * 1024
@@ -272,7 +272,7 @@ console.table([
   { what: '10 MB POST, best (ms)', budget: '', floor: '', ...cols('postBest') },
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },
-  { what: `10 MB POST, body not in canonical form (spaces), median of ${rounds} (ms)`, budget: '', floor: '', ...cols('spacedMedian') },
+  { what: `10 MB POST, body not in canonical form (indented), median of ${rounds} (ms)`, budget: '', floor: '', ...cols('spacedMedian') },
   { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('spacedCpu', 0) },
   { what: `10 MB POST sent at 8 MiB/s: last byte to 201, median of ${rounds} (ms)`, budget: '', floor: '', ...cols('slowTailMedian') },
   { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('slowCpu', 0) },
