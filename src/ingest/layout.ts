@@ -23,6 +23,15 @@ export function classifyDataPath (rel: string): PathClass {
     // a name ending in .json ends in none of TEMP_SUFFIXES
     if (scopeFolder.charCodeAt(0) !== 0x2e && name.charCodeAt(0) !== 0x2e) return { kind: 'data', rel, scopeFolder, name, scopeProblem: scopeProblem(scopeFolder) }
   }
+  return classifyAnySpelling(rel)
+}
+
+/**
+ * classifyDataPath without its fast path: any spelling (backslashes, doubled or outer slashes,
+ * any case of the suffix), normalised first. Exported for the test that the fast path answers
+ * exactly as this does.
+ */
+export function classifyAnySpelling (rel: string): PathClass {
   const parts = rel.split(/[\\/]/).filter((p) => p.length > 0)
   const normalised = parts.join('/')
   if (parts.length !== 2) return { kind: 'ignored', rel: normalised, reason: 'not directly inside a scope folder' }
