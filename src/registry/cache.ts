@@ -81,28 +81,64 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
     if (memory.size > memoryEntries) memory.delete(memory.keys().next().value as string)
   }
 
+  // Reads and writes of one key may overlap (ingest looks schemas up without the resolver's write
+  // lock): a read that a write of its key overtook must not keep what it read over the write's
+  // newer answer. Each key some read is waiting on has a write generation, noted by the read
+  // before its get; a write completing bumps it, and the read keeps its answer only when the
+  // generation is still the one it noted. Decided and kept in one synchronous step after the get
+  // (as the write bumps and keeps in one), so nothing can come between. A key is tracked only
+  // while reads of it are in flight.
+  const inFlight = new Map<string, { generation: number; readers: number }>()
+
+  /** `kv.get(key)` parsed; `keepIt` (memory) unless a write of `key` completed meanwhile. */
+  async function load<T> (key: string, parse: (value: unknown) => T, keepIt: (parsed: T) => void): Promise<T> {
+    let tracked = inFlight.get(key)
+    if (tracked === undefined) { tracked = { generation: 0, readers: 0 }; inFlight.set(key, tracked) }
+    tracked.readers++
+    const noted = tracked.generation
+    const entry = tracked
+    const done = (): boolean => {
+      if (--entry.readers === 0) inFlight.delete(key)
+      return entry.generation === noted
+    }
+    let value: unknown
+    try {
+      value = await kv.get(key)
+    } catch (err) {
+      done()
+      throw err
+    }
+    const parsed = parse(value)
+    if (done()) keepIt(parsed)
+    return parsed
+  }
+
+  /** A write of `key` completed: reads of it in flight must not keep their (older) answers. */
+  function wrote (key: string): void {
+    const tracked = inFlight.get(key)
+    if (tracked !== undefined) tracked.generation++
+  }
+
   async function record (id: string): Promise<ResolvedSchema | null> {
     const held = memory.get(id)
     if (held !== undefined) {
       keep(id, held)
       return held
     }
-    const value = await kv.get(ID + id)
-    if (!isResolvedSchema(value)) return null
-    const frozen = deepFreeze(value)
-    keep(id, frozen)
-    return frozen
+    return await load(ID + id, (value) => isResolvedSchema(value) ? deepFreeze(value) : null, (frozen) => { if (frozen !== null) keep(id, frozen) })
   }
 
   async function putRecord (value: ResolvedSchema): Promise<void> {
     memory.delete(value.id)
     await kv.put(ID + value.id, value)
+    wrote(ID + value.id)
     keep(value.id, deepFreeze(structuredClone(value)))
   }
 
   async function dropRecord (id: string): Promise<void> {
     memory.delete(id)
     await kv.del(ID + id)
+    wrote(ID + id)
   }
 
   async function byId (id: string): Promise<ResolvedSchema | null> {
@@ -119,10 +155,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
 
   async function latest (scope: string): Promise<LatestPointer | null> {
     if (latestPointers.has(scope)) return latestPointers.get(scope)!
-    const value = await kv.get(LATEST + scope)
-    const pointer = isLatestPointer(value) ? value : null
-    keepLatest(scope, pointer)
-    return pointer
+    return await load(LATEST + scope, (value) => isLatestPointer(value) ? value : null, (pointer) => { keepLatest(scope, pointer) })
   }
 
   function keepLatest (scope: string, pointer: LatestPointer | null): void {
@@ -135,6 +168,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
   async function putLatest (scope: string, pointer: LatestPointer): Promise<void> {
     latestPointers.delete(scope)
     await kv.put(LATEST + scope, pointer)
+    wrote(LATEST + scope)
     keepLatest(scope, pointer)
   }
 
@@ -145,10 +179,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
   async function urlId (definitionUrl: string): Promise<string | null> {
     const held = urlIds.get(definitionUrl)
     if (held !== undefined) return held
-    const ref = await kv.get(URL_INDEX + definitionUrl)
-    const id = isIdRef(ref) ? ref.id : null
-    keepUrl(definitionUrl, id)
-    return id
+    return await load(URL_INDEX + definitionUrl, (ref) => isIdRef(ref) ? ref.id : null, (id) => { keepUrl(definitionUrl, id) })
   }
 
   function keepUrl (definitionUrl: string, id: string | null): void {
@@ -161,6 +192,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
   async function putUrl (definitionUrl: string, id: string): Promise<void> {
     urlIds.delete(definitionUrl)
     await kv.put(URL_INDEX + definitionUrl, { id })
+    wrote(URL_INDEX + definitionUrl)
     keepUrl(definitionUrl, id)
   }
 

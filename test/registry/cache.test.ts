@@ -5,7 +5,7 @@ import { isHearthError } from '../../src/errors.js'
 import type { ResolvedSchema } from '../../src/registry/types.js'
 import { definitionDoc, openCache } from '../support/registry-fixtures.js'
 import { openKv } from '../../src/db/database.js'
-import { createSchemaCache } from '../../src/registry/cache.js'
+import { createSchemaCache, type SchemaKv } from '../../src/registry/cache.js'
 
 function resolved (id: string, scope: string, definitionUrl: string, version = '1.0.0'): ResolvedSchema {
   return {
@@ -67,6 +67,69 @@ test('a definition URL is looked up in the database once; writes to the URL inde
   assert.deepEqual(reads.filter((k) => k.startsWith('url/')), ['url/ipfs://later'], 'one read of the URL index')
   // a fresh cache on the same database finds what was written
   assert.equal((await createSchemaCache(kv).byDefinitionUrl('ipfs://later'))?.id, '21')
+})
+
+/** `kv` with its next get of `key` held, its value already read, until `release()`; `read` settles once it is. */
+function holdNextGet (kv: SchemaKv, key: string): { kv: SchemaKv; read: Promise<void>; release: () => void } {
+  let release!: () => void
+  const gate = new Promise<void>((resolve) => { release = resolve })
+  let readDone!: () => void
+  const read = new Promise<void>((resolve) => { readDone = resolve })
+  let holding = true
+  return {
+    kv: {
+      ...kv,
+      async get (k) {
+        if (k !== key || !holding) return await kv.get(k)
+        holding = false
+        const value = await kv.get(k)
+        readDone()
+        await gate
+        return value
+      }
+    },
+    read,
+    release
+  }
+}
+
+test('a read of the database that a write of its key overtook does not keep its older answer over the write\'s (URL index, latest pointer)', async (t) => {
+  const { db } = await openCache(t)
+  const kv = openKv<unknown>(db, 'schemas')
+  const setup = createSchemaCache(kv)
+  await setup.remember(resolved('local:a', 'github.profile', 'ipfs://raced'))
+  await setup.setLatest('github.profile', 'local:a')
+
+  // a lookup reads local:a; before it returns, the chain id of that definition is remembered
+  let held = holdNextGet(kv, 'url/ipfs://raced')
+  let cache = createSchemaCache(held.kv)
+  const lookup = cache.byDefinitionUrl('ipfs://raced')
+  await held.read
+  await cache.remember(resolved('7', 'github.profile', 'ipfs://raced'))
+  held.release()
+  assert.equal((await lookup)?.id, 'local:a', 'the lookup answers what it read')
+  assert.equal((await cache.byDefinitionUrl('ipfs://raced'))?.id, '7', 'the write\'s answer is the one kept')
+
+  // a lookup misses; before it returns, a schema at that URL is remembered
+  held = holdNextGet(kv, 'url/ipfs://new')
+  cache = createSchemaCache(held.kv)
+  const miss = cache.byDefinitionUrl('ipfs://new')
+  await held.read
+  await cache.remember(resolved('local:n', 'github.profile', 'ipfs://new'))
+  held.release()
+  assert.equal(await miss, null)
+  assert.equal((await cache.byDefinitionUrl('ipfs://new'))?.id, 'local:n', 'the miss is not kept over the write')
+
+  // the scope's pointer is read; before it returns, it is set to another schema
+  held = holdNextGet(kv, 'latest/github.profile')
+  cache = createSchemaCache(held.kv)
+  const pointer = cache.latest('github.profile')
+  await held.read
+  await cache.setLatest('github.profile', '7')
+  held.release()
+  assert.equal((await pointer)?.id, 'local:a')
+  assert.equal((await cache.latest('github.profile'))?.id, '7')
+  assert.equal((await cache.byScope('github.profile'))?.id, '7')
 })
 
 test('replacing a local id with a chain id moves the record, the pointer and the index, and is repeatable', async (t) => {
