@@ -60,6 +60,8 @@ const ID = 'id/'
 const ALIAS = 'alias/'
 const LATEST = 'latest/'
 const URL_INDEX = 'url/'
+/** Longest definition URL whose URL-index entry is kept in memory (a longer one is read each time). */
+const MAX_KEPT_URL_CHARS = 2048
 
 export interface SchemaCacheOptions {
   /** Records kept decoded in memory (LRU). Default 256. */
@@ -172,9 +174,14 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
     keepLatest(scope, pointer)
   }
 
-  // Every batch of dropped files looks its envelopes' `$schema` up: the URL index's entries
-  // (written only by putUrl) are kept like the pointers, so a lookup reads nothing once known.
-  const urlIds = new Map<string, string | null>()
+  // Every batch of dropped files looks its envelopes' `$schema` up: the URL index's hits (written
+  // only by putUrl) are kept like the pointers, so a lookup of a known schema reads nothing. Hits
+  // only, of URLs up to MAX_KEPT_URL_CHARS: a miss is whatever a dropped file's `$schema` says (of
+  // any length, as many as files are written), so keeping misses would let one file hold megabytes
+  // here or a flood of unknown URLs evict the known ones; a miss costs one read per batch instead
+  // (ingest-many asks once per URL), and only for files naming a schema Hearth does not hold. So
+  // the map holds at most memoryEntries × 2 KiB of URLs.
+  const urlIds = new Map<string, string>()
 
   async function urlId (definitionUrl: string): Promise<string | null> {
     const held = urlIds.get(definitionUrl)
@@ -183,7 +190,7 @@ export function createSchemaCache (kv: SchemaKv, opts: SchemaCacheOptions = {}):
   }
 
   function keepUrl (definitionUrl: string, id: string | null): void {
-    if (memoryEntries === 0) return
+    if (memoryEntries === 0 || id === null || definitionUrl.length > MAX_KEPT_URL_CHARS) return
     urlIds.delete(definitionUrl)
     urlIds.set(definitionUrl, id)
     if (urlIds.size > memoryEntries) urlIds.delete(urlIds.keys().next().value as string)

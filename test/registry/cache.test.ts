@@ -53,20 +53,39 @@ test('the url index prefers a chain id over a local id of the same definition', 
   assert.equal((await cache.byDefinitionUrl('ipfs://same'))?.id, '9')
 })
 
-test('a definition URL is looked up in the database once; writes to the URL index keep the kept answer true', async (t) => {
+test('a known definition URL is looked up in the database once, a miss each time; writes to the URL index keep the kept answer true', async (t) => {
   const { db } = await openCache(t)
   const kv = openKv<unknown>(db, 'schemas')
   const reads: string[] = []
   const cache = createSchemaCache({ ...kv, get: async (key) => { reads.push(key); return await kv.get(key) } })
   assert.equal(await cache.byDefinitionUrl('ipfs://later'), null)
   assert.equal(await cache.byDefinitionUrl('ipfs://later'), null)
+  assert.deepEqual(reads.filter((k) => k.startsWith('url/')), ['url/ipfs://later', 'url/ipfs://later'], 'a miss is not kept')
   await cache.remember(resolved('local:later', 'github.profile', 'ipfs://later'))
-  assert.equal((await cache.byDefinitionUrl('ipfs://later'))?.id, 'local:later', 'a miss kept in memory is replaced by the write')
+  reads.length = 0
+  assert.equal((await cache.byDefinitionUrl('ipfs://later'))?.id, 'local:later')
   await cache.replaceSchemaId('local:later', '21')
   assert.equal((await cache.byDefinitionUrl('ipfs://later'))?.id, '21')
-  assert.deepEqual(reads.filter((k) => k.startsWith('url/')), ['url/ipfs://later'], 'one read of the URL index')
+  assert.deepEqual(reads.filter((k) => k.startsWith('url/')), [], 'the written answer is kept')
   // a fresh cache on the same database finds what was written
   assert.equal((await createSchemaCache(kv).byDefinitionUrl('ipfs://later'))?.id, '21')
+})
+
+test('the URL index keeps hits of URLs up to 2 KiB only: unknown URLs, however many or long, neither evict a known one nor stay in memory', async (t) => {
+  const { db } = await openCache(t)
+  const kv = openKv<unknown>(db, 'schemas')
+  const reads: string[] = []
+  const cache = createSchemaCache({ ...kv, get: async (key) => { reads.push(key); return await kv.get(key) } }, { memoryEntries: 4 })
+  await cache.remember(resolved('local:known', 'github.profile', 'ipfs://known'))
+  const long = `ipfs://${'l'.repeat(4096)}`
+  await cache.remember(resolved('local:long', 'github.profile', long))
+  reads.length = 0
+  for (let i = 0; i < 20; i++) assert.equal(await cache.byDefinitionUrl(`https://unknown.example/${i}/${'x'.repeat(i * 1000)}`), null)
+  assert.equal((await cache.byDefinitionUrl('ipfs://known'))?.id, 'local:known')
+  assert.deepEqual(reads.filter((k) => k === 'url/ipfs://known'), [], 'the known URL is still kept after a flood of misses')
+  assert.equal((await cache.byDefinitionUrl(long))?.id, 'local:long')
+  assert.equal((await cache.byDefinitionUrl(long))?.id, 'local:long')
+  assert.equal(reads.filter((k) => k === `url/${long}`).length, 2, 'a URL over 2 KiB is read each time')
 })
 
 /** `kv` with its next get of `key` held, its value already read, until `release()`; `read` settles once it is. */
