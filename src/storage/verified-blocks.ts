@@ -6,12 +6,16 @@
 //
 // Only the layout Hearth adds with (cid.ts) is read here: dag-pb `file` nodes without data of
 // their own, each of at most MAX_CHILDREN_PER_NODE links, no node linked twice, and raw leaves of
-// at most CHUNK_SIZE bytes, all hashed with sha2-256, each in its block file. Anything else, or a
-// block without a file (missing, or kept elsewhere by the blockstore), answers null and is read
-// and verified the general way, which also tells a missing block (STORAGE_NOT_FOUND).
-// The buffer for the file is sized from the sizes the nodes state, before any leaf is read: those
-// bounds keep it within 45 MB (174 leaves of 256 KiB) per distinct node read, so a small hostile
-// DAG (a leaf stated at a terabyte, one node linked a thousand times) cannot ask for more.
+// at most CHUNK_SIZE bytes, all hashed with sha2-256, each in its block file, adding up to at most
+// MAX_BLOB_BYTES (the largest ciphertext Hearth accepts from a device or gateway). Anything else,
+// or a block without a file (missing, or kept elsewhere by the blockstore), answers null and is
+// read and verified the general way, which also tells a missing block (STORAGE_NOT_FOUND) and
+// holds only the bytes it actually reads.
+// The buffer for the file is sized from the sizes the nodes state, before any leaf is read (a
+// leaf's true size is known only then). The bounds per node alone would not bound it: each
+// distinct node may state 174 leaves of 256 KiB (45 MB), so ~24 small hostile nodes would ask for
+// a gigabyte and more nodes for more. So the total is checked as each leaf is added: whatever a
+// DAG states, this never sizes a buffer over MAX_BLOB_BYTES (1 GiB).
 //
 // Why: a peer's fetch of a 10 MB file read it through the exporter (blockstore-fs hands each
 // 256 KiB block over in 64 KiB stream reads, joined once per read), joined the 40 blocks, then
@@ -27,6 +31,7 @@ import { UnixFS } from 'ipfs-unixfs'
 import { HearthError } from '../errors.js'
 import { CHUNK_SIZE, canonicalCid, MAX_CHILDREN_PER_NODE } from './cid.js'
 import { blockFilePath } from './raw-blocks.js'
+import { MAX_BLOB_BYTES } from '../sync/protocol.js'
 
 /** Block files read at once (the threadpool's four threads are shared with everything else). */
 const READ_CONCURRENCY = 4
@@ -98,7 +103,10 @@ async function readBlocks (blocksDir: string, root: CID, opts: { signal?: AbortS
   /** Walks a node's links in order, collecting its leaves; false when it is not Hearth's layout. */
   async function walk (cid: CID, depth: number, expected: number | null): Promise<boolean> {
     if (depth > MAX_DEPTH) return false
-    // a node linked twice would count its leaves twice over without being read again
+    // A node linked twice would count its leaves twice over without being read again. Hearth's
+    // own files never link one twice: what it stores is ciphertext, under a fresh random session
+    // key and prefix per message, so no two of its chunks, let alone subtrees, are alike. A DAG
+    // that does (not Hearth's, or a stored plaintext with repeated chunks) is read the general way.
     const key = cid.toString()
     if (walked.has(key)) return false
     walked.add(key)
@@ -124,7 +132,8 @@ async function readBlocks (blocksDir: string, root: CID, opts: { signal?: AbortS
       const childSize = Number(file.blockSizes[i]!)
       if (!verifiable(child)) return false
       if (child.code === RAW_CODEC) {
-        if (!(childSize <= CHUNK_SIZE)) return false
+        // more than Hearth ever accepts for one file: read the general way, by the bytes there are
+        if (!(childSize <= CHUNK_SIZE) || total + childSize > MAX_BLOB_BYTES) return false
         leaves.push({ cid: child, at: total, size: childSize })
         total += childSize
       } else if (!await walk(child, depth + 1, childSize)) return false
@@ -133,7 +142,6 @@ async function readBlocks (blocksDir: string, root: CID, opts: { signal?: AbortS
   }
 
   if (!await walk(root, 0, null)) return null
-  if (!Number.isSafeInteger(total)) return null
   const out = new Uint8Array(total)
   let next = 0
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, leaves.length) }, async () => {

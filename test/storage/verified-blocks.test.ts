@@ -13,6 +13,7 @@ import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { withVerifiedReads } from '../../src/storage/verified-reads.js'
 import { readVerifiedFile } from '../../src/storage/verified-blocks.js'
 import { CHUNK_SIZE } from '../../src/storage/cid.js'
+import { MAX_BLOB_BYTES } from '../../src/sync/protocol.js'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
 import { isHearthError } from '../../src/errors.js'
 import type { StorageBackend } from '../../src/storage/types.js'
@@ -92,7 +93,7 @@ test('a dag-pb node that is not a UnixFS file of Hearth\'s layout is left to the
   await assert.rejects(storage.get(cid.toString()))
 })
 
-test('a DAG stating more than Hearth\'s layout holds (a leaf over one chunk, over 174 links, a node linked twice) is left to the general read before any buffer is sized from it', async (t) => {
+test('a DAG stating more than Hearth\'s layout holds (a leaf over one chunk, over 174 links, a node linked twice, distinct nodes adding up to over 1 GiB) is left to the general read before any buffer is sized from it', async (t) => {
   const dir = await tempDir(t)
   const blocksDir = join(dir, 'blocks')
   const { sha256 } = await import('multiformats/hashes/sha2')
@@ -118,6 +119,16 @@ test('a DAG stating more than Hearth\'s layout holds (a leaf over one chunk, ove
   // one inner node linked over and over: 174 × 174 leaves stated, from two blocks
   const inner = await node(Array.from({ length: 174 }, () => ({ cid: leaf, size: 1000 })))
   assert.equal(await readVerifiedFile(blocksDir, await node([{ cid: inner, size: 174_000 }, { cid: inner, size: 174_000 }])), null)
+  // distinct nodes, each within the bounds, stating 174 leaves of a whole chunk: 24 of them add
+  // up to more than the largest file Hearth accepts (MAX_BLOB_BYTES), from 25 small blocks
+  const full = Array.from({ length: 174 }, () => CHUNK_SIZE)
+  const inners: CID[] = []
+  for (let i = 0; i < 24; i++) {
+    const own = await put(RAW, randomBytes(1000))
+    inners.push(await node(full.map((size) => ({ cid: own, size }))))
+  }
+  assert.ok(24 * 174 * CHUNK_SIZE > MAX_BLOB_BYTES)
+  assert.equal(await readVerifiedFile(blocksDir, await node(inners.map((cid) => ({ cid, size: 174 * CHUNK_SIZE })))), null)
   // within the bounds, the same shapes read as before
   const ok = await readVerifiedFile(blocksDir, await node(Array.from({ length: 174 }, () => ({ cid: leaf, size: 1000 }))))
   assert.equal(ok?.byteLength, 174_000)
