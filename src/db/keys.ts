@@ -122,12 +122,15 @@ export function checkRecord (input: FileRecord): FileRecord {
 /**
  * `JSON.parse(JSON.stringify(record))` without `seq`, made field by field: a record's fields are
  * strings, numbers, null and a list of strings, copied as they are (a number JSON cannot hold
- * becomes null, -0 becomes 0); anything else takes the JSON round trip.
+ * becomes null, -0 becomes 0); anything else takes the JSON round trip. A field named `__proto__`
+ * is refused: assigned to the copy it would set the copy's prototype (JSON.parse would have made
+ * it a field), and no record has one.
  */
 function asStored (input: FileRecord): FileRecord {
   const out: Record<string, unknown> = {}
   for (const key of Object.keys(input)) {
     if (key === 'seq') continue
+    if (key === '__proto__') throw badRecord('a field named __proto__', input.path)
     const value = (input as unknown as Record<string, unknown>)[key]
     switch (typeof value) {
       case 'string': case 'boolean': out[key] = value; break
@@ -135,10 +138,17 @@ function asStored (input: FileRecord): FileRecord {
       case 'undefined': case 'function': case 'symbol': break
       default:
         if (value === null) out[key] = null
-        else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value.slice()
+        else if (isStringList(value)) out[key] = value.slice()
         else if (typeof value === 'bigint') throw badRecord(`${key} is a bigint`, input.path)
         else { const json = JSON.stringify(value); if (json !== undefined) out[key] = JSON.parse(json) }
     }
   }
   return out as unknown as FileRecord
+}
+
+/** An array of strings at every index (a hole is not one: JSON writes it as null). */
+function isStringList (value: unknown): value is string[] {
+  if (!Array.isArray(value)) return false
+  for (let i = 0; i < value.length; i++) if (typeof value[i] !== 'string') return false
+  return true
 }

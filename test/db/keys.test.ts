@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { checkRecord, rangeOf, joinKey, sortableInstant } from '../../src/db/keys.js'
 import { isHearthError } from '../../src/errors.js'
 import { fileRecord } from '../support/db-fixtures.js'
+import type { FileRecord } from '../../src/db/types.js'
 
 test('sortableInstant: fixed width, and whole seconds sort before their fractions', () => {
   const a = sortableInstant('2026-01-21T10:00:00Z')
@@ -50,4 +51,29 @@ test('checkRecord: rejects what the index cannot key, drops seq and undefined fi
   for (const r of bad) {
     assert.throws(() => checkRecord(r as never), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT'), JSON.stringify(r))
   }
+})
+
+test('checkRecord: a field named __proto__ is refused, not made the copy\'s prototype', () => {
+  const text = JSON.stringify(fileRecord('a.b/x.json', '2026-01-21T10:00:00Z'))
+  for (const proto of ['{"injected":true}', 'null', '"text"']) {
+    // JSON.parse makes `__proto__` an own field, as a record read from a peer or a file would have it
+    const hostile = JSON.parse(`{"__proto__":${proto},${text.slice(1)}`) as FileRecord
+    assert.ok(Object.hasOwn(hostile, '__proto__'))
+    assert.throws(() => checkRecord(hostile), (e: unknown) => isHearthError(e, 'INVALID_ARGUMENT') && /__proto__/.test(e.message), proto)
+  }
+})
+
+test('checkRecord: the copy is what the JSON round trip it replaced made, on representative records', () => {
+  const roundTrip = (r: unknown): unknown => { const { seq: _ignored, ...rest } = JSON.parse(JSON.stringify(r)) as FileRecord; return rest }
+  const holed = ['a', 'b']
+  holed.length = 3
+  const representative: unknown[] = [
+    fileRecord('a.b/x.json', '2026-01-21T10:00:00Z'),
+    fileRecord('a.b/y.json', null, { state: 'rejected', reasons: ['one', 'two'], errorCode: 'SCHEMA_VALIDATION_FAILED', cid: null, encryptedSize: null, schemaId: null }),
+    fileRecord('a.b/z.json', '2026-01-21T10:00:00.123+02:00', { state: 'registered', fileId: '12', origin: 'peer', seq: 5 }),
+    fileRecord('a.b/w.json', '2026-01-21T10:00:00Z', { state: 'waiting-schema', reasons: [], fileId: null }),
+    { ...fileRecord('a.b/v.json', null), fileId: undefined, size: -0, mtimeMs: 1.5, encryptedSize: Number.NaN, updatedAt: Number.POSITIVE_INFINITY },
+    { ...fileRecord('a.b/u.json', null), reasons: holed, extra: { nested: [1, { at: new Date(0) }], gone: undefined }, when: new Date(0), flag: true, fn: () => 1, sym: Symbol('s') }
+  ]
+  for (const r of representative) assert.deepStrictEqual(checkRecord(r as FileRecord), roundTrip(r), JSON.stringify(r))
 })
