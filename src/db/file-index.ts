@@ -5,7 +5,8 @@
 import { HearthError } from '../errors.js'
 import { PREFIX_END, type BatchOp, type HearthDatabase } from './database.js'
 import { checkFileIndex, rebuildFileIndex, type FileIndexCheck } from './file-index-check.js'
-import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, SEP, padNumber, rangeOf, sortableInstant } from './keys.js'
+import { FILE_STATES, checkRecord, isFileState, joinKey, lastPart, SEP, rangeOf, sortableInstant } from './keys.js'
+import { readChanges, type ChangeEntry } from './file-index-changes.js'
 import { Mutex } from './mutex.js'
 import { fileIndexStore, loadMeta, type FileIndexStore, type StoredRecord } from './file-index-store.js'
 import { applyChanges, tombstoneAt, type Change, type ChangeResult, type Derive, type IndexHead, type Replaced } from './file-index-write.js'
@@ -13,6 +14,7 @@ import type { FileRecord, FileState } from './types.js'
 import type { IndexDamage } from './index-health.js'
 
 export type { FileIndexCheck } from './file-index-check.js'
+export type { ChangeEntry } from './file-index-changes.js'
 export type { Derive, Replaced, Tombstone } from './file-index-write.js'
 
 export interface ScopeSummary {
@@ -21,11 +23,6 @@ export interface ScopeSummary {
   count: number
   latestCollectedAt: string
 }
-
-/** One entry of the change log: the current record of a path, or the tombstone of a deleted one. */
-export type ChangeEntry =
-  | { seq: number; path: string; deleted: false; record: FileRecord }
-  | { seq: number; path: string; deleted: true; record: null; cid: string | null; scope: string }
 
 export interface StateFilter {
   /** Only records in one of these states (default: any state). */
@@ -160,7 +157,9 @@ export class FileIndex {
 
   /**
    * What a write of `path` would replace: its record, or, when it has none, the tombstone of its
-   * deletion (one read), for a caller that may have to revert that write.
+   * deletion, for a caller that may have to revert that write. One read of LevelDB for the record
+   * and the tombstone's seq together; a path that has a tombstone takes a second, of the logged
+   * tombstone itself.
    */
   async prior (path: string): Promise<Replaced> {
     const [record, tomb] = await this.#store.db.getMany([{ sublevel: this.#store.records, key: path }, { sublevel: this.#store.tombstones, key: path }]) as [StoredRecord | undefined, number | undefined]
@@ -283,27 +282,7 @@ export class FileIndex {
    */
   async changesSince (since: number, limit = 1000): Promise<ChangeEntry[]> {
     if (!Number.isSafeInteger(since) || since < 0) throw new HearthError('INVALID_ARGUMENT', `invalid seq ${String(since)}`)
-    const snapshot = this.#store.db.level.snapshot()
-    try {
-      const log = await this.#store.log.iterator({ gt: padNumber(since), limit: pageLimit(limit, 1000), snapshot }).all()
-      const live = log.filter(([, v]) => v.deleted !== true).map(([, v]) => v.path)
-      const records = live.length === 0 ? [] : await this.#store.records.getMany(live, { snapshot })
-      const byPath = new Map<string, StoredRecord>()
-      for (const r of records) if (r !== undefined) byPath.set(r.path, r)
-      const out: ChangeEntry[] = []
-      for (const [key, v] of log) {
-        const seq = Number(key)
-        if (v.deleted === true) {
-          out.push({ seq, path: v.path, deleted: true, record: null, cid: v.cid, scope: v.scope })
-        } else {
-          const record = byPath.get(v.path)
-          if (record !== undefined) out.push({ seq, path: v.path, deleted: false, record })
-        }
-      }
-      return out
-    } finally {
-      await snapshot.close()
-    }
+    return await readChanges(this.#store, since, pageLimit(limit, 1000))
   }
 
   // ── maintenance ───────────────────────────────────────────────────────────────────────────

@@ -118,3 +118,38 @@ test('a stored value that no longer parses is INDEX_CORRUPT too, on get and on i
   await assert.rejects((async () => { for await (const _ of things.entries()) { /* read through */ } })(), (err: unknown) => asCode(err) === 'INDEX_CORRUPT')
   assert.match(db.damage()?.message ?? '', /not JSON/)
 })
+
+test('getMany reads keys of several sublevels in one call: each value decoded by its own sublevel, undefined where absent; byte-valued sublevels refused; a value that no longer parses is INDEX_CORRUPT', async (t) => {
+  const db = await openDatabase(await tempDir(t))
+  t.after(async () => { await db.close() })
+  const json = db.sublevel<{ n: number }>('alpha')
+  const nested = db.sublevel<{ deep: boolean }>(['beta', 'inner'])
+  const text = db.sublevel<string>('gamma', { valueEncoding: 'utf8' })
+  const bytes = db.sublevel<Uint8Array>('delta', { valueEncoding: 'view' })
+  await db.batch([
+    { type: 'put', sublevel: json, key: 'k', value: { n: 1 } },
+    { type: 'put', sublevel: json, key: 'k2', value: { n: 2 } },
+    { type: 'put', sublevel: nested, key: 'k', value: { deep: true } },
+    { type: 'put', sublevel: text, key: 'k', value: '{"n": 3}' },
+    { type: 'put', sublevel: bytes, key: 'k', value: Uint8Array.of(1, 2, 3) }
+  ])
+  assert.deepEqual(await db.getMany([]), [])
+  assert.deepEqual(await db.getMany([
+    { sublevel: json, key: 'k' },
+    { sublevel: text, key: 'k' },
+    { sublevel: nested, key: 'k' },
+    { sublevel: json, key: 'missing' },
+    { sublevel: db.sublevel('beta'), key: 'k' },
+    { sublevel: json, key: 'k2' },
+    { sublevel: json, key: 'k' }
+  ]), [{ n: 1 }, '{"n": 3}', { deep: true }, undefined, undefined, { n: 2 }, { n: 1 }], 'JSON and text values side by side, in the order asked, a nested namespace apart from its parent')
+  // the root reads text: a namespace of bytes is refused, alone or among text ones, before anything is read
+  for (const reads of [[{ sublevel: bytes, key: 'k' }], [{ sublevel: json, key: 'k' }, { sublevel: bytes, key: 'k' }]]) {
+    await assert.rejects(db.getMany(reads), (err: unknown) => isHearthError(err, 'INVALID_ARGUMENT'))
+  }
+  assert.deepEqual([...(await bytes.get('k'))!], [1, 2, 3], 'read on its own')
+  // a stored value that no longer parses fails the whole read as damage
+  await db.sublevel<string>('alpha', { valueEncoding: 'utf8' }).put('bad', '{"n": 1, garbled')
+  await assert.rejects(db.getMany([{ sublevel: json, key: 'k' }, { sublevel: json, key: 'bad' }]), (err: unknown) => isHearthError(unwrapHearthError(err), 'INDEX_CORRUPT'))
+  assert.match(db.damage()?.message ?? '', /not JSON/)
+})
