@@ -73,26 +73,17 @@ export function writeMessage (plaintext: Uint8Array, passwordHex: string, opts: 
   const seipdBody = 1 + inner
   const innerAt = SKESK_BYTES + 1 + lengthOctets(seipdBody) + 1
   const out = Buffer.allocUnsafe(innerAt + inner)
-  // the algorithm octet and the session key, as the SKESK encrypts them; the key is a view of it
-  const keyed = Buffer.allocUnsafe(1 + 32)
-  keyed[0] = AES256
-  randomFillPooled(keyed.subarray(1))
-  const sessionKey = keyed.subarray(1)
-  writeSkesk(out, passwordHex, keyed)
+  // the SEIPD's plaintext: prefix, literal packet head, the data, the MDC packet
+  const head = Buffer.allocUnsafe(PREFIX_BYTES + literalHead)
+  const cipher = startMessage(passwordHex, out, head)
   out[SKESK_BYTES] = 0xc0 | TAG_SEIPD
   putLength(out, SKESK_BYTES + 1, seipdBody)
   out[innerAt - 1] = 1
-  // the SEIPD's plaintext: prefix, literal packet head, the data, the MDC packet
-  const head = Buffer.allocUnsafe(PREFIX_BYTES + literalHead)
-  randomFillPooled(head.subarray(0, BLOCK))
-  head.copyWithin(BLOCK, BLOCK - 2, BLOCK)
   head[PREFIX_BYTES] = 0xc0 | TAG_LITERAL
   let at = putLength(head, PREFIX_BYTES + 1, literalBody)
   head[at++] = LITERAL_BINARY
   head[at++] = 0 // no file name
   head.writeUInt32BE(Math.floor((opts.date ?? new Date()).getTime() / 1000) >>> 0, at)
-  const cipher = createCipheriv('aes-256-cfb', sessionKey, ZERO_IV)
-  keyed.fill(0)
   if (n <= ONE_PIECE_MAX) {
     // laid out whole in `out` (where its ciphertext goes), hashed and encrypted in one call each
     const body = out.subarray(innerAt)
@@ -114,6 +105,24 @@ export function writeMessage (plaintext: Uint8Array, passwordHex: string, opts: 
   return out
 }
 
+/**
+ * What every message starts with: a random session key, the SKESK that carries it written into
+ * `skesk` at 0 (SKESK_BYTES), and the SEIPD's random prefix written into `prefix` at 0
+ * (PREFIX_BYTES); answers the AES-256-CFB cipher of the SEIPD under the session key, nothing
+ * encrypted yet. The random bytes are drawn in this order: session key, salt, prefix.
+ */
+function startMessage (passwordHex: string, skesk: Buffer, prefix: Buffer): Cipher {
+  // the algorithm octet and the session key, as the SKESK encrypts them; the key is a view of it
+  const keyed = Buffer.allocUnsafe(1 + 32)
+  keyed[0] = AES256
+  randomFillPooled(keyed.subarray(1))
+  writeSkesk(skesk, passwordHex, keyed)
+  const cipher = createCipheriv('aes-256-cfb', keyed.subarray(1), ZERO_IV)
+  keyed.fill(0)
+  randomFillPooled(prefix.subarray(0, BLOCK))
+  prefix.copyWithin(BLOCK, BLOCK - 2, BLOCK)
+  return cipher
+}
 
 /** `plain` encrypted into `out` at `at` (CFB: as many bytes out as in); the offset after them. */
 function encryptInto (cipher: Cipher, plain: Uint8Array, out: Buffer, at: number): number {
@@ -163,26 +172,19 @@ export function * writeMessagePiecesFrom (segments: Iterable<Uint8Array>, passwo
  * One message being written: plaintext in (`write`, any sizes), ciphertext bytes out through
  * `emit` in order. The plaintext's bytes are read until `end`, so they must not change before.
  */
-export class MessageStream {
+class MessageStream {
   readonly #cipher: Cipher
   readonly #mdc: Hash = createHash('sha1')
   readonly #literal: PacketBody
   readonly #seipd: PacketBody
 
   constructor (passwordHex: string, partBytes: number, opts: WriterOptions, emit: (bytes: Uint8Array) => void) {
-    const keyed = Buffer.allocUnsafe(1 + 32)
-    keyed[0] = AES256
-    randomFillPooled(keyed.subarray(1))
     const skesk = Buffer.allocUnsafe(SKESK_BYTES)
-    writeSkesk(skesk, passwordHex, keyed)
+    const prefix = Buffer.allocUnsafe(PREFIX_BYTES)
+    this.#cipher = startMessage(passwordHex, skesk, prefix)
     emit(skesk)
     this.#seipd = new PacketBody(TAG_SEIPD, partBytes, emit)
     this.#seipd.write(Uint8Array.of(1))
-    this.#cipher = createCipheriv('aes-256-cfb', keyed.subarray(1), ZERO_IV)
-    keyed.fill(0)
-    const prefix = Buffer.allocUnsafe(PREFIX_BYTES)
-    randomFillPooled(prefix.subarray(0, BLOCK))
-    prefix.copyWithin(BLOCK, BLOCK - 2, BLOCK)
     this.#encrypt(prefix)
     this.#literal = new PacketBody(TAG_LITERAL, partBytes, (b) => { this.#encrypt(b) })
     const seconds = Math.floor((opts.date ?? new Date()).getTime() / 1000)
@@ -241,7 +243,8 @@ class PacketBody {
   readonly #partOctet: number
 
   constructor (private readonly tag: number, private readonly partBytes: number, private readonly emit: (bytes: Uint8Array) => void) {
-    this.#partOctet = Number.isFinite(partBytes) ? 224 + Math.log2(partBytes) : 0
+    // partBytes is a power of two from 512 to 2^30 (checkPartBytes): octets 233 to 254
+    this.#partOctet = 224 + Math.log2(partBytes)
   }
 
   write (bytes: Uint8Array): void {
