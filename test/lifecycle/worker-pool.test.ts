@@ -158,9 +158,13 @@ test('a worker\'s control words serve all its jobs: a job left after its end, or
   const ended = pool.run({ mode: 'echo', parts: [1, 2, 3] }, { bytes: 1 })[Symbol.asyncIterator]()
   assert.deepEqual(await ended.next(), { done: false, value: 1 })
   for (let i = 0; i < 500 && (await pool.status()).busy > 0; i++) await new Promise((resolve) => setTimeout(resolve, 2))
-  const next = all(pool.run({ mode: 'taken', ms: 100 }, { bytes: 1 }))
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  // the next job is given to the worker at once (its count set to 0) and answers its count only
+  // once signalled, after the ended job's parts were taken: the overlap, however slow the machine
+  const signal = new Int32Array(new SharedArrayBuffer(4))
+  const next = all(pool.run({ mode: 'taken', signal }, { bytes: 1 }))
+  assert.equal((await pool.status()).busy, 1, 'the next job runs')
   assert.deepEqual([await ended.next(), await ended.next()], [{ done: false, value: 2 }, { done: false, value: 3 }])
+  Atomics.store(signal, 0, 1)
   assert.deepEqual(await next, [0], 'the next job\'s consumer has taken none of its parts')
   const status = await pool.status()
   assert.equal(status.workers, 1, 'one worker ran them all')

@@ -2,7 +2,7 @@
 import { serveWorkerJobs } from '../../src/lifecycle/worker-job.js'
 import { HearthError } from '../../src/errors.js'
 
-interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep' | 'endless' | 'lockstep' | 'taken'; parts?: unknown[]; ms?: number }
+interface TestJob { mode: 'echo' | 'fail' | 'fail-plain' | 'exit' | 'throw-async' | 'sleep' | 'endless' | 'lockstep' | 'taken'; parts?: unknown[]; ms?: number; signal?: Int32Array }
 
 serveWorkerJobs(async function * (input, ctx) {
   const job = input as TestJob
@@ -38,8 +38,11 @@ serveWorkerJobs(async function * (input, ctx) {
         yield { value: i }
       }
       return
-    case 'taken': // how many of its parts the consumer took, after `ms`
-      await new Promise((resolve) => setTimeout(resolve, job.ms ?? 200))
+    case 'taken': // how many of its parts the consumer took, once the test sets `signal[0]` (or a failure after 10 s)
+      for (let waited = 0; Atomics.load(job.signal!, 0) === 0; waited++) {
+        if (waited > 10_000) throw new Error('the test never signalled')
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
       yield { value: ctx.taken() }
       return
     case 'sleep':
