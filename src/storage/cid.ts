@@ -13,6 +13,8 @@ import { HearthError } from '../errors.js'
 
 export const CHUNK_SIZE = 262_144
 export const MAX_CHILDREN_PER_NODE = 174
+/** Largest ciphertext Hearth accepts from another device or a gateway (sync's blobs, verified reads). */
+export const MAX_BLOB_BYTES = 1024 * 1024 * 1024
 export const CID_VERSION = 1
 export const RAW_LEAVES = true
 

@@ -29,9 +29,8 @@ import { sha256 } from 'multiformats/hashes/sha2'
 import { code as DAG_PB_CODEC, decode as decodeDagPb } from '@ipld/dag-pb'
 import { UnixFS } from 'ipfs-unixfs'
 import { HearthError } from '../errors.js'
-import { CHUNK_SIZE, canonicalCid, MAX_CHILDREN_PER_NODE } from './cid.js'
+import { CHUNK_SIZE, canonicalCid, MAX_BLOB_BYTES, MAX_CHILDREN_PER_NODE } from './cid.js'
 import { blockFilePath } from './raw-blocks.js'
-import { MAX_BLOB_BYTES } from '../sync/protocol.js'
 
 /** Block files read at once (the threadpool's four threads are shared with everything else). */
 const READ_CONCURRENCY = 4

@@ -19,6 +19,7 @@
 // plaintext: the receiver learns the scope only by resolving schemaId and decrypting.
 import { CID } from 'multiformats/cid'
 import { HearthError } from '../errors.js'
+import { MAX_BLOB_BYTES } from '../storage/cid.js'
 
 export const SYNC_PROTOCOL_ID = '/hearth/sync/1.0.0'
 export const SYNC_PROTOCOL_VERSION = 1
@@ -27,8 +28,8 @@ export const SYNC_PROTOCOL_VERSION = 1
 export const MAX_FRAME_BYTES = 1024 * 1024
 /** Ciphertext is sent in frames of this size. */
 export const BLOB_CHUNK_BYTES = 256 * 1024
-/** Largest ciphertext accepted from a peer. */
-export const MAX_BLOB_BYTES = 1024 * 1024 * 1024
+/** Largest ciphertext accepted from a peer (storage's bound: verified reads size nothing over it). */
+export { MAX_BLOB_BYTES }
 /** Most entries one `changes` answer may carry (keeps a page well under MAX_FRAME_BYTES). */
 export const MAX_CHANGES_LIMIT = 1000
 
