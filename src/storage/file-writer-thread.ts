@@ -8,11 +8,11 @@
 // of a lone request.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import { randomBytes } from 'node:crypto'
-import { closeSync, unlinkSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { getPriority, setPriority } from 'node:os'
 import type { CreateFile, FileOutcome, WriterReply, WriterRequest, WriterSetup } from './file-writer.js'
-import { createNew, errorOf, openCreating, publish, replaceBlock, stageNew, writeBlock } from './file-writer-ops.js'
+import { createNew, errorOf, publish, replaceBlock, stageNew, writeBlock } from './file-writer-ops.js'
 
 const setup = (workerData ?? {}) as WriterSetup
 /** How much lower than the main thread this thread runs (niceness steps, on top of the process's own). */
@@ -25,11 +25,22 @@ const sparePrefix = randomBytes(3).toString('hex')
 let spareCounter = 0
 let ended = false // told to end: no more spares
 
-/** Makes one empty temp for a later create. */
+/**
+ * Makes one empty temp for a later create. The temp folder is made when missing, but not its
+ * parent: a data folder removed meanwhile (or a test's home, cleaned up) is not made again for spares.
+ */
 function makeSpare (dir: string): void {
   spareCounter = (spareCounter + 1) % 0x1000000
   const path = join(dir, `.spare.${sparePrefix}${spareCounter.toString(16).padStart(6, '0')}.tmp`)
-  closeSync(openCreating(path, 'wx', 0o600))
+  let fd: number
+  try {
+    fd = openSync(path, 'wx', 0o600)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    mkdirSync(dir)
+    fd = openSync(path, 'wx', 0o600)
+  }
+  closeSync(fd)
   spares.push(path)
 }
 

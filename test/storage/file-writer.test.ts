@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { watch } from 'node:fs'
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createFileWriter } from '../../src/storage/file-writer.js'
 import { tempDir } from '../support/tmp.js'
@@ -183,4 +183,15 @@ test('the writer thread runs at a lower priority than the main thread (10 steps 
   }
   assert.ok(found.includes(expected), `a thread started by the writer runs at niceness ${expected}, 10 below the process's ${own} (${found.join(', ')})`)
   assert.equal(await niceness(String(process.pid)), own, 'the main thread keeps its own')
+})
+
+test('spares never make the temp folder\'s parent again: a data folder removed while the thread starts stays removed', async (t) => {
+  const dir = await tempDir(t)
+  const writer = createFileWriter({ tempDir: join(dir, '.writing'), spares: 4 })
+  t.after(async () => { await writer.close() })
+  // runs on this thread while the writer's thread starts; that thread makes its spares once it is up
+  await writer.createNew(join(dir, 'scope', 'a.json'), Buffer.from('{}'))
+  await rm(dir, { recursive: true, force: true })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  await assert.rejects(stat(dir), { code: 'ENOENT' }, 'the removed folder was not made again for spares')
 })
