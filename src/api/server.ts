@@ -296,7 +296,7 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
   function finish (listener: Listener, req: IncomingMessage, res: ServerResponse, reply: Reply, head = false): void {
     if (!req.readableEnded) req.resume()
     let answer: Reply = head ? { status: reply.status, ...(reply.headers !== undefined ? { headers: reply.headers } : {}) } : reply
-    if (!req.complete) answer = { ...answer, headers: { ...answer.headers, connection: 'close' } }
+    if (!req.complete && hasBody(req)) answer = { ...answer, headers: { ...answer.headers, connection: 'close' } }
     sendReply(res, answer, listener.headers?.(req))
   }
 
@@ -364,4 +364,9 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       for (const p of sockets) await unlink(p).catch(() => {})
     }
   }
+}
+
+/** Whether a request says a body follows (a length over 0, or chunked); one without a body is whole once its headers are. */
+function hasBody (req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0')
 }

@@ -145,6 +145,9 @@ test('an answer written before the body was read whole (over the limit without a
   const read = await httpCall({ socketPath: socket }, 'POST', '/owner/echo', { body: '{"a":1}', headers: { 'content-type': 'application/json' } })
   assert.deepEqual(read.json, { length: 7 })
   assert.notEqual(read.headers.connection, 'close', 'a body read whole keeps the connection')
+  const missing = await httpCall({ socketPath: socket }, 'GET', '/nothing')
+  assert.equal(missing.status, 404)
+  assert.notEqual(missing.headers.connection, 'close', 'a request without a body refused at once keeps the connection')
 })
 
 test('the owner TCP listener demands the bearer token and logs every refusal', async (t) => {
