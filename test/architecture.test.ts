@@ -17,11 +17,11 @@ const LAYERS: string[][] = [
   // service shape and event hub
   ['config', 'client', 'db', 'storage', 'registry', 'identity', 'lifecycle'],
   // the features
-  ['chain', 'ingest', 'sync', 'proxy', 'connectors'],
+  ['chain', 'ingest', 'sync', 'proxy', 'connectors', 'search'],
   // the HTTP API and its route sets
   ['api'],
   // parts with a listener of their own on the API server: the builder side, the dashboard
-  ['builders', 'ui'],
+  ['builders', 'ui', 'assistants'],
   // the composition root
   ['daemon'],
   // the command line, the only user of the composition root

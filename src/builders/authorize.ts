@@ -11,7 +11,7 @@ import type { BuilderRegistry } from './builder-registry.js'
 import type { GrantStore } from './grant-store.js'
 import { parseGrant, sameAddress } from './grant.js'
 import { ID_PATTERN, PERMISSION_ID_PATTERN } from './ids.js'
-import { coveringPattern } from './scope-pattern.js'
+import { coveringPattern } from '../protocol/scope-pattern.js'
 
 /** A grant as the read checks see it, wherever it came from. */
 export interface ActiveGrant {

@@ -5,7 +5,7 @@
 import type { Address } from 'viem'
 import { checksumAddress, isAddress } from '../protocol/eth.js'
 import { HearthError } from '../errors.js'
-import { checkPatterns } from './scope-pattern.js'
+import { checkPatterns } from '../protocol/scope-pattern.js'
 
 export interface Grant {
   user: Address

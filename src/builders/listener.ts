@@ -26,7 +26,7 @@ import { checkExpiresAt } from './grant.js'
 import { ID_PATTERN } from './ids.js'
 import type { RateLimiter } from './rate-limit.js'
 import type { ReplayCache } from './replay-cache.js'
-import { checkPatterns, coveringPattern } from './scope-pattern.js'
+import { checkPatterns, coveringPattern } from '../protocol/scope-pattern.js'
 import type { AccessAction } from './types.js'
 import { checkSignedFacts, parseAuthorization, recoverSigner, type SignedPayload } from './web3-signed.js'
 

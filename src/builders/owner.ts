@@ -16,7 +16,7 @@ import type { GrantStore } from './grant-store.js'
 import { checkExpiresAt, grantJson } from './grant.js'
 import { timeOrderedId } from './ids.js'
 import { domainKey, type RelayJob } from './relay.js'
-import { checkPatterns } from './scope-pattern.js'
+import { checkPatterns } from '../protocol/scope-pattern.js'
 import { permissionTypedData, type PermissionDomainTarget } from './typed-data.js'
 import type { AccessRequest, BuilderRecord, GrantRecord } from './types.js'
 

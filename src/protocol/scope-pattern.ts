@@ -2,7 +2,7 @@
 // that source) or `*` (everything). Pure: matching is exact string work, never a regex built
 // from input, and never changes case (scopes are case-sensitive, docs/protocol.md §2.1).
 import { HearthError } from '../errors.js'
-import { isScope, scopeProblem } from '../protocol/scope.js'
+import { isScope, scopeProblem } from './scope.js'
 
 const SOURCE_PATTERN = /^[a-z0-9][a-z0-9_]*$/
 
