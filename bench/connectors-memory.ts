@@ -4,6 +4,8 @@
 //   chatgpt-stream  — a conversations.json of N MB in a zip, read by the chatgpt connector as it
 //                     streams (what `hearth import chatgpt` does), items counted and dropped
 //   chatgpt-whole   — the same entry read whole and JSON.parse'd (what the connector did before)
+//   twitter-stream  — a data/tweets.js (window.YTD.tweets.part0 = [...]) of N MB, read by the twitter
+//                     connector (months held until the file ends, each tweet kept in its compact form)
 //   entries-100k    — an Instagram-like archive of 100,000 entries (media and a few JSON files)
 //                     through runImport with a no-op submit: open, list, read, list unread
 //   zip-bomb        — a ~2 MB zip whose conversations.json declares 100 bytes and inflates to ~2 GB
@@ -56,23 +58,41 @@ function conversation (i: number): string {
   return JSON.stringify({ title: `Conversation ${i}`, create_time: 1704067200 + i * 100, update_time: 1704067200 + i * 100 + 50, mapping, current_node: 'n19', conversation_id: `conv-${i}`, id: `conv-${i}`, default_model_slug: 'gpt-4o' })
 }
 
-/** Streams the zip to disk: the generator never holds the whole text. */
-async function writeConversationsZip (path: string, mb: number): Promise<number> {
+/**
+ * A zip with one entry `name` holding a JSON list of generated records (between `before` and
+ * `after`), about `mb` MB, streamed to disk: the generator never holds the whole text.
+ */
+async function writeListZip (path: string, name: string, mb: number, record: (i: number) => string, before = '[', after = ']'): Promise<number> {
   const out = createWriteStream(path)
   const zip = new Zip((err, chunk) => { if (err !== null) throw err; out.write(chunk) })
-  const file = new ZipDeflate('conversations.json', { level: 1 })
+  const file = new ZipDeflate(name, { level: 1 })
   zip.add(file)
-  let bytes = 1
-  file.push(Buffer.from('['))
+  let bytes = Buffer.byteLength(before)
+  file.push(Buffer.from(before))
   for (let i = 0; bytes < mb * 1048576; i++) {
-    const s = (i > 0 ? ',' : '') + conversation(i)
+    const s = (i > 0 ? ',' : '') + record(i)
     bytes += Buffer.byteLength(s)
     file.push(Buffer.from(s))
   }
-  file.push(Buffer.from(']'), true)
+  file.push(Buffer.from(after), true)
   zip.end()
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => err != null ? reject(err) : resolve()))
   return bytes
+}
+
+/** One tweet of about 900 bytes as X archives write it, ids and times spread over ten years. */
+function tweet (i: number): string {
+  const ms = Date.UTC(2014, 0, 1) + i * 60_000
+  const id = ((BigInt(ms) - 1288834974657n) << 22n) + BigInt(i % 4096)
+  return JSON.stringify({
+    tweet: {
+      id_str: String(id), id: String(id), created_at: new Date(ms).toUTCString().replace(/^(\w+), (\d+) (\w+) (\d+) ([\d:]+) GMT$/, '$1 $3 $2 $5 +0000 $4'),
+      full_text: `tweet ${i}: ` + 'Lorem ipsum dolor sit amet, 日本語 🚀 '.repeat(4), lang: 'en', favorite_count: String(i % 50), retweet_count: '0',
+      source: '<a href="https://mobile.twitter.com" rel="nofollow">Twitter Web App</a>', truncated: false, retweeted: false, favorited: false,
+      display_text_range: ['0', '140'], edit_info: { initial: { editTweetIds: [String(id)], editableUntil: '2024-01-01T00:00:00.000Z', isEditEligible: false, editsRemaining: '5' } },
+      entities: { hashtags: [{ text: 'bench', indices: ['0', '6'] }], symbols: [], user_mentions: [{ name: 'Someone', screen_name: 'someone', id_str: '12345', id: '12345', indices: ['7', '15'] }], urls: [] }
+    }
+  })
 }
 
 async function writeManyEntriesZip (path: string, entries: number): Promise<void> {
@@ -144,6 +164,14 @@ async function runCase (name: string, path: string): Promise<string> {
     await source.close()
     return `${list.length} conversations parsed whole in ${((performance.now() - t0) / 1000).toFixed(1)} s`
   }
+  if (name === 'twitter-stream') {
+    const c = await connector('twitter')
+    const source = await openExport(path)
+    let n = 0
+    for await (const item of c.module.read(source, { note: () => {}, skip: () => {}, logger: silentLogger() })) n += (item.data.tweets as unknown[]).length
+    await source.close()
+    return `${n} tweets in ${((performance.now() - t0) / 1000).toFixed(1)} s`
+  }
   if (name === 'entries-100k') {
     const summary = await runImport({ connector: await connector('instagram'), source: path, submit: async () => ({ status: 'stored' }) })
     return `${summary.total.items} items, ${summary.skipped.length} listed as not imported, note: "${summary.notes.at(-1)?.slice(0, 40) ?? ''}…" in ${((performance.now() - t0) / 1000).toFixed(1)} s`
@@ -173,7 +201,9 @@ const mb = Number(process.argv.find((a, i) => i >= 2 && /^\d+$/.test(a)) ?? (qui
 const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-connectors-'))
 try {
   const conversations = join(dir, 'chatgpt.zip')
-  const bytes = await writeConversationsZip(conversations, mb)
+  const bytes = await writeListZip(conversations, 'conversations.json', mb, conversation)
+  const tweets = join(dir, 'twitter.zip')
+  const tweetBytes = await writeListZip(tweets, 'data/tweets.js', mb, tweet, 'window.YTD.tweets.part0 = [')
   const many = join(dir, 'instagram-100k.zip')
   await writeManyEntriesZip(many, quick ? 10_000 : 100_000)
   const bomb = join(dir, 'bomb.zip')
@@ -181,6 +211,7 @@ try {
   const cases: Array<[string, string, string]> = [
     ['chatgpt-stream', conversations, `conversations.json of ${(bytes / 1048576).toFixed(0)} MB`],
     ['chatgpt-whole', conversations, `conversations.json of ${(bytes / 1048576).toFixed(0)} MB`],
+    ['twitter-stream', tweets, `tweets.js of ${(tweetBytes / 1048576).toFixed(0)} MB`],
     ['entries-100k', many, `${quick ? '10,000' : '100,000'} entries`],
     ['zip-bomb', bomb, `${(bombBytes / 1048576).toFixed(1)} MB zip, declares 100 bytes, inflates to ${quick ? 200 : 2000} MB`]
   ]

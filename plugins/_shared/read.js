@@ -33,13 +33,14 @@ export async function readJsonOrSkip (source, path, opts) {
  * The values at `paths` of `path` as they stream in (default: the elements of the top-level
  * array). When the file turns out broken part way, what came before is kept and the file is
  * listed as skipped with how far it got.
- * @param {ExportSource} source @param {string} path @param {ReadOptions} opts @param {string[]} [paths]
+ * @param {ExportSource} source @param {string} path @param {ReadOptions} opts
+ * @param {{paths?: string[], jsAssignment?: boolean}} [streamOpts] see ExportSource.streamJson
  * @returns {AsyncGenerator<unknown>}
  */
-export async function * streamJsonOrSkip (source, path, opts, paths) {
+export async function * streamJsonOrSkip (source, path, opts, streamOpts = {}) {
   let n = 0
   try {
-    for await (const value of source.streamJson(path, paths !== undefined ? { paths } : {})) {
+    for await (const value of source.streamJson(path, streamOpts)) {
       n++
       yield value
     }

@@ -97,8 +97,10 @@ export interface ExportSource {
    * time, whatever the file's size. EXPORT_UNREADABLE when the text stops being valid JSON. Each
    * value passes the rules a request body has (depth, exact numbers, value count); one that
    * breaks them is left out and reported in the import's result, and the next one is read.
+   * `jsAssignment`: the file is JavaScript assigning the JSON to a name, as X archives write
+   * (`window.YTD.tweets.part0 = [...]`); the name and `=` are passed over as the bytes stream.
    */
-  streamJson (path: string, opts?: { paths?: string[] }): AsyncIterable<unknown>
+  streamJson (path: string, opts?: { paths?: string[]; jsAssignment?: boolean }): AsyncIterable<unknown>
   close (): Promise<void>
 }
 
