@@ -138,3 +138,55 @@ export async function * streamListOrSkip (source, path, opts, what) {
   if (first !== '[' && first !== '?') { opts.skip(path, `not a list of ${what}`); return }
   yield * streamJsonOrSkip(source, path, opts)
 }
+
+/**
+ * Records grouped by UTC month ("YYYY-MM") as they stream in, each month's records in time order.
+ * At most `maxHeld` records are held: past that, every month but the current record's is handed
+ * out, since exports list their records newest (or oldest) first and the stream has moved past
+ * them. A record that comes later for a month already handed out starts another group of that
+ * month, so memory stays bounded whatever the file's size or order. Deterministic for one input.
+ * @template R
+ * @param {AsyncIterable<R>} records
+ * @param {(r: R) => string} timeOf ISO time of a record
+ * @param {number} maxHeld
+ * @returns {AsyncGenerator<[string, R[]]>}
+ */
+export async function * monthsAsTheyEnd (records, timeOf, maxHeld) {
+  /** @type {Map<string, R[]>} */
+  let held = new Map()
+  let count = 0
+  for await (const r of records) {
+    const month = timeOf(r).slice(0, 7)
+    const list = held.get(month)
+    if (list === undefined) held.set(month, [r])
+    else list.push(r)
+    if (++count <= maxHeld) continue
+    const current = /** @type {R[]} */ (held.get(month))
+    held.delete(month)
+    yield * byMonth([...held.values()].flat(), timeOf)
+    held = new Map([[month, current]])
+    count = current.length
+  }
+  yield * byMonth([...held.values()].flat(), timeOf)
+}
+
+/**
+ * A snapshot list as items of `scope`, all dated `collectedAt`: one item `{[key]: list}`, or past
+ * `perItem` entries parts `{[key]: slice, part, parts}`, so a large list stays far below a request's size.
+ * @template T
+ * @param {{scope: string, collectedAt: string, key: string, noun: string, perItem: number}} snapshot
+ * @param {T[]} list
+ * @returns {import('../../src/connectors/types.js').ConnectorItem[]}
+ */
+export function snapshotParts ({ scope, collectedAt, key, noun, perItem }, list) {
+  const parts = Math.max(1, Math.ceil(list.length / perItem))
+  return Array.from({ length: parts }, (_, i) => {
+    const slice = list.slice(i * perItem, (i + 1) * perItem)
+    return {
+      scope,
+      collectedAt,
+      data: { [key]: slice, ...(parts > 1 ? { part: i + 1, parts } : {}) },
+      label: parts > 1 ? `${slice.length} ${noun} (part ${i + 1} of ${parts})` : `${slice.length} ${noun}`
+    }
+  })
+}

@@ -24,7 +24,7 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { byMonth, streamJsonOrSkip } from '../_shared/read.js'
+import { monthsAsTheyEnd, snapshotParts, streamJsonOrSkip } from '../_shared/read.js'
 import { toConversationMonths } from './messages.js'
 import { snowflakeTime, toAccount, toLike, toTweet } from './tweets.js'
 import { knownLeftOut } from './known-files.js'
@@ -38,6 +38,11 @@ const FOLLOWING_FILES = new RegExp(`(^|/)following${part}`)
 const MEDIA_FOLDER = /(^|\/)tweets?_media\/(\d+)-([^/]+)$/
 /** Accounts per followers/following item: ~80 bytes each, so a part stays near 4 MB. */
 export const ACCOUNTS_PER_ITEM = 50_000
+/**
+ * Tweets held before the months the archive has moved past are handed out (it lists them newest
+ * first): memory stays bounded however large tweets.js is.
+ */
+const MAX_HELD_TWEETS = 20_000
 /** Likes of tweets older than November 2010: their ids carry no time. */
 const BEFORE_SNOWFLAKES = 'before-2010-11'
 const SNOWFLAKE_START = '2010-11-04T01:42:54.657Z'
@@ -93,18 +98,30 @@ async function * readTweets (source, opts) {
   }
   /** @param {string} tweetId @param {string} url */
   const mediaFile = (tweetId, url) => media.get(`${tweetId}-${url.slice(url.lastIndexOf('/') + 1)}`)
-  /** @type {Map<string, NonNullable<ReturnType<typeof toTweet>>>} */
-  const tweets = new Map()
-  let unreadable = 0
-  for await (const { file, entry } of entriesOf(source, opts, TWEET_FILES)) {
-    const tweet = toTweet(entry, mediaFile)
-    if (tweet === null) { unreadable++; continue }
-    // a deleted tweet may still be listed among the tweets: the entry with deletedAt wins
-    if (!tweets.has(tweet.id) || /deleted-tweet/.test(file)) tweets.set(tweet.id, tweet)
-  }
-  if (unreadable > 0) opts.note(`${unreadable} tweet entr(y/ies) without an id, time or text left out`)
-  for (const [month, list] of byMonth([...tweets.values()], (t) => t.createdAt)) {
+  const seen = new Set()
+  const counts = { unreadable: 0 }
+  // deleted tweets last: the others come newest first across tweets.js and its parts, which is
+  // what lets months be handed out as the file moves past them (past 20,000 tweets a month with
+  // deleted tweets may then come in two data files)
+  const files = filesIn(source, TWEET_FILES).sort((a, b) => Number(/deleted-tweet/.test(a.path)) - Number(/deleted-tweet/.test(b.path)))
+  for await (const [month, list] of monthsAsTheyEnd(tweetsOf(source, opts, files, mediaFile, seen, counts), (t) => t.createdAt, MAX_HELD_TWEETS)) {
     yield { scope: 'twitter.tweets', collectedAt: /** @type {string} */ (list.at(-1)?.createdAt), data: { month, tweets: list }, label: `${month}: ${list.length} tweets` }
+  }
+  if (counts.unreadable > 0) opts.note(`${counts.unreadable} tweet entr(y/ies) without an id, time or text left out`)
+}
+
+/**
+ * The tweets of `files` in file order, each id once.
+ * @param {ExportSource} source @param {ReadOptions} opts @param {import('../../src/connectors/types.js').ExportEntry[]} files
+ * @param {(tweetId: string, url: string) => string | undefined} mediaFile @param {Set<string>} seen @param {{unreadable: number}} counts
+ */
+async function * tweetsOf (source, opts, files, mediaFile, seen, counts) {
+  for (const f of files) {
+    for await (const entry of streamJsonOrSkip(source, f.path, opts, { jsAssignment: true })) {
+      const tweet = toTweet(entry, mediaFile)
+      if (tweet === null) counts.unreadable++
+      else if (!seen.has(tweet.id)) { seen.add(tweet.id); yield tweet }
+    }
   }
 }
 
@@ -161,14 +178,5 @@ async function * readAccounts (source, opts, scope, pattern, key) {
     if (a !== null && !seen.has(a.accountId)) { seen.add(a.accountId); accounts.push(a) }
   }
   if (read.files === 0) return // every file broken: no snapshot saying "none"
-  const parts = Math.max(1, Math.ceil(accounts.length / ACCOUNTS_PER_ITEM))
-  for (let i = 0; i < parts; i++) {
-    const slice = accounts.slice(i * ACCOUNTS_PER_ITEM, (i + 1) * ACCOUNTS_PER_ITEM)
-    yield {
-      scope,
-      collectedAt: source.exportedAt,
-      data: { accounts: slice, ...(parts > 1 ? { part: i + 1, parts } : {}) },
-      label: parts > 1 ? `${slice.length} accounts (part ${i + 1} of ${parts})` : `${slice.length} accounts`
-    }
-  }
+  yield * snapshotParts({ scope, collectedAt: source.exportedAt, key: 'accounts', noun: 'accounts', perItem: ACCOUNTS_PER_ITEM }, accounts)
 }
