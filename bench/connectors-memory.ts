@@ -6,6 +6,7 @@
 //   chatgpt-whole   — the same entry read whole and JSON.parse'd (what the connector did before)
 //   twitter-stream  — a data/tweets.js (window.YTD.tweets.part0 = [...]) of N MB, read by the twitter
 //                     connector (months held until the file ends, each tweet kept in its compact form)
+//   reddit-stream   — a comments.csv of N MB, read by the reddit connector row by row
 //   entries-100k    — an Instagram-like archive of 100,000 entries (media and a few JSON files)
 //                     through runImport with a no-op submit: open, list, read, list unread
 //   zip-bomb        — a ~2 MB zip whose conversations.json declares 100 bytes and inflates to ~2 GB
@@ -59,10 +60,10 @@ function conversation (i: number): string {
 }
 
 /**
- * A zip with one entry `name` holding a JSON list of generated records (between `before` and
- * `after`), about `mb` MB, streamed to disk: the generator never holds the whole text.
+ * A zip with one entry `name` holding generated records (a JSON list by default: `before`,
+ * records joined by `separator`, `after`), about `mb` MB, streamed to disk: the generator never holds the whole text.
  */
-async function writeListZip (path: string, name: string, mb: number, record: (i: number) => string, before = '[', after = ']'): Promise<number> {
+async function writeListZip (path: string, name: string, mb: number, record: (i: number) => string, { before = '[', after = ']', separator = ',' } = {}): Promise<number> {
   const out = createWriteStream(path)
   const zip = new Zip((err, chunk) => { if (err !== null) throw err; out.write(chunk) })
   const file = new ZipDeflate(name, { level: 1 })
@@ -70,7 +71,7 @@ async function writeListZip (path: string, name: string, mb: number, record: (i:
   let bytes = Buffer.byteLength(before)
   file.push(Buffer.from(before))
   for (let i = 0; bytes < mb * 1048576; i++) {
-    const s = (i > 0 ? ',' : '') + record(i)
+    const s = (i > 0 ? separator : '') + record(i)
     bytes += Buffer.byteLength(s)
     file.push(Buffer.from(s))
   }
@@ -78,6 +79,18 @@ async function writeListZip (path: string, name: string, mb: number, record: (i:
   zip.end()
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => err != null ? reject(err) : resolve()))
   return bytes
+}
+
+/** A zip whose comments.csv is about `mb` MB of Reddit comment rows, newest first, streamed to disk. */
+async function writeRedditZip (path: string, mb: number): Promise<number> {
+  const header = 'id,permalink,date,ip,subreddit,gildings,link,parent,body,media\r\n'
+  const start = Date.UTC(2024, 0, 1)
+  const row = (i: number): string => {
+    const id = `k${i.toString(36)}`
+    const date = new Date(start - i * 600_000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
+    return `${id},https://www.reddit.com/r/bench/comments/abc/x/${id}/,${date},,bench,0,https://www.reddit.com/r/bench/comments/abc/x/,t3_abc,"comment ${i}: ${'Lorem ipsum, dolor ""sit"" amet 日本語 🚀 '.repeat(6)}",`
+  }
+  return await writeListZip(path, 'comments.csv', mb, row, { before: header, after: '\r\n', separator: '\r\n' })
 }
 
 /** One tweet of about 900 bytes as X archives write it, ids and times spread over ten years. */
@@ -172,6 +185,14 @@ async function runCase (name: string, path: string): Promise<string> {
     await source.close()
     return `${n} tweets in ${((performance.now() - t0) / 1000).toFixed(1)} s`
   }
+  if (name === 'reddit-stream') {
+    const c = await connector('reddit')
+    const source = await openExport(path)
+    let n = 0
+    for await (const item of c.module.read(source, { note: () => {}, skip: () => {}, logger: silentLogger() })) n += (item.data.comments as unknown[] | undefined)?.length ?? 0
+    await source.close()
+    return `${n} comments in ${((performance.now() - t0) / 1000).toFixed(1)} s`
+  }
   if (name === 'entries-100k') {
     const summary = await runImport({ connector: await connector('instagram'), source: path, submit: async () => ({ status: 'stored' }) })
     return `${summary.total.items} items, ${summary.skipped.length} listed as not imported, note: "${summary.notes.at(-1)?.slice(0, 40) ?? ''}…" in ${((performance.now() - t0) / 1000).toFixed(1)} s`
@@ -202,8 +223,10 @@ const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-connectors-'))
 try {
   const conversations = join(dir, 'chatgpt.zip')
   const bytes = await writeListZip(conversations, 'conversations.json', mb, conversation)
+  const reddit = join(dir, 'reddit.zip')
+  const redditBytes = await writeRedditZip(reddit, mb)
   const tweets = join(dir, 'twitter.zip')
-  const tweetBytes = await writeListZip(tweets, 'data/tweets.js', mb, tweet, 'window.YTD.tweets.part0 = [')
+  const tweetBytes = await writeListZip(tweets, 'data/tweets.js', mb, tweet, { before: 'window.YTD.tweets.part0 = [' })
   const many = join(dir, 'instagram-100k.zip')
   await writeManyEntriesZip(many, quick ? 10_000 : 100_000)
   const bomb = join(dir, 'bomb.zip')
@@ -212,6 +235,7 @@ try {
     ['chatgpt-stream', conversations, `conversations.json of ${(bytes / 1048576).toFixed(0)} MB`],
     ['chatgpt-whole', conversations, `conversations.json of ${(bytes / 1048576).toFixed(0)} MB`],
     ['twitter-stream', tweets, `tweets.js of ${(tweetBytes / 1048576).toFixed(0)} MB`],
+    ['reddit-stream', reddit, `comments.csv of ${(redditBytes / 1048576).toFixed(0)} MB`],
     ['entries-100k', many, `${quick ? '10,000' : '100,000'} entries`],
     ['zip-bomb', bomb, `${(bombBytes / 1048576).toFixed(1)} MB zip, declares 100 bytes, inflates to ${quick ? 200 : 2000} MB`]
   ]

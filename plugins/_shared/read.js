@@ -3,6 +3,9 @@
 // that cannot be read — not valid JSON (real Spotify exports hold one), over the size limit, a
 // zip bomb — is passed over with its reason through opts.skip, and the import goes on.
 
+import { Readable, pipeline } from 'node:stream'
+import { parse as csvParser } from 'csv-parse'
+
 /** @typedef {import('../../src/connectors/types.js').ExportSource} ExportSource */
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 
@@ -189,4 +192,34 @@ export function snapshotParts ({ scope, collectedAt, key, noun, perItem }, list)
       label: parts > 1 ? `${slice.length} ${noun} (part ${i + 1} of ${parts})` : `${slice.length} ${noun}`
     }
   })
+}
+
+/** A CSV row longer than this is not an export's (a post's text is at most 40,000 characters). */
+const MAX_CSV_ROW_BYTES = 1024 * 1024
+
+/**
+ * The rows of a CSV entry as objects keyed by the header row (names trimmed and lower-cased), as
+ * the entry streams in. A file that breaks part way is listed as skipped with how far it got.
+ * @param {ExportSource} source @param {string} path @param {ReadOptions} opts
+ * @returns {AsyncGenerator<Record<string, string>>}
+ */
+export async function * streamCsvOrSkip (source, path, opts) {
+  const parser = csvParser({
+    columns: (/** @type {string[]} */ header) => header.map((h) => h.trim().toLowerCase()),
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: true,
+    max_record_size: MAX_CSV_ROW_BYTES
+  })
+  pipeline(Readable.from(source.stream(path)), parser, () => {}) // an error reaches the loop below through the parser
+  let n = 0
+  try {
+    for await (const row of parser) { n++; yield row }
+  } catch (err) {
+    const code = String(/** @type {{code?: unknown}} */ (err)?.code ?? '')
+    if (!(err instanceof Error) || (!code.startsWith('CSV_') && !isFileProblem(err))) throw err
+    opts.skip(path, `not readable as CSV: ${err.message}${n > 0 ? ` (the ${n} row(s) before were read)` : ''}`)
+  } finally {
+    parser.destroy()
+  }
 }

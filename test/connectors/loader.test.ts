@@ -26,11 +26,12 @@ test('loader: the shipped connectors load, and their listing is what GET /v1/con
   assert.equal(shippedPluginsDir(), PLUGINS_DIR)
   const loaded = await loadConnectors(PLUGINS_DIR)
   assert.deepEqual(loaded.errors, [])
-  assert.deepEqual(loaded.connectors.map((c) => c.id), ['chatgpt', 'instagram', 'spotify', 'twitter', 'youtube'])
+  assert.deepEqual(loaded.connectors.map((c) => c.id), ['chatgpt', 'instagram', 'reddit', 'spotify', 'twitter', 'youtube'])
   const body = listConnectorsBody(loaded)
   assert.deepEqual(body.connectors.map((c) => [c.connectorId, c.displayName, c.scopes.map((s) => s.scope)]), [
     ['chatgpt', 'ChatGPT', ['chatgpt.conversations', 'chatgpt.conversations.shared']],
     ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations']],
+    ['reddit', 'Reddit', ['reddit.posts', 'reddit.comments', 'reddit.saved', 'reddit.votes', 'reddit.subscriptions']],
     ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']],
     ['twitter', 'X (Twitter)', ['twitter.tweets', 'twitter.likes', 'twitter.directMessages', 'twitter.followers', 'twitter.following']],
     ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions']]
@@ -149,7 +150,7 @@ test('GET /v1/connectors lists what is installed without running any plugin code
   assert.equal(reply.status, 200)
   const body = reply.body as ReturnType<typeof listConnectorsBody>
   assert.deepEqual(body, listConnectorsBody(await scanConnectors([PLUGINS_DIR, root])))
-  assert.deepEqual(body.connectors.map((c) => c.connectorId), ['chatgpt', 'eager', 'instagram', 'spotify', 'twitter', 'youtube'])
+  assert.deepEqual(body.connectors.map((c) => c.connectorId), ['chatgpt', 'eager', 'instagram', 'reddit', 'spotify', 'twitter', 'youtube'])
   assert.deepEqual(body.errors.map((e) => [e.id, e.code]), [['broken', 'PLUGIN_INVALID']])
   await assert.rejects(access(marker), 'scanning never imports a plugin')
 
