@@ -155,22 +155,44 @@ export async function * streamListOrSkip (source, path, opts, what) {
  * @returns {AsyncGenerator<[string, R[]]>}
  */
 export async function * monthsAsTheyEnd (records, timeOf, maxHeld) {
+  const groups = monthGrouper(timeOf, maxHeld)
+  for await (const r of records) yield * groups.add(r)
+  yield * groups.end()
+}
+
+/**
+ * monthsAsTheyEnd for records pushed one at a time (one file feeding several scopes): `add`
+ * answers the groups handed out by that record (usually none), `end` the rest.
+ * @template R
+ * @param {(r: R) => string} timeOf ISO time of a record
+ * @param {number} maxHeld
+ * @returns {{add: (r: R) => [string, R[]][], end: () => [string, R[]][]}}
+ */
+export function monthGrouper (timeOf, maxHeld) {
   /** @type {Map<string, R[]>} */
   let held = new Map()
   let count = 0
-  for await (const r of records) {
-    const month = timeOf(r).slice(0, 7)
-    const list = held.get(month)
-    if (list === undefined) held.set(month, [r])
-    else list.push(r)
-    if (++count <= maxHeld) continue
-    const current = /** @type {R[]} */ (held.get(month))
-    held.delete(month)
-    yield * byMonth([...held.values()].flat(), timeOf)
-    held = new Map([[month, current]])
-    count = current.length
+  return {
+    add (r) {
+      const month = timeOf(r).slice(0, 7)
+      const list = held.get(month)
+      if (list === undefined) held.set(month, [r])
+      else list.push(r)
+      if (++count <= maxHeld) return []
+      const current = /** @type {R[]} */ (held.get(month))
+      held.delete(month)
+      const out = byMonth([...held.values()].flat(), timeOf)
+      held = new Map([[month, current]])
+      count = current.length
+      return out
+    },
+    end () {
+      const out = byMonth([...held.values()].flat(), timeOf)
+      held = new Map()
+      count = 0
+      return out
+    }
   }
-  yield * byMonth([...held.values()].flat(), timeOf)
 }
 
 /**

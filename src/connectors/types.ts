@@ -9,6 +9,8 @@ export interface ConnectorScope {
   scope: string
   label: string
   description: string
+  /** Imported only when asked for by name (raw, large or very sensitive data): ReadOptions.include. */
+  optional?: boolean
 }
 
 /** `connector.json` (docs/protocol.md §2.7). */
@@ -128,6 +130,12 @@ export interface ReadOptions {
    */
   skip (path: string, reason: string): void
   logger: Logger
+  /**
+   * The optional scopes (`"optional": true` in connector.json) the owner asked to import
+   * (`hearth import --with <scope>`). A connector reads and yields an optional scope only when it
+   * is here; otherwise it says so in a note or skip reason.
+   */
+  include?: ReadonlySet<string>
 }
 
 /** The default export of a plugin's `index.js`. */

@@ -54,7 +54,7 @@ test('hearth connectors lists shipped and the owner\'s connectors, and reports b
   assert.equal(json.code, EXIT.OK)
   const body = JSON.parse(json.out)
   assert.deepEqual(body, JSON.parse(JSON.stringify(listConnectorsBody(await loadConnectors(connectorDirs(home))))))
-  assert.deepEqual(body.connectors.map((c: { connectorId: string }) => c.connectorId), ['chatgpt', 'instagram', 'notes', 'reddit', 'spotify', 'twitter', 'youtube'])
+  assert.deepEqual(body.connectors.map((c: { connectorId: string }) => c.connectorId), ['chatgpt', 'google-maps', 'instagram', 'notes', 'reddit', 'spotify', 'twitter', 'youtube'])
   assert.deepEqual(body.errors.map((e: { id: string; code: string }) => [e.id, e.code]), [['broken', 'PLUGIN_INVALID']])
 
   assert.equal((await run(connectorsCommand, home, ['extra'])).code, EXIT.USAGE)
@@ -71,7 +71,7 @@ test('hearth import without a daemon, with an unknown or broken connector, or ba
 
   const unknown = await run(importCommand, home, ['tiktok', zip])
   assert.equal(unknown.code, EXIT.NOT_FOUND)
-  assert.match(unknown.err, /^error NOT_FOUND: no connector "tiktok"; installed: chatgpt, instagram, reddit, spotify, twitter, youtube\n/)
+  assert.match(unknown.err, /^error NOT_FOUND: no connector "tiktok"; installed: chatgpt, google-maps, instagram, reddit, spotify, twitter, youtube\n/)
 
   const broken = await run(importCommand, home, ['broken', zip])
   assert.equal(broken.code, EXIT.FAILURE)

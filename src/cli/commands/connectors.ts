@@ -27,7 +27,7 @@ export const connectorsCommand: Command = {
       if (body.connectors.length === 0) ctx.stdout.write('no connectors installed\n')
       for (const c of body.connectors) {
         ctx.stdout.write(`${c.connectorId}  ${c.displayName} ${c.version}\n`)
-        for (const s of c.scopes) ctx.stdout.write(`  ${s.scope}  ${s.label}\n    ${s.description}\n`)
+        for (const s of c.scopes) ctx.stdout.write(`  ${s.scope}  ${s.label}${s.optional === true ? ' (optional: import --with ' + s.scope + ')' : ''}\n    ${s.description}\n`)
       }
       for (const e of body.errors) ctx.stderr.write(`plugin ${e.id} not loaded: ${e.code}: ${e.message}\n`)
       return EXIT.OK
@@ -35,8 +35,9 @@ export const connectorsCommand: Command = {
   }
 }
 
-const IMPORT_USAGE = 'usage: hearth import <connector> <export.zip|folder|file.json> [more parts …] [--json] [--concurrency N]\n' +
+const IMPORT_USAGE = 'usage: hearth import <connector> <export.zip|folder|file.json> [more parts …] [--json] [--concurrency N] [--with <scope> …]\n' +
   '  reads a platform export with the connector and stores its data through the daemon;\n' +
+  '  --with imports an optional scope too (raw location points: hearth connectors marks them);\n' +
   '  an export split into several archives is given as all of them, or as the folder holding them;\n' +
   '  importing the same export again stores nothing new'
 export const importCommand: Command = {
@@ -47,7 +48,7 @@ export const importCommand: Command = {
       const { values, positionals } = parseArgs({
         args: ctx.args,
         allowPositionals: true,
-        options: { json: { type: 'boolean' }, concurrency: { type: 'string' } }
+        options: { json: { type: 'boolean' }, concurrency: { type: 'string' }, with: { type: 'string', multiple: true } }
       })
       if (positionals.length < 2) throw new UsageError('import takes a connector id and the path of an export (or of each of its parts)')
       const [id, ...exportPaths] = positionals as [string, ...string[]]
@@ -70,7 +71,8 @@ export const importCommand: Command = {
         source: exportPaths.map((p) => resolve(p)),
         submit: daemonSubmit({ socketPath: ctx.home.socket }),
         onProgress: progressPrinter(ctx),
-        concurrency
+        concurrency,
+        include: values.with ?? []
       })
       const located = withAbsolutePaths(summary, ctx.home.data)
       if (values.json === true) writeJson(ctx, located)
