@@ -7,6 +7,8 @@
 //   twitter-stream  — a data/tweets.js (window.YTD.tweets.part0 = [...]) of N MB, read by the twitter
 //                     connector (months held until the file ends, each tweet kept in its compact form)
 //   reddit-stream   — a comments.csv of N MB, read by the reddit connector row by row
+//   maps-points     — a Takeout Records.json of N MB (a point every 20 s), read by the google-maps
+//                     connector with --with googlemaps.locations (at most 200,000 points held)
 //   entries-100k    — an Instagram-like archive of 100,000 entries (media and a few JSON files)
 //                     through runImport with a no-op submit: open, list, read, list unread
 //   zip-bomb        — a ~2 MB zip whose conversations.json declares 100 bytes and inflates to ~2 GB
@@ -93,9 +95,19 @@ async function writeRedditZip (path: string, mb: number): Promise<number> {
   return await writeListZip(path, 'comments.csv', mb, row, { before: header, after: '\r\n', separator: '\r\n' })
 }
 
-/** One tweet of about 900 bytes as X archives write it, ids and times spread over ten years. */
+/** One Records.json location of about 330 bytes, as Takeout wrote them (2022–2024), a point every 20 s. */
+function location (i: number): string {
+  return JSON.stringify({
+    latitudeE7: 488583701 + (i % 5000), longitudeE7: 22944813 - (i % 3000), accuracy: 12 + (i % 40), altitude: 35, verticalAccuracy: 3,
+    activity: [{ activity: [{ type: 'STILL', confidence: 90 }, { type: 'ON_FOOT', confidence: 5 }], timestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000).toISOString() }],
+    source: 'WIFI', deviceTag: -1234567890, platformType: 'ANDROID', osLevel: 33, serverTimestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000 + 900).toISOString(),
+    deviceTimestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000 + 500).toISOString(), batteryCharging: false, formFactor: 'PHONE', timestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000).toISOString()
+  })
+}
+
+/** One tweet of about 900 bytes as X archives write it, one an hour (ids carry their time). */
 function tweet (i: number): string {
-  const ms = Date.UTC(2014, 0, 1) + i * 60_000
+  const ms = Date.UTC(2014, 0, 1) + i * 3_600_000
   const id = ((BigInt(ms) - 1288834974657n) << 22n) + BigInt(i % 4096)
   return JSON.stringify({
     tweet: {
@@ -161,6 +173,13 @@ async function writeBomb (path: string, inflatedMB: number): Promise<number> {
   return zip.length
 }
 
+/** The cases that run a connector over one large streamed file: which connector, what its items hold. */
+const STREAMED: Record<string, { connector: string; key: string; include?: string[] }> = {
+  'twitter-stream': { connector: 'twitter', key: 'tweets' },
+  'reddit-stream': { connector: 'reddit', key: 'comments' },
+  'maps-points': { connector: 'google-maps', key: 'points', include: ['googlemaps.locations'] }
+}
+
 async function runCase (name: string, path: string): Promise<string> {
   const t0 = performance.now()
   if (name === 'chatgpt-stream') {
@@ -177,21 +196,16 @@ async function runCase (name: string, path: string): Promise<string> {
     await source.close()
     return `${list.length} conversations parsed whole in ${((performance.now() - t0) / 1000).toFixed(1)} s`
   }
-  if (name === 'twitter-stream') {
-    const c = await connector('twitter')
+  const streamed = STREAMED[name]
+  if (streamed !== undefined) {
+    const c = await connector(streamed.connector)
     const source = await openExport(path)
     let n = 0
-    for await (const item of c.module.read(source, { note: () => {}, skip: () => {}, logger: silentLogger() })) n += (item.data.tweets as unknown[]).length
+    let items = 0
+    const opts = { note: () => {}, skip: () => {}, logger: silentLogger(), include: new Set(streamed.include ?? []) }
+    for await (const item of c.module.read(source, opts)) { items++; n += (item.data[streamed.key] as unknown[] | undefined)?.length ?? 0 }
     await source.close()
-    return `${n} tweets in ${((performance.now() - t0) / 1000).toFixed(1)} s`
-  }
-  if (name === 'reddit-stream') {
-    const c = await connector('reddit')
-    const source = await openExport(path)
-    let n = 0
-    for await (const item of c.module.read(source, { note: () => {}, skip: () => {}, logger: silentLogger() })) n += (item.data.comments as unknown[] | undefined)?.length ?? 0
-    await source.close()
-    return `${n} comments in ${((performance.now() - t0) / 1000).toFixed(1)} s`
+    return `${n} ${streamed.key} in ${items} items in ${((performance.now() - t0) / 1000).toFixed(1)} s`
   }
   if (name === 'entries-100k') {
     const summary = await runImport({ connector: await connector('instagram'), source: path, submit: async () => ({ status: 'stored' }) })
@@ -225,6 +239,8 @@ try {
   const bytes = await writeListZip(conversations, 'conversations.json', mb, conversation)
   const reddit = join(dir, 'reddit.zip')
   const redditBytes = await writeRedditZip(reddit, mb)
+  const maps = join(dir, 'maps.zip')
+  const mapsBytes = await writeListZip(maps, 'Takeout/Location History (Timeline)/Records.json', mb, location, { before: '{"locations": [', after: ']}' })
   const tweets = join(dir, 'twitter.zip')
   const tweetBytes = await writeListZip(tweets, 'data/tweets.js', mb, tweet, { before: 'window.YTD.tweets.part0 = [' })
   const many = join(dir, 'instagram-100k.zip')
@@ -236,6 +252,7 @@ try {
     ['chatgpt-whole', conversations, `conversations.json of ${(bytes / 1048576).toFixed(0)} MB`],
     ['twitter-stream', tweets, `tweets.js of ${(tweetBytes / 1048576).toFixed(0)} MB`],
     ['reddit-stream', reddit, `comments.csv of ${(redditBytes / 1048576).toFixed(0)} MB`],
+    ['maps-points', maps, `Records.json of ${(mapsBytes / 1048576).toFixed(0)} MB`],
     ['entries-100k', many, `${quick ? '10,000' : '100,000'} entries`],
     ['zip-bomb', bomb, `${(bombBytes / 1048576).toFixed(1)} MB zip, declares 100 bytes, inflates to ${quick ? 200 : 2000} MB`]
   ]

@@ -104,7 +104,7 @@ export function fromTimelineObject (raw) {
         ...optional('name', text(loc.name)),
         ...optional('address', text(loc.address)),
         ...optional('semanticType', text(loc.semanticType)),
-        ...optional('confidence', confidence(item.visitConfidence) ?? (num(item.visitConfidence) !== undefined ? /** @type {number} */ (num(item.visitConfidence)) / 100 : undefined))
+        ...optional('confidence', confidence(item.visitConfidence) ?? confidence((num(item.visitConfidence) ?? NaN) / 100)) // Takeout: a percentage
       }
     }
   }
