@@ -32,7 +32,7 @@ test('loader: the shipped connectors load, and their listing is what GET /v1/con
     ['chatgpt', 'ChatGPT', ['chatgpt.conversations', 'chatgpt.conversations.shared']],
     ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations']],
     ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']],
-    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions']]
+    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions', 'youtube.playlists', 'youtube.likes', 'youtube.comments']]
   ])
   for (const c of body.connectors) {
     assert.match(c.version, /^\d+\.\d+\.\d+$/)
