@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 // @ts-expect-error plain-JS plugin module without a declaration file
+import { cleanCitations } from '../../plugins/chatgpt/citations.js'
+// @ts-expect-error plain-JS plugin module without a declaration file
 import { branchOf } from '../../plugins/chatgpt/tree.js'
 import type { Connector } from '../../src/connectors/types.js'
 import { tempDir } from '../support/tmp.js'
@@ -389,4 +391,22 @@ test('chatgpt: a conversation with hundreds of regenerations keeps every message
   assert.deepEqual(current(data).slice(-2).map((m) => m.text), ['turn 29', 'answer 29.3'])
   const again = await conversationsOf(connector, zip)
   assert.deepEqual(again.items, first.items)
+})
+
+test('chatgpt: hostile citation text (unclosed, endless or nested markers, lookalike brackets) is cleaned without a crash', () => {
+  const cases = [
+    '\uE200'.repeat(100_000) + 'end',
+    `\uE200cite\uE202${'a'.repeat(100_000)}`,
+    '【'.repeat(50_000) + '】',
+    `【${'x'.repeat(5000)}†source】 tail`,
+    `\uE200entity\uE202{not json\uE201 and \uE200entity\uE202[]\uE201.`,
+    '\uE203\uE204\uE205\uE206 plain'
+  ]
+  for (const raw of cases) {
+    const r = cleanCitations(raw, { content_references: [{ matched_text: raw, type: 'grouped_webpages', items: [{ url: 'javascript:alert(1)' }, { url: `https://x.example/${'y'.repeat(5000)}` }] }, 'junk', null] })
+    assert.doesNotMatch(r.text, /[\uE200-\uE206]/)
+    assert.ok(r.text.length <= raw.length)
+    assert.deepEqual(r.sources, [], 'only http(s) URLs of a sane length are sources')
+  }
+  assert.equal(cleanCitations('【重要】 【第1章】', {}).text, '【重要】 【第1章】', 'brackets in ordinary text stay')
 })
