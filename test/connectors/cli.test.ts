@@ -45,7 +45,7 @@ test('hearth connectors lists shipped and the owner\'s connectors, and reports b
 
   const text = await run(connectorsCommand, home, [])
   assert.equal(text.code, EXIT.OK)
-  assert.match(text.out, /^chatgpt {2}ChatGPT 1\.1\.0\n {2}chatgpt\.conversations {2}Your ChatGPT conversations\n {4}Every conversation/m)
+  assert.match(text.out, /^chatgpt {2}ChatGPT 1\.2\.0\n {2}chatgpt\.conversations {2}Your ChatGPT conversations\n {4}Every conversation/m)
   assert.match(text.out, /^ {2}spotify\.savedTracks {2}Your saved Spotify tracks$/m)
   assert.match(text.out, /^notes {2}My notes 0\.1\.0$/m)
   assert.match(text.err, /^plugin broken not loaded: PLUGIN_INVALID: .*connector\.json is not valid JSON/m)
