@@ -254,14 +254,17 @@ test('instagram: the files it knows and leaves out say why; only unknown files a
     'your_instagram_activity/messages/secret_conversations.json': '{}',
     'your_instagram_activity/hologram_posts/holograms_1.json': '{}'
   }
-  const r = await readItems(connector, await writeZipExport(dir, 'known.zip', files))
+  const zip = await writeZipExport(dir, 'known.zip', { ...files, ...instagramExportFiles({ layout: '2024', categories: { stories: CATEGORIES.stories!, profilePhotos: CATEGORIES.profilePhotos! } }) })
+  const r = await readItems(connector, zip)
+  assert.deepEqual((await readItems(connector, zip)).items, r.items, 'reading the same export again gives the same items')
+  assert.deepEqual(r.items.map((i) => i.scope), ['instagram.profile', 'instagram.stories', 'instagram.profilePhotos'])
   const reasons = new Map(r.skipped.map((s) => [s.path, s.reason]))
   assert.equal(reasons.get('ads_information/ads_and_topics/ads_viewed.json'), 'advertising data (ads seen and clicked, interests Meta inferred): left out')
   assert.equal(reasons.get('security_and_login_information/login_and_profile_creation/login_activity.json'), 'logins, devices and IP addresses: left out')
   assert.equal(reasons.get('connections/contacts/synced_contacts.json'), "your phone's contacts (other people's phone numbers and e-mails): left out")
   assert.equal(reasons.get('personal_information/personal_information/account_information.json'), 'account details (e-mail, phone, places Meta inferred): left out')
   assert.equal(reasons.get('your_instagram_activity/content/reels.json'), 'not imported yet')
-  assert.equal(r.skipped.length, Object.keys(files).length - 3, 'every file but the profile, the photo and the unknown one')
+  assert.equal(r.skipped.length, Object.keys(files).length - 3, 'every file but the profile, the photo and the unknown one (the stories and profile photos are read)')
   assert.equal(reasons.has('your_instagram_activity/hologram_posts/holograms_1.json'), false, 'an unknown file is left for the import to list as unknown')
   assert.equal(reasons.has(PROFILE_PATH), false, 'a rule never hides a file that was read')
   assert.doesNotMatch(JSON.stringify(r.items), /jane@example|192\.0\.2|\+33/)
