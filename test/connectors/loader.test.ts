@@ -31,11 +31,11 @@ test('loader: the shipped connectors load, and their listing is what GET /v1/con
   assert.deepEqual(body.connectors.map((c) => [c.connectorId, c.displayName, c.scopes.map((s) => s.scope)]), [
     ['chatgpt', 'ChatGPT', ['chatgpt.conversations', 'chatgpt.conversations.shared']],
     ['google-maps', 'Google Maps Timeline (Location History)', ['googlemaps.visits', 'googlemaps.activities', 'googlemaps.locations']],
-    ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations']],
+    ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.stories', 'instagram.profilePhotos', 'instagram.conversations']],
     ['reddit', 'Reddit', ['reddit.posts', 'reddit.comments', 'reddit.saved', 'reddit.votes', 'reddit.subscriptions']],
     ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']],
     ['twitter', 'X (Twitter)', ['twitter.tweets', 'twitter.likes', 'twitter.directMessages', 'twitter.followers', 'twitter.following']],
-    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions']]
+    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions', 'youtube.playlists', 'youtube.likes', 'youtube.comments']]
   ])
   for (const c of body.connectors) {
     assert.match(c.version, /^\d+\.\d+\.\d+$/)
