@@ -25,9 +25,9 @@
 /** @typedef {import('./convert.js').Activity} Activity */
 /** @typedef {import('./convert.js').Point} Point */
 
-import { monthGrouper, streamJsonOrSkip } from '../_shared/read.js'
+import { monthGrouper, skipKnownFiles, streamJsonOrSkip } from '../_shared/read.js'
 import { fromSegment, fromTimelineObject, toPoint } from './convert.js'
-import { knownLeftOut } from './known-files.js'
+import { KNOWN_FILES } from './known-files.js'
 
 export const POINTS = 'googlemaps.locations'
 const SEMANTIC_FILE = /(^|\/)Semantic Location History\/\d{4}\/\d{4}_[A-Z]+\.json$/
@@ -74,12 +74,7 @@ export default {
     }
     yield * out.end()
     if (out.unusable > 0) opts.note(`${out.unusable} timeline entr(y/ies) without a readable time or place left out`)
-    const read = source.opened()
-    const listed = new Set(files.records.map((f) => f.path))
-    for (const e of source.entries()) {
-      const reason = read.has(e.path) || listed.has(e.path) ? undefined : knownLeftOut(e.path)
-      if (reason !== undefined) opts.skip(e.path, reason)
-    }
+    skipKnownFiles(source, opts, KNOWN_FILES)
   }
 }
 

@@ -18,8 +18,8 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { monthsAsTheyEnd, snapshotParts, streamCsvOrSkip, text } from '../_shared/read.js'
-import { knownLeftOut } from './known-files.js'
+import { monthsAsTheyEnd, skipKnownFiles, snapshotParts, streamCsvOrSkip, text } from '../_shared/read.js'
+import { KNOWN_FILES } from './known-files.js'
 import { toComment, toPost, toReference, toVote } from './rows.js'
 
 const MAX_HELD = 20_000
@@ -49,11 +49,7 @@ export default {
       scope: 'reddit.subscriptions', key: 'subreddits', noun: 'subreddits',
       files: [['subscribed_subreddits', (r) => text(r.subreddit?.trim()) ?? null]]
     })
-    const read = source.opened()
-    for (const e of source.entries()) {
-      const reason = read.has(e.path) ? undefined : knownLeftOut(e.path)
-      if (reason !== undefined) opts.skip(e.path, reason)
-    }
+    skipKnownFiles(source, opts, KNOWN_FILES)
   }
 }
 

@@ -24,10 +24,10 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { monthsAsTheyEnd, snapshotParts, streamJsonOrSkip } from '../_shared/read.js'
+import { monthsAsTheyEnd, skipKnownFiles, snapshotParts, streamJsonOrSkip } from '../_shared/read.js'
 import { toConversationMonths } from './messages.js'
 import { snowflakeTime, toAccount, toLike, toTweet } from './tweets.js'
-import { knownLeftOut } from './known-files.js'
+import { KNOWN_FILES } from './known-files.js'
 
 const part = '(-part\\d+)?\\.js$'
 const TWEET_FILES = new RegExp(`(^|/)(tweets?|community-tweet|deleted-tweets?)${part}`)
@@ -59,11 +59,7 @@ export default {
     yield * readMessages(source, opts)
     yield * readAccounts(source, opts, 'twitter.followers', FOLLOWER_FILES, 'follower')
     yield * readAccounts(source, opts, 'twitter.following', FOLLOWING_FILES, 'following')
-    const read = source.opened()
-    for (const e of source.entries()) {
-      const reason = read.has(e.path) ? undefined : knownLeftOut(e.path)
-      if (reason !== undefined) opts.skip(e.path, reason)
-    }
+    skipKnownFiles(source, opts, KNOWN_FILES)
   }
 }
 

@@ -86,7 +86,7 @@ test('installing the shipped schemas makes every scope usable offline, and a sec
   const again = createSchemaRegistry({ cache: reopened.cache, sources: [] })
   const second = await installShippedSchemas(again, storage)
   assert.ok(second.every((r) => !r.added), 'nothing new')
-  assert.deepEqual(second.filter((r) => !r.latest).map((r) => `${r.schema.scope}@${r.schema.definition.version}`), ['chatgpt.conversations@1.0.0'], 'only the older version is not the latest')
+  assert.deepEqual(second.filter((r) => !r.latest).map((r) => `${r.schema.scope}@${r.schema.definition.version}`), ['chatgpt.conversations@1.0.0', 'reddit.comments@1.0.0'], 'only the older versions are not the latest')
   assert.deepEqual(second.map((r) => r.schema.id), first.map((r) => r.schema.id), 'same bytes, same CIDs')
   assert.equal((await again.list()).length, shipped.length)
 })
