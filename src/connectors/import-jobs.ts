@@ -54,7 +54,8 @@ export interface ImportJobs {
   upload (body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
   /** Adds another archive of the same export to a job that has not run yet, and looks at them all again. */
   addPart (id: string, body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
-  run (id: string, connectorId: string): ImportJob
+  /** `include`: optional scopes of the connector to import too (`hearth import --with`). */
+  run (id: string, connectorId: string, include?: readonly string[]): ImportJob
   get (id: string): ImportJob | null
   list (): ImportJob[]
   stop (): Promise<void>
@@ -235,7 +236,7 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
       return job
     },
 
-    run (id, connectorId) {
+    run (id, connectorId, include = []) {
       const job = jobs.get(id)
       if (job === undefined) throw new HearthError('NOT_FOUND', `no import ${id}`)
       if (job.state !== 'ready') throw new HearthError('CONFLICT', `import ${id} is ${job.state}; it can start once its archive has been looked at, and only once`)
@@ -244,7 +245,7 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
       }
       job.state = 'running'
       job.connectorId = connectorId
-      spawnWorker(job, { mode: 'import', source: sourceOf(job), dirs: [...deps.connectorDirs], connectorId, socketPath: deps.socketPath }, (m) => {
+      spawnWorker(job, { mode: 'import', source: sourceOf(job), dirs: [...deps.connectorDirs], connectorId, include: [...include], socketPath: deps.socketPath }, (m) => {
         if (m.type === 'progress') applyProgress(job, m.events)
         else if (m.type === 'summary') {
           const summary = m.summary as ImportSummary
