@@ -8,6 +8,7 @@ import type { FileOrigin, FileRecord } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
 import { parseEnvelopeBytes, type Envelope } from '../protocol/envelope.js'
 import { classifyDataPath, absoluteDataPath, type PathClass } from './layout.js'
+import { sizeAndMtime } from '../storage/file-times.js'
 import { readDataFile, sha256Hex, type DataFile } from './data-file.js'
 import type { PathLocks } from './path-locks.js'
 import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
@@ -80,13 +81,13 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
       try {
         // follows a symlink (stat never opens, so a FIFO cannot block here): the size and mtime
         // compared below are the target's, the ones that change when the data does
-        found = await stat(abs)
+        found = await stat(abs, { bigint: true })
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'missing', path: rel }
         throw err
       }
       if (found.isDirectory()) return { outcome: 'ignored', path: rel, reason: 'a folder' }
-      st = found
+      st = sizeAndMtime(found)
       existing = await deps.index.get(rel) ?? null
     }
     if (existing !== null && unchangedSince(existing, st)) {
