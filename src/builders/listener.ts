@@ -28,12 +28,12 @@ import type { RateLimiter } from './rate-limit.js'
 import type { ReplayCache } from './replay-cache.js'
 import { checkPatterns, coveringPattern } from '../protocol/scope-pattern.js'
 import type { AccessAction } from './types.js'
-import { checkSignedFacts, parseAuthorization, recoverSigner, type SignedPayload } from './web3-signed.js'
+import { acceptedUntilMs, checkSignedFacts, parseAuthorization, recoverSigner, replayKey, type SignedPayload } from './web3-signed.js'
 
 export const BUILDER_ACCESS = ['builder'] as const
 
 /** What authentication learned about a request, for its route and its log entry. */
-interface SignedContext { signer: Address | null; payload: SignedPayload | null; signature: string | null; claimed: boolean }
+interface SignedContext { signer: Address | null; payload: SignedPayload | null; replayKey: string | null; claimed: boolean }
 
 export interface BuilderListenerDeps {
   audience: string
@@ -88,7 +88,7 @@ async function record (deps: { log: AccessLog; replay: ReplayCache; grants?: Gra
     userAgent: userAgent(req)
   }, async () => {
     const ops: BatchOp[] = []
-    if (ctx?.claimed === true && ctx.signature !== null && ctx.payload !== null) ops.push(deps.replay.persistOp(ctx.signature, (ctx.payload.exp + 60) * 1000))
+    if (ctx?.claimed === true && ctx.replayKey !== null && ctx.payload !== null) ops.push(deps.replay.persistOp(ctx.replayKey, acceptedUntilMs(ctx.payload)))
     if (fields.countRead === true && fields.grantId !== null && deps.grants !== undefined && ID_PATTERN.test(fields.grantId)) ops.push(await deps.grants.readOp(fields.grantId))
     return ops
   })
@@ -112,7 +112,7 @@ export function builderListener (deps: BuilderListenerDeps): Listener {
       }
     },
     async authenticate (req, ctx) {
-      const signed: SignedContext = { signer: null, payload: null, signature: null, claimed: false }
+      const signed: SignedContext = { signer: null, payload: null, replayKey: null, claimed: false }
       contexts.set(req, signed)
       try {
         // requests without a valid signature are limited per client address; a valid signer only
@@ -120,12 +120,12 @@ export function builderListener (deps: BuilderListenerDeps): Listener {
         deps.limiter.check(`ip:${clientIp(req) ?? '?'}`)
         const { payload, encoded, signature } = parseAuthorization(req.headers.authorization)
         signed.payload = payload
-        signed.signature = signature
         signed.signer = await recoverSigner(encoded, signature, payload.iss)
+        signed.replayKey = replayKey(encoded, signed.signer)
         deps.limiter.take(signed.signer)
         const body = await ctx.bytes()
         checkSignedFacts(payload, { method: req.method ?? 'GET', uri: req.url ?? '/', body, now: Math.floor(Date.now() / 1000) }, deps.audience)
-        if (!deps.replay.claim(signature, (payload.exp + 60) * 1000)) throw new HearthError('SIGNATURE_REPLAYED', 'this signature was used already; sign every request anew')
+        if (!deps.replay.claim(signed.replayKey, acceptedUntilMs(payload))) throw new HearthError('SIGNATURE_REPLAYED', 'this signature was used already; sign every request anew')
         signed.claimed = true
         if (!await deps.authorizer.isRegistered(signed.signer)) {
           throw new HearthError('BUILDER_NOT_REGISTERED', `${signed.signer} is not a registered builder (DataPortabilityGrantees, or the owner's local registry)`)
