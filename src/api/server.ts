@@ -31,6 +31,7 @@ import { dirname } from 'node:path'
 import { timingSafeEqual } from 'node:crypto'
 import { HearthError, toErrorBody } from '../errors.js'
 import type { Logger } from '../log.js'
+import { redactTarget } from '../log-redact.js'
 import { errorReply, readBody, readJson, sendReply, type ApiRequest, type BodyRoom, type Caller, type Reply } from './http.js'
 import type { Access, Router } from './router.js'
 import { refuseDotSegments } from './path.js'
@@ -276,12 +277,12 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       finish(listener, req, res, reply, method === 'HEAD')
     } catch (err) {
       const reply = errorReply(err)
-      if (reply.status >= 500) deps.logger.error({ err, listener: listener.name, url: req.url, method: req.method }, 'request failed')
-      if (refused !== null) logRefusal(listener, network, { method: req.method, url: req.url, remote: req.socket.remoteAddress, errorCode: (reply.body as { error: { errorCode: string } }).error.errorCode, step: refused }, 'request refused')
+      if (reply.status >= 500) deps.logger.error({ err, listener: listener.name, url: redactTarget(req.url), method: req.method }, 'request failed')
+      if (refused !== null) logRefusal(listener, network, { method: req.method, url: redactTarget(req.url), remote: req.socket.remoteAddress, errorCode: (reply.body as { error: { errorCode: string } }).error.errorCode, step: refused }, 'request refused')
       if (res.headersSent) { res.destroy(); return }
       finish(listener, req, res, reply)
     } finally {
-      if (started !== null) deps.logger.debug({ listener: listener.name, method: req.method, url: req.url, status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
+      if (started !== null) deps.logger.debug({ listener: listener.name, method: req.method, url: redactTarget(req.url), status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
     }
   }
 
