@@ -8,6 +8,7 @@ import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import { blockFilePath } from '../../src/storage/raw-blocks.js'
+import { blockDirsOf, removeStoredBlock } from '../support/stored-blocks.js'
 import { startDaemonProcess, runCli } from '../support/daemon.js'
 import { waitFor } from '../support/data-files.js'
 
@@ -64,5 +65,33 @@ test('block files deleted while stopped: storage damaged (N missing) in status, 
   assert.equal((await d.request({ path: '/health' })).json.status, 'ok')
   const restored = JSON.parse(doctor.stdout).restored as Array<{ cid: string }>
   for (const { cid } of restored) assert.equal((await d.request({ path: `/v1/storage/${cid}` })).status, 200)
+  assert.equal(await d.stop(), 0)
+})
+
+test('doctor stores a registered file\'s lost ciphertext again from data/ and the next start registers the new CID, the old registration marked superseded', async (t) => {
+  const args = ['--dev-chain', '--set', 'chain.pollIntervalMs=200']
+  let d = await startDaemonProcess(t, { args })
+  assert.equal((await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: 'lost' } })).status, 201)
+  const registered = await waitFor('registered', async () => {
+    const v = (await d.request({ path: '/v1/data/instagram.profile/versions' })).json.versions[0]
+    return v?.state === 'registered' ? v : null
+  }, 90_000)
+  assert.equal(await d.stop(), 0)
+  await removeStoredBlock(blockDirsOf(d.home.blocks), CID.parse((registered.url as string).slice('ipfs://'.length)))
+
+  const doctor = await runCli(d.home, ['doctor', '--json'])
+  assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr)
+  const [restored] = JSON.parse(doctor.stdout).restored
+  assert.equal(restored.supersedes, registered.fileId)
+  assert.notEqual(restored.cid, restored.oldCid)
+
+  d = await startDaemonProcess(t, { home: d.home.root, args })
+  const again = await waitFor('registered anew', async () => {
+    const v = (await d.request({ path: '/v1/data/instagram.profile/versions' })).json.versions[0]
+    return v?.state === 'registered' ? v : null
+  }, 90_000)
+  assert.equal(again.url, `ipfs://${String(restored.cid)}`)
+  assert.notEqual(again.fileId, registered.fileId)
+  assert.deepEqual(again.supersededFileIds, [registered.fileId])
   assert.equal(await d.stop(), 0)
 })
