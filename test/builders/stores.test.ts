@@ -98,12 +98,12 @@ test('grants: concurrent reads of a grant whose count LevelDB loads out of order
   assert.equal(await openGrantStore(reopened).reads(id), 3)
 })
 
-test('the replay cache refuses a signature until it expires, also after a reopen', async (t) => {
+test('the replay cache refuses a request key until it expires, also after a reopen', async (t) => {
   const dir = await tempDir(t)
   let db = await openDatabase(dir)
   let cache = openReplayCache(db)
   const exp = Date.now() + 60_000
-  assert.equal(cache.claim('0xAB', exp), true)
+  assert.equal(cache.claim('0xab', exp), true)
   assert.equal(cache.claim('0xab', exp), false)
   assert.equal(cache.claim('0xold', Date.now() - 1), true)
   await db.batch([cache.persistOp('0xab', exp), cache.persistOp('0xold', Date.now() - 1)])

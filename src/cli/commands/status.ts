@@ -36,7 +36,8 @@ export const statusCommand: Command = {
       const ingest = s.ingest ?? {}
       const scan = ingest.scan ?? {}
       out += line('ingest', `${String(ingest.queued ?? 0)} queued, ${String(ingest.running ?? 0)} running, ${String(ingest.waitingForStorage ?? 0)} waiting for storage, initial scan ${scan.done === true ? 'done' : 'in progress'} (${String(scan.seen ?? 0)} seen)`)
-      out += line('storage', `${String(s.storage.backend)} ${s.storage.ok === true ? 'ok' : `UNAVAILABLE: ${String(s.storage.detail ?? '')}`}`)
+      const lost = s.storage.presence?.state === 'damaged' ? `; damaged (${String(s.storage.presence.missing)} missing): ${String(s.storage.presence.repair ?? '')}` : ''
+      out += line('storage', `${String(s.storage.backend)} ${s.storage.ok === true ? 'ok' : `UNAVAILABLE: ${String(s.storage.detail ?? '')}`}${lost}`)
       const sync = s.sync as Record<string, any> | undefined
       if (sync !== undefined && sync.enabled === true) {
         const peers = (sync.peers ?? []) as Array<Record<string, unknown>>
