@@ -1,0 +1,113 @@
+// A new owner's first hour (issue 25), with the real CLI against a real daemon: `hearth rm` asks
+// and says which devices it reaches, a deleted rejected file leaves every list and count (also
+// across a restart), and the counts agree with the lists.
+import assert from 'node:assert/strict'
+import { unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { after, before, describe, it, test } from 'node:test'
+import { EXIT } from '../../src/cli/command.js'
+import { main } from '../../src/cli/main.js'
+import type { HomeLayout } from '../../src/home.js'
+import { runCli, startDaemonProcess, testEnv, type DaemonProcess } from '../support/daemon.js'
+import { dropFile, envelopeFor, statusOf, waitFor } from '../support/data-files.js'
+import { freeLoopbackPort } from '../support/ipfs-daemon.js'
+
+/** The CLI with stdin a terminal on which `typed` is answered. */
+async function runAtTerminal (home: HomeLayout, args: string[], typed: string): Promise<{ code: number, stdout: string, stderr: string }> {
+  const stdin = Object.assign(new PassThrough(), { isTTY: true })
+  const stdout = new PassThrough()
+  const stderr = new PassThrough()
+  let o = ''
+  let e = ''
+  stdout.on('data', (c: Buffer) => { o += c.toString() })
+  stderr.on('data', (c: Buffer) => { e += c.toString() })
+  stdin.end(typed)
+  const code = await main(['--home', home.root, ...args], { stdout, stderr, stdin, env: { ...testEnv(), HEARTH_HOME: home.root } })
+  return { code, stdout: o, stderr: e }
+}
+
+const cleanups: Array<() => Promise<void>> = []
+const hooks = { after: (fn: () => Promise<void>) => { cleanups.push(fn) } }
+after(async () => { for (const fn of cleanups.reverse()) await fn() })
+
+/** A dropped file the shipped instagram.profile schema rejects (username must be a string). */
+function brokenProfile (collectedAt: string): string {
+  return JSON.stringify(envelopeFor('instagram.profile', { username: 5 }, collectedAt))
+}
+
+async function rejectedPaths (d: DaemonProcess): Promise<string[]> {
+  return ((await statusOf(d)).rejected as Array<{ path: string }>).map((r) => r.path)
+}
+
+describe('a new owner on the CLI', () => {
+  let d: DaemonProcess
+  before(async () => {
+    d = await startDaemonProcess(hooks, { env: { HEARTH_SYNC: 'true', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' } })
+  })
+  after(async () => { await d.stop() })
+
+  it('rm asks on a terminal naming the other devices, refuses without --yes off a terminal, and says whom the deletion reaches', async () => {
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await runCli(d.home, ['put', 'github.profile', '-'], JSON.stringify({ login: `u${i}`, id: i + 1, created_at: '2020-01-01T00:00:00Z' }))).code, EXIT.OK)
+    }
+    const other = '12D3KooWGzBqXyPtBUMcbnbdcb29ExNbXrtbWgpZnSPLsFwcq4ZT'
+    assert.equal((await runCli(d.home, ['peers', 'add', `/ip4/127.0.0.1/tcp/${await freeLoopbackPort()}/p2p/${other}`])).code, EXIT.OK)
+
+    const scripted = await runCli(d.home, ['rm', 'github.profile'])
+    assert.equal(scripted.code, EXIT.USAGE)
+    assert.equal(scripted.stderr, 'error INVALID_ARGUMENT: hearth rm github.profile needs confirmation: run it in a terminal, or add --yes\n')
+
+    const declined = await runAtTerminal(d.home, ['rm', 'github.profile'], 'n\n')
+    assert.equal(declined.code, EXIT.FAILURE)
+    assert.match(declined.stderr, /^Delete 2 versions of github\.profile on this device and on your 1 other device \(when they next sync with this one\)\? On-chain registrations stay\. \[y\/N\] error CONFLICT: not deleted: github\.profile is unchanged\n$/)
+    assert.equal((await d.request({ path: '/v1/data/github.profile/versions' })).json.total, 2)
+
+    const confirmed = await runAtTerminal(d.home, ['rm', 'github.profile'], 'y\n')
+    assert.equal(confirmed.code, EXIT.OK, confirmed.stderr)
+    assert.equal(confirmed.stdout, 'deleted 2 files of github.profile on this device, unpinned 2\n  your other device known here deletes it when it next syncs with this one\n')
+    assert.equal((await d.request({ path: '/v1/data/github.profile/versions' })).json.total, 0)
+
+    assert.equal((await runCli(d.home, ['put', 'github.profile', '-'], JSON.stringify({ login: 'u', id: 9, created_at: '2020-01-01T00:00:00Z' }))).code, EXIT.OK)
+    const yes = await runCli(d.home, ['rm', 'github.profile', '--yes', '--json'])
+    assert.equal(yes.code, EXIT.OK, yes.stderr)
+    assert.deepEqual(JSON.parse(yes.stdout), { scope: 'github.profile', deleted: 1, unpinned: 1, otherDevices: 1, syncEnabled: true })
+  })
+
+  it('a deleted rejected file leaves the rejected list, the counts and the versions; counts agree with the lists', async () => {
+    const rel = await dropFile(d.home.data, 'instagram.profile', 'broken.json', brokenProfile('2026-01-21T10:00:00Z'))
+    assert.equal((await runCli(d.home, ['put', 'instagram.profile', '-'], '{"username":"alice"}')).code, EXIT.OK)
+    await waitFor('the rejection', async () => (await rejectedPaths(d)).includes(rel))
+    const listed = (await d.request({ path: '/v1/data/instagram.profile/versions' })).json
+    assert.equal(listed.total, 2)
+    assert.equal(listed.versions.length, listed.total, 'the total is what is listed')
+    assert.deepEqual(listed.versions.map((v: { state: string }) => v.state), ['stored', 'rejected'])
+    assert.equal((await statusOf(d)).files.counts.rejected, 1)
+
+    await unlink(join(d.home.data, rel))
+    await waitFor('the rejected file forgotten', async () => !(await rejectedPaths(d)).includes(rel))
+    const status = await statusOf(d)
+    assert.equal(status.files.counts.rejected, 0)
+    const after = (await d.request({ path: '/v1/data/instagram.profile/versions' })).json
+    assert.deepEqual([after.total, after.versions.length], [1, 1])
+    const ls = await runCli(d.home, ['ls', 'instagram.'])
+    assert.match(ls.stdout, /^instagram\.profile +1 /m)
+    assert.doesNotMatch((await runCli(d.home, ['status', '--verbose'])).stdout, /broken\.json/)
+  })
+})
+
+test('a rejected file deleted while the daemon was stopped is gone after the restart', async (t) => {
+  const first = await startDaemonProcess(t)
+  const rel = await dropFile(first.home.data, 'instagram.profile', 'broken.json', brokenProfile('2026-01-22T10:00:00Z'))
+  const kept = await dropFile(first.home.data, 'instagram.profile', 'still-broken.json', brokenProfile('2026-01-23T10:00:00Z'))
+  await waitFor('both rejections', async () => (await rejectedPaths(first)).length === 2)
+  assert.equal(await first.stop(), 0)
+  await unlink(join(first.home.data, rel))
+  const second = await startDaemonProcess(t, { home: first.home.root })
+  await waitFor('the deleted one forgotten', async () => (await rejectedPaths(second)).length === 1)
+  assert.deepEqual(await rejectedPaths(second), [kept])
+  const versions = (await second.request({ path: '/v1/data/instagram.profile/versions' })).json
+  assert.deepEqual([versions.total, versions.versions.map((v: { path: string }) => v.path)], [1, [kept]])
+  assert.equal((await statusOf(second)).files.total, 1)
+  await second.stop()
+})
