@@ -84,6 +84,23 @@ describe('a new owner on the CLI', () => {
     assert.deepEqual(listed.versions.map((v: { state: string }) => v.state), ['stored', 'rejected'])
     assert.equal((await statusOf(d)).files.counts.rejected, 1)
 
+    // status: a short summary, what needs attention with its reasons; the counters under --verbose
+    const shipped = ((await d.request({ path: '/v1/schemas' })).json.schemas as unknown[]).length
+    const summary = await runCli(d.home, ['status'])
+    assert.equal(summary.code, EXIT.OK, summary.stderr)
+    const labels = summary.stdout.split('\n').filter((l) => /^[a-z]+ +\S/.test(l)).map((l) => l.split(/ +/)[0])
+    assert.deepEqual(labels.slice(0, 8), ['owner', 'files', 'storage', 'chain', 'devices', 'upstream', 'schemas', 'dashboard'])
+    assert.match(summary.stdout, /^files {6}\d+ files: \d+ stored, 1 rejected$/m)
+    assert.match(summary.stdout, new RegExp(`^schemas {4}${shipped} installed \\(${shipped} shipped\\); no remote source`, 'm'))
+    assert.match(summary.stdout, /^devices {4}0 of 1 device connected, last sync never$/m)
+    assert.match(summary.stdout, /\nneeds attention:\n {2}1 rejected file in the data folder .*\n {4}instagram\.profile\/broken\.json {2}SCHEMA_VALIDATION_FAILED\n {6}- \/username: must be string\n/)
+    assert.ok(summary.stdout.split('\n').length < 25, summary.stdout)
+    assert.doesNotMatch(summary.stdout, /encryption workers|memory settle|V8 heap/)
+    const verbose = await runCli(d.home, ['status', '-v'])
+    assert.ok(verbose.stdout.startsWith(summary.stdout.slice(0, summary.stdout.indexOf('\n`hearth status --verbose`'))))
+    assert.match(verbose.stdout, /^encryption workers:$/m)
+    assert.match(verbose.stdout, /^memory {5}\d+ MB resident/m)
+
     await unlink(join(d.home.data, rel))
     await waitFor('the rejected file forgotten', async () => !(await rejectedPaths(d)).includes(rel))
     const status = await statusOf(d)

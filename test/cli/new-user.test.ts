@@ -150,7 +150,7 @@ describe('a new user on the CLI', () => {
   })
 
   it('status prints readable text, not JSON fragments', async () => {
-    const r = await runCli(d.home, ['status'])
+    const r = await runCli(d.home, ['status', '--verbose'])
     assert.equal(r.code, EXIT.OK, r.stderr)
     assert.match(r.stdout, /^owner {6}0x[0-9a-fA-F]{40}\n/)
     assert.match(r.stdout, /^sync {7}peer 12D3Koo\S+, \d+ of \d+ device\(s\) connected$/m)
