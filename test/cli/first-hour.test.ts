@@ -43,7 +43,7 @@ async function rejectedPaths (d: DaemonProcess): Promise<string[]> {
 describe('a new owner on the CLI', () => {
   let d: DaemonProcess
   before(async () => {
-    d = await startDaemonProcess(hooks, { env: { HEARTH_SYNC: 'true', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' } })
+    d = await startDaemonProcess(hooks, { env: { HEARTH_SYNC: 'true', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }, args: ['--set', 'builders.listen="127.0.0.1:0"'] })
   })
   after(async () => { await d.stop() })
 
@@ -72,6 +72,50 @@ describe('a new owner on the CLI', () => {
     const yes = await runCli(d.home, ['rm', 'github.profile', '--yes', '--json'])
     assert.equal(yes.code, EXIT.OK, yes.stderr)
     assert.deepEqual(JSON.parse(yes.stdout), { scope: 'github.profile', deleted: 1, unpinned: 1, otherDevices: 1, syncEnabled: true })
+  })
+
+  it('arguments: Hearth\'s own messages, --home after the command, -v, bad JSON is 2, config set names the command line once', async () => {
+    const cases: Array<[string[], string]> = [
+      [['versions', 'x.y', '--limit', '-1'], 'error INVALID_ARGUMENT: --limit needs a value; a value starting with "-" is written --limit=<value>\n'],
+      [['versions', 'x.y', '--bogus'], 'error INVALID_ARGUMENT: unknown option --bogus\n'],
+      [['whoami', 'extra'], 'error INVALID_ARGUMENT: unexpected argument "extra"\n'],
+      [['config', 'set', 'api.tcp.port=99999'], 'error CONFIG_INVALID: invalid configuration: api.tcp.port must be <= 65535 (got 99999 from config set)\n'],
+      [['config', 'set', 'nope.key=1'], 'error CONFIG_INVALID: nope.key is not a configuration key\n']
+    ]
+    for (const [args, first] of cases) {
+      const r = await runCli(d.home, args)
+      assert.ok(r.code === EXIT.USAGE || r.code === EXIT.FAILURE, args.join(' '))
+      assert.ok(r.stderr.startsWith(first), `${args.join(' ')}:\n${r.stderr}`)
+      assert.doesNotMatch(r.stderr, /ambiguous|XYZ|place it at the end|\n {2}- /, args.join(' '))
+    }
+    assert.equal((await runCli(d.home, ['versions', 'x.y', '--limit=-1'])).stderr, 'error INVALID_ARGUMENT: limit must be a non-negative integer, got "-1"\n')
+    assert.equal((await runCli(d.home, ['put', 'x.y', '-'], '{oops')).code, EXIT.USAGE)
+
+    // --home after the command (runCli puts one first: this one, later, wins)
+    const elsewhere = await main(['ls', '--home', d.home.root], { stdout: new PassThrough(), stderr: new PassThrough(), env: { ...testEnv(), HEARTH_HOME: '/nonexistent-hearth-home' } })
+    assert.equal(elsewhere, EXIT.OK)
+    for (const flag of ['-v', '-V', '--version']) assert.match((await runCli(d.home, [flag])).stdout, /^hearth \d+\.\d+\.\d+\n$/)
+  })
+
+  it('access-log lists newest first, as the dashboard does, and a full page names the command for the next', async () => {
+    const port = Number(/^builders {2}\S+ {2}\(port (\d+)\)$/m.exec(d.output())![1])
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/data/instagram.profile`)
+      assert.equal(res.status, 401)
+      await res.arrayBuffer()
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    const all = (await d.request({ path: '/v1/access-logs?order=desc&limit=10' })).json.entries as Array<{ at: string }>
+    assert.equal(all.length, 3)
+    const first = await runCli(d.home, ['access-log', '--limit', '2'])
+    assert.equal(first.code, EXIT.OK, first.stderr)
+    const lines = first.stdout.trim().split('\n')
+    assert.deepEqual(lines.slice(0, 2).map((l) => l.split(' ')[0]), [all[0]!.at, all[1]!.at].map(String))
+    const more = /^more \(older\): hearth (access-log --limit 2 --cursor \S+)$/.exec(lines[2]!)
+    assert.ok(more !== null, first.stdout)
+    const next = await runCli(d.home, more[1]!.split(' '))
+    assert.equal(next.stdout.trim().split('\n').length, 1)
+    assert.equal(next.stdout.split(' ')[0], String(all[2]!.at))
   })
 
   it('a deleted rejected file leaves the rejected list, the counts and the versions; counts agree with the lists', async () => {

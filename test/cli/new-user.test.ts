@@ -65,7 +65,7 @@ describe('a new user on the CLI', () => {
     const bad = join(d.home.root, 'bad.json')
     await writeFile(bad, '{\n  "username": "alice",\n  "bio": oops\n}\n')
     const r2 = await runCli(d.home, ['put', 'instagram.profile', bad])
-    assert.equal(r2.code, EXIT.FAILURE)
+    assert.equal(r2.code, EXIT.USAGE)
     assert.match(r2.stderr, new RegExp(`^error INVALID_JSON: ${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not JSON: line 3, column 10: `))
     const r3 = await runCli(d.home, ['put', 'instagram.profile', '-'], '{"username": "a",}')
     assert.match(r3.stderr, /^error INVALID_JSON: stdin is not JSON: line 1, column 18: /)
