@@ -41,13 +41,13 @@ export interface LoggerOptions {
   destination?: DestinationStream
   /** auto (default): pretty when `isTTY`, JSON otherwise. */
   format?: LogFormat
-  /** Whether the reader is a terminal; default: stdout or stderr of this process is one. */
+  /** Whether the reader is a terminal; default: stderr, where the lines go, is one (stdout is the commands' own). */
   isTTY?: boolean
 }
 
 export function createLogger (opts: LoggerOptions = {}): Logger {
   const format = opts.format ?? 'auto'
-  const isTTY = opts.isTTY ?? (process.stdout.isTTY === true || process.stderr.isTTY === true)
+  const isTTY = opts.isTTY ?? (opts.destination === undefined && process.stderr.isTTY === true)
   const pretty = format === 'pretty' || (format === 'auto' && isTTY)
   // never pino.destination: it retries a failed write forever (stderr on a full disk froze the daemon)
   const destination = scrubbed(opts.destination ?? resilientDestination(2))

@@ -95,6 +95,8 @@ test('hearth import through the real daemon: counts, file paths, re-import store
   assert.equal(first.code, EXIT.OK, first.err + first.out)
   assert.match(first.err, /^reading .*instagram-jane\.zip \(zip, \d+ entries, exported 2024-05-04T10:20:30Z\)$/m)
   assert.match(first.out, /^ {2}instagram\.profile +1 +0 +0 +0$/m)
+  // the progress line's last count is the summary's, however fast the import was
+  assert.match(first.err, /^ {2}2 items: 2 stored, 0 duplicate, 0 rejected, 0 waiting for a schema$/m)
   assert.match(first.out, /^ {2}instagram\.posts +1 +0 +0 +0$/m)
   const profileFile = join(home.data, 'instagram.profile', '2024-05-04T10-20-30Z.json')
   const postsFile = join(home.data, 'instagram.posts', '2024-05-04T10-20-30Z.json')

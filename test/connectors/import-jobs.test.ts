@@ -2,6 +2,7 @@
 // archive, then each further part; the worker process reads them as one tree.
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createImportJobs, type ImportJob } from '../../src/connectors/import-jobs.js'
@@ -69,4 +70,25 @@ test('import jobs: an optional scope is imported only when the start names it in
   }
   assert.deepEqual(await stored(), [['googlemaps.visits', 2], ['googlemaps.activities', 1], ['googlemaps.locations', 0]])
   assert.deepEqual(await stored(['googlemaps.locations']), [['googlemaps.visits', 2], ['googlemaps.activities', 1], ['googlemaps.locations', 2]])
+})
+
+test('import jobs: unstarted uploads are bounded in number and removed when the daemon stops', async (t) => {
+  const dir = await tempDir(t)
+  const server = await startDataServer(t, { dir, schemasDir: SCHEMAS_DIR })
+  const jobs = createImportJobs({ dir: join(dir, 'imports'), connectorDirs: [PLUGINS_DIR], socketPath: server.socketPath, logger: silentLogger(), maxBytes: 10 * 1024 * 1024 })
+  await jobs.start()
+  t.after(async () => { await jobs.stop() })
+  const zip = zipBytes(categoryFiles('2025', { followers: [['friend.one', 1717000000]] }))
+  const uploaded: ImportJob[] = []
+  for (let i = 0; i < 4; i++) {
+    const job = await jobs.upload(Readable.from([Buffer.from(zip)]), { name: `export-${i}.zip`, declaredBytes: zip.length, modifiedAt: null })
+    uploaded.push(await until(() => jobs.get(job.id), ['ready', 'failed']))
+  }
+  // the fourth waiting upload pushed out the first, and its archive is gone from disk
+  const first = jobs.get(uploaded[0]!.id)!
+  assert.equal(first.state, 'failed')
+  assert.match(first.error?.message ?? '', /removed unstarted: 3 newer uploads wait to be started/)
+  assert.deepEqual((await readdir(join(dir, 'imports'))).sort(), uploaded.slice(1).map((j) => j.id).sort())
+  await jobs.stop()
+  assert.deepEqual(await readdir(join(dir, 'imports')), [], 'no upload outlives the daemon')
 })

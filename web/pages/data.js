@@ -55,8 +55,8 @@ function Versions ({ scope }) {
       ${loading && data === undefined ? html`<${Loading} />` : data ? html`
         <p class="muted">${data.total} version${data.total === 1 ? '' : 's'}, newest first.</p>
         <${Table} caption=${`Versions of ${scope}`} rows=${data.versions} rowKey=${(v) => v.path} columns=${[
-          { label: 'Collected', cell: (v) => v.collectedAt && (v.state === 'stored' || v.state === 'registered') ? html`<a href=${link('data', scope, v.fileId ? `fileId:${v.fileId}` : v.collectedAt)}>${fmtTime(v.collectedAt)}</a>` : fmtTime(v.collectedAt) },
-          { label: 'State', cell: (v) => html`<${Badge} value=${v.state} />` },
+          { label: 'Collected', cls: 'nowrap', cell: (v) => v.collectedAt && (v.state === 'stored' || v.state === 'registered') ? html`<a href=${link('data', scope, v.fileId ? `fileId:${v.fileId}` : v.collectedAt)}>${fmtTime(v.collectedAt)}</a>` : fmtTime(v.collectedAt) },
+          { label: 'State', cell: (v) => html`<${Badge} value=${v.state} />${v.reasons?.length > 0 && v.state !== 'stored' && v.state !== 'registered' ? html`<ul class="reasons small">${v.reasons.slice(0, 5).map((r) => html`<li>${r}</li>`)}</ul>` : null}` },
           { label: 'CID', cell: (v) => v.url ? html`<code title=${v.url}>${shortId(v.url.replace('ipfs://', ''), 8)}</code>` : '–' },
           { label: 'File id', cell: (v) => v.fileId ?? '–', cls: 'num' },
           { label: 'Origin', cell: (v) => v.origin ?? '–' },

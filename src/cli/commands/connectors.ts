@@ -11,6 +11,7 @@ import { daemonSubmit } from '../../connectors/submit.js'
 import { listConnectorsBody } from '../../connectors/listing.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
+import { plural } from '../text.js'
 
 export { listConnectorsBody, type ConnectorsBody } from '../../connectors/listing.js'
 
@@ -66,14 +67,16 @@ export const importCommand: Command = {
       // Fail fast, before reading a large export, when there is no daemon to submit to.
       await callDaemon(ctx, { path: '/health', timeoutMs: 10_000 })
 
+      const progress = progressPrinter(ctx)
       const summary = await runImport({
         connector,
         source: exportPaths.map((p) => resolve(p)),
         submit: daemonSubmit({ socketPath: ctx.home.socket }),
-        onProgress: progressPrinter(ctx),
+        onProgress: progress.onProgress,
         concurrency,
         include: values.with ?? []
       })
+      progress.finish()
       const located = withAbsolutePaths(summary, ctx.home.data)
       if (values.json === true) writeJson(ctx, located)
       else printSummary(ctx, located)
@@ -91,29 +94,35 @@ function withAbsolutePaths (summary: ImportSummary, dataDir: string): ImportSumm
   }
 }
 
-function progressPrinter (ctx: CommandContext): (e: ImportProgress) => void {
+/** The import's progress on stderr; `finish` prints the last count, so it agrees with the summary. */
+function progressPrinter (ctx: CommandContext): { onProgress: (e: ImportProgress) => void; finish: () => void } {
   const tty = (ctx.stderr as { isTTY?: boolean }).isTTY === true
   const counts = { stored: 0, duplicate: 0, rejected: 0, 'waiting-schema': 0 }
   let last = 0
-  const line = (done: number): string => `  ${done} item(s): ${counts.stored} stored, ${counts.duplicate} duplicate, ${counts.rejected} rejected, ${counts['waiting-schema']} waiting for a schema`
-  return (e) => {
+  let done = 0
+  let printed = 0
+  const line = (): string => `  ${plural(done, 'item')}: ${counts.stored} stored, ${counts.duplicate} duplicate, ${counts.rejected} rejected, ${counts['waiting-schema']} waiting for a schema`
+  const print = (): void => { printed = done; ctx.stderr.write(tty ? `\r\x1b[K${line()}` : `${line()}\n`) }
+  const finish = (): void => { if (done !== printed && !tty) print() }
+  return { finish, onProgress: (e) => {
     if (e.type === 'opened') {
       const what = e.parts > 1 ? `${e.parts} parts` : e.kind
-      ctx.stderr.write(`reading ${e.location} (${what}, ${e.entries} entries, exported ${e.exportedAt})\n`)
+      ctx.stderr.write(`reading ${e.location} (${what}, ${plural(e.entries, 'entry', 'entries')}, exported ${e.exportedAt})\n`)
     } else if (e.type === 'skipped') {
       // Listed in the summary; the progress line stays about items.
     } else if (e.type === 'note') {
       ctx.stderr.write(`${tty ? '\r\x1b[K' : ''}note: ${e.message}\n`)
     } else {
       counts[e.status]++
+      done = e.done
       const now = Date.now()
       // One line a second (or a rewritten line on a terminal): thousands of items must not flood the log.
       if (now - last >= 1000) {
         last = now
-        ctx.stderr.write(tty ? `\r\x1b[K${line(e.done)}` : `${line(e.done)}\n`)
+        print()
       }
     }
-  }
+  } }
 }
 
 function printSummary (ctx: CommandContext, s: ImportSummary): void {
@@ -131,7 +140,7 @@ function printSummary (ctx: CommandContext, s: ImportSummary): void {
     out('files:')
     for (const r of withFiles) {
       if (r.paths.length <= 5) for (const p of r.paths) out(`  ${p}`)
-      else for (const dir of new Set(r.paths.map((p) => dirname(p)))) out(`  ${dir}/ (${r.paths.filter((p) => dirname(p) === dir).length} files)`)
+      else for (const dir of new Set(r.paths.map((p) => dirname(p)))) out(`  ${dir}/ (${plural(r.paths.filter((p) => dirname(p) === dir).length, 'file')})`)
     }
   }
   if (s.rejected.length > 0) {
