@@ -28,6 +28,7 @@ import { setUpBuilders } from '../builders/index.js'
 import { createImportJobs } from '../connectors/import-jobs.js'
 import { connectorDirs } from '../connectors/loader.js'
 import { createDashboard } from '../ui/dashboard.js'
+import { searchService } from './search-setup.js'
 import type { OwnerListeners } from './owner-listeners.js'
 import type { Daemon, DaemonOptions } from './daemon.js'
 
@@ -101,6 +102,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   const importJobs = await services.start(importJobsService(createImportJobs({ dir: join(home.root, 'imports'), connectorDirs: connectorDirs(home), socketPath: home.socket, logger, maxBytes: MAX_IMPORT_BYTES })))
   const builders = await setUpBuilders({ config: config.builders, db, index, storage, dataDir: home.data, identity, chain: chain?.client ?? null, permissions: chain?.permissions ?? null, connectorDirs: connectorDirs(home), logger })
   await services.start(ingest)
+  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger }))
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
     startedAt: deps.startedAt,
@@ -120,6 +122,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     importJobs: importJobs.jobs,
     builders,
     dashboard,
+    search,
     events,
     servicesStatus: async () => await services.status(),
     logger
