@@ -24,6 +24,8 @@ export interface GenerateOptions {
   mix?: [number, number, number]
   /** Records per version (default 40 messages per conversation, 2000 plays per month, 500 posts per export). */
   perVersion?: [number, number, number]
+  /** Put a word unique to each record (markerWord of its number from `tagBase`) in its text, for exact-find checks. */
+  tagEvery?: boolean
 }
 
 const WORDS = ('lease apartment landlord deposit contract garden recipe pasta bread coffee travel lisbon porto train ticket ' +
@@ -71,6 +73,9 @@ export function * generateVersions (opts: GenerateOptions): Generator<GeneratedV
   budget.push(opts.records - budget[0]! - budget[1]!)
   const start = Date.UTC(2020, 0, 1)
   let version = 0
+  let record = 0
+  /** The unique word of the next record (with its space), or '' when records are not tagged. */
+  const tag = (): string => opts.tagEvery === true ? `${markerWord(1_000_000 + record++)} ` : ''
   // conversations: one version each, spread over time
   for (let left = budget[0]!, c = 0; left > 0; c++) {
     const n = Math.min(perConv, left)
@@ -80,7 +85,7 @@ export function * generateVersions (opts: GenerateOptions): Generator<GeneratedV
     const messages = Array.from({ length: n }, (_, i) => ({
       id: `m${c}-${i}`,
       role: i % 2 === 0 ? 'user' : 'assistant',
-      text: (i === 0 ? `${marker} ` : '') + sentence(rand, 8 + Math.floor(rand() * 40)),
+      text: (i === 0 ? `${marker} ` : '') + tag() + sentence(rand, 8 + Math.floor(rand() * 40)),
       contentType: 'text',
       createdAt: iso(t0 + i * 60_000)
     }))
@@ -97,7 +102,7 @@ export function * generateVersions (opts: GenerateOptions): Generator<GeneratedV
     const step = Math.floor((28 * 86_400_000) / Math.max(n, 1))
     const plays = Array.from({ length: n }, (_, i) => {
       const a = Math.floor(rand() * ARTISTS.length)
-      return { endedAt: iso(monthStart + i * step), msPlayed: 30_000 + Math.floor(rand() * 200_000), kind: 'track', track: (i === 0 ? `${marker} ` : '') + sentence(rand, 3), artist: ARTISTS[a]!, album: ALBUMS[a]! }
+      return { endedAt: iso(monthStart + i * step), msPlayed: 30_000 + Math.floor(rand() * 200_000), kind: 'track', track: (i === 0 ? `${marker} ` : '') + tag() + sentence(rand, 3), artist: ARTISTS[a]!, album: ALBUMS[a]! }
     })
     yield { scope: 'spotify.streamingHistory', collectedAt: plays[plays.length - 1]!.endedAt, data: { month, plays }, records: n, marker }
   }
@@ -109,7 +114,7 @@ export function * generateVersions (opts: GenerateOptions): Generator<GeneratedV
     const t0 = Date.UTC(2019, 0, 1) + e * 86_400_000
     const posts = Array.from({ length: n }, (_, i) => ({
       createdAt: iso(t0 - i * 3_600_000),
-      caption: (i === 0 ? `${marker} ` : '') + sentence(rand, 6 + Math.floor(rand() * 20)),
+      caption: (i === 0 ? `${marker} ` : '') + tag() + sentence(rand, 6 + Math.floor(rand() * 20)),
       media: [{ uri: `media/posts/${e}/${i}.jpg`, kind: 'photo' }]
     }))
     yield { scope: 'instagram.posts', collectedAt: iso(t0), data: { posts }, records: n, marker }
