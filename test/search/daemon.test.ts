@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { startDaemonProcess, type DaemonProcess } from '../support/daemon.js'
+import { runCli, startDaemonProcess, type DaemonProcess } from '../support/daemon.js'
 
 const TIMEOUT = { timeout: 180_000 }
 
@@ -54,6 +54,22 @@ test('a posted version is found at its record; an edit in place and a deleted sc
   assert.ok(hit.marks.length >= 2, JSON.stringify(hit))
   for (const [a, b] of hit.marks) assert.match(hit.snippet.slice(a, b), /^(lease|deposit)$/i)
   assert.equal(lease.pending, 0)
+
+  // the CLI: hits with their marked words and the command that opens the version; the owner's
+  // text never reaches the terminal as control characters
+  const cli = await runCli(d.home, ['search', 'lease', 'deposit'])
+  assert.equal(cli.code, 0, cli.stderr)
+  assert.match(cli.stdout, /\[lease\]/)
+  assert.match(cli.stdout, /hearth get chatgpt\.conversations --at 2024-03-01T11:00:00Z/)
+  await post(d, 'chatgpt.conversations', '2024-04-01T11:00:00Z', conversation('c3', 'Colours', ['escape \u001b[2J\u001b]0;owned\u0007 sequence']))
+  await searchUntil(d, { q: 'escape' }, (a) => a.hits.length === 1)
+  const escaped = await runCli(d.home, ['search', 'escape'])
+  assert.doesNotMatch(escaped.stdout, /[\u0000-\u0008\u000b-\u001f\u007f]/)
+  const json = await runCli(d.home, ['search', 'lease', '--scope', 'spotify.*', '--json'])
+  assert.deepEqual(JSON.parse(json.stdout).hits, [])
+  const bad = await runCli(d.home, ['search', 'lease', '--since', 'yesterday'])
+  assert.equal(bad.code, 2, 'a bad argument is a usage error')
+  assert.match(bad.stderr, /INVALID_ARGUMENT/)
 
   const nina = await searchUntil(d, { q: 'nina', scope: 'spotify.*' }, (a) => a.hits.length === 1)
   assert.equal(nina.hits[0].pointer, '/plays/0')
