@@ -44,6 +44,11 @@ export function isSearchable (record: FileRecord): boolean {
   return READABLE_STATES.includes(record.state) && record.collectedAt !== null && !record.path.includes('#')
 }
 
+/** The file index is not the one this search index followed (recreated): build it again. */
+export class IndexReplaced extends Error {
+  readonly code = 'HEARTH_INDEX_REPLACED'
+}
+
 export class Indexer {
   readonly #store: SearchStore
   readonly #deps: IndexerDeps
@@ -63,6 +68,7 @@ export class Indexer {
     // the head first: a change the page does not hold is then newer than it (a reverted write
     // takes its log entry back, so the log can end before the head)
     const head = await this.#deps.changes.currentSeq()
+    if (head < this.#store.cursor()) throw new IndexReplaced(`the search index followed the file index up to change ${this.#store.cursor()}, but it has only ${head} (a new file index)`)
     const page = await this.#deps.changes.changesSince(this.#store.cursor(), PAGE)
     if (page.length === 0) {
       if (head > this.#store.cursor()) this.#store.setCursor(head)

@@ -1,9 +1,11 @@
 // `hearth doctor`'s part for the search index (the daemon is stopped): the file is checked by
 // SQLite and FTS5; a damaged, foreign or missing one is deleted and built again from every stored
 // version, and an intact one is brought up to date with the file index.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Logger } from '../log.js'
 import { Indexer, type IndexerDeps } from './indexer.js'
-import { SearchStore, removeSearchFiles } from './store.js'
+import { SEARCH_DB_FILE, SearchStore, removeSearchFiles } from './store.js'
 import { isDamage } from './service.js'
 
 export interface SearchRepair {
@@ -19,6 +21,7 @@ export async function rebuildSearchIndex (deps: IndexerDeps & { dir: string; log
   let problems: string[]
   let store: SearchStore | null = null
   try {
+    if (!existsSync(join(deps.dir, SEARCH_DB_FILE))) throw Object.assign(new Error('the index file is missing'), { code: 'SQLITE_CANTOPEN' })
     store = new SearchStore(deps.dir, { mustExist: true })
     problems = store.check()
   } catch (err) {
@@ -33,10 +36,22 @@ export async function rebuildSearchIndex (deps: IndexerDeps & { dir: string; log
   }
   store ??= new SearchStore(deps.dir)
   try {
-    const indexer = new Indexer(store, deps)
-    let steps = 0
-    while (await indexer.step()) if (++steps % 50 === 0) progress(`search index: ${store.counts().versions} versions indexed`)
-    return { state: problems.length > 0 ? 'rebuilt' : 'ok', problems, ...store.counts() }
+    for (;;) {
+      try {
+        const indexer = new Indexer(store, deps)
+        let steps = 0
+        while (await indexer.step()) if (++steps % 50 === 0) progress(`search index: ${store.counts().versions} versions indexed`)
+        return { state: problems.length > 0 ? 'rebuilt' : 'ok', problems, ...store.counts() }
+      } catch (err) {
+        // damage met while reading, or an index of another file index (recreated by this doctor)
+        if (!isDamage(err) || problems.length > 0) throw err
+        problems = [(err as Error).message]
+        progress(`search index: ${problems[0]!}; building it again from the stored versions`)
+        store.close()
+        removeSearchFiles(deps.dir)
+        store = new SearchStore(deps.dir)
+      }
+    }
   } finally {
     store.close()
   }

@@ -28,10 +28,10 @@ const DEFAULT_POLL_MS = 500
 /** Wait after a failed step (storage down) before the next try. */
 const RETRY_MS = 5000
 
-/** Whether an engine error means the index file is damaged (delete and build again). */
+/** Whether an error means the index file is damaged or not this home's (delete and build again). */
 export function isDamage (err: unknown): boolean {
   const code = (err as { code?: unknown }).code
-  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB|CANTOPEN|IOERR)/.test(code)
+  return typeof code === 'string' && (/^SQLITE_(CORRUPT|NOTADB|CANTOPEN|IOERR)/.test(code) || code === 'HEARTH_INDEX_REPLACED')
 }
 
 /** Opens the index, deleting a damaged one first; `rebuilt` says whether it was. */
