@@ -132,8 +132,9 @@ export function createSearchService (deps: SearchDeps): SearchService {
       const checked = checkQuery(query)
       if (store === null || indexer === null) throw new HearthError('DAEMON_STARTING', 'search is not running yet')
       let raw: RawHit[]
+      let capped = false
       try {
-        raw = store.query(checked, checked.limit + 1)
+        ({ hits: raw, capped } = store.query(checked, checked.limit + 1))
       } catch (err) {
         if (!isDamage(err)) throw err
         reset(err)
@@ -147,6 +148,7 @@ export function createSearchService (deps: SearchDeps): SearchService {
         next: more ? makeCursor(checked, checked.offset + checked.limit) : null,
         complete: pending === 0,
         pending,
+        capped,
         tookMs: Math.round((performance.now() - started) * 10) / 10
       }
     }

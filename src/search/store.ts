@@ -1,8 +1,10 @@
-// The search index on disk: one SQLite database with an FTS5 table (BM25 ranking, prefix indexes
-// of 2 and 3 characters, unicode61 tokens without diacritics). `rows` holds each record field's
-// text once; the FTS5 table is an external-content index over it, kept in step by triggers. The
-// file is derived data: it can always be deleted and built again from the stored versions, so it
-// is written without fsync per transaction (WAL, synchronous=NORMAL).
+// The search index on disk: one SQLite database with an FTS5 table (BM25 ranking, unicode61
+// tokens without diacritics). `rows` holds each record field's text once; the FTS5 table is an
+// external-content index over it, written in the same statements' transaction (not by triggers,
+// which cost five times as much per row). A version's rows have consecutive ids, so it leaves by
+// id range without a secondary index. The file is derived data: it can always be deleted and
+// built again from the stored versions, so it is written without fsync per transaction (WAL,
+// synchronous=NORMAL).
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -12,7 +14,7 @@ import type { TextRow } from './extract.js'
 export const SEARCH_DB_FILE = 'search.db'
 
 /** Bumped when the layout changes: an index of another layout is built again. */
-const LAYOUT = 1
+const LAYOUT = 2
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -21,7 +23,9 @@ CREATE TABLE IF NOT EXISTS versions (
   path TEXT NOT NULL UNIQUE,
   scope TEXT NOT NULL,
   collected_at TEXT NOT NULL,
-  sha256 TEXT NOT NULL
+  sha256 TEXT NOT NULL,
+  first_row INTEGER NOT NULL DEFAULT 0,
+  last_row INTEGER NOT NULL DEFAULT -1
 );
 CREATE INDEX IF NOT EXISTS versions_scope ON versions (scope, collected_at);
 CREATE TABLE IF NOT EXISTS rows (
@@ -33,14 +37,7 @@ CREATE TABLE IF NOT EXISTS rows (
   t INTEGER,
   text TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS rows_version ON rows (version);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (text, content='rows', content_rowid='id', tokenize='unicode61 remove_diacritics 2', prefix='2 3');
-CREATE TRIGGER IF NOT EXISTS rows_insert AFTER INSERT ON rows BEGIN
-  INSERT INTO fts (rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS rows_delete AFTER DELETE ON rows BEGIN
-  INSERT INTO fts (fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (text, content='rows', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
 `
 
 export interface StoredVersion { path: string; scope: string; collectedAt: string; sha256: string }
@@ -59,6 +56,9 @@ export interface RawHit {
 /** Marks around matched words in the engine's snippets (control characters never stored: see addRows). */
 export const MARK_OPEN = '\u0002'
 export const MARK_CLOSE = '\u0003'
+
+/** Most matches a query ranks (the newest ones); an answer says when there were more. */
+export const MAX_RANKED = 5000
 
 /** Rows deleted per statement when a version leaves, so a large one never holds the thread long. */
 const DELETE_CHUNK = 5000
@@ -125,27 +125,38 @@ export class SearchStore {
    * until true, each call a bounded amount of work.
    */
   removeVersionChunk (path: string): boolean {
-    const row = this.#stmts.getVersionId.get(path) as { id: number } | undefined
-    if (row === undefined) return true
+    const v = this.#stmts.getRange.get(path) as { id: number; first_row: number; last_row: number } | undefined
+    if (v === undefined) return true
     return this.#db.transaction(() => {
-      const removed = this.#stmts.deleteRows.run(row.id, DELETE_CHUNK).changes
-      if (removed < DELETE_CHUNK) { this.#stmts.deleteVersion.run(row.id); return true }
+      const end = Math.min(v.last_row, v.first_row + DELETE_CHUNK - 1)
+      if (end >= v.first_row) {
+        this.#stmts.unindexRows.run(v.first_row, end)
+        this.#stmts.deleteRows.run(v.first_row, end)
+      }
+      if (end >= v.last_row) { this.#stmts.deleteVersion.run(v.id); return true }
+      this.#stmts.setFirstRow.run(end + 1, v.id)
       return false
     })()
   }
 
   /** Starts a version (its earlier rows must be removed first); returns its id for addRows. */
   beginVersion (v: StoredVersion): number {
-    this.#stmts.deleteVersionByPath.run(v.path)
     // the sha256 is set by finishVersion: a half-written version is written again after a crash
-    return Number(this.#stmts.insertVersion.run(v.path, v.scope, v.collectedAt, '').lastInsertRowid)
+    const next = ((this.#stmts.maxRow.get() as { id: number | null }).id ?? 0) + 1
+    return Number(this.#stmts.insertVersion.run(v.path, v.scope, v.collectedAt, '', next, next - 1).lastInsertRowid)
   }
 
+  /** Adds rows to a version begun last (its rows' ids follow each other). */
   addRows (versionId: number, rows: readonly TextRow[], timeOf: (row: TextRow) => number | null): void {
+    if (rows.length === 0) return
     this.#db.transaction(() => {
+      let last = 0
       for (const row of rows) {
-        this.#stmts.insertRow.run(versionId, row.pointer, row.field, row.at, timeOf(row), row.text.replace(/[\u0002\u0003]/g, ' '))
+        const text = row.text.replace(/[\u0002\u0003]/g, ' ')
+        last = Number(this.#stmts.insertRow.run(versionId, row.pointer, row.field, row.at, timeOf(row), text).lastInsertRowid)
+        this.#stmts.indexRow.run(last, text)
       }
+      this.#stmts.setLastRow.run(last, versionId)
     })()
   }
 
@@ -162,20 +173,34 @@ export class SearchStore {
     return { versions: v.n, rows: r.n ?? 0 }
   }
 
-  /** One page of hits (limit + 1 asked, so the caller knows whether another page follows). */
-  query (c: CheckedQuery, limit: number): RawHit[] {
+  /**
+   * One page of hits (limit + 1 asked, so the caller knows whether another page follows). The
+   * ranking reads only the full-text index (and the rows and versions a filter needs); the
+   * details and the snippet are made for the page's hits alone, each found again by its rowid.
+   */
+  query (c: CheckedQuery, limit: number): { hits: RawHit[]; capped: boolean } {
     const where: string[] = ['fts MATCH @match']
-    const params: Record<string, unknown> = { match: c.match, limit, offset: c.offset }
+    const params: Record<string, unknown> = { match: c.match }
     if (c.sinceMs !== null) { where.push('r.t >= @since'); params.since = c.sinceMs }
     if (c.untilMs !== null) { where.push('r.t < @until'); params.until = c.untilMs }
     if (c.scope !== null) where.push(patternSql([c.scope], params, 's'))
     if (c.within !== null) where.push(patternSql(c.within, params, 'w'))
-    const sql = `SELECT v.scope, v.path, v.collected_at AS collectedAt, r.pointer, r.at, r.field,
-        snippet(fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) AS snippet, bm25(fts) AS bm25
-      FROM fts JOIN rows r ON r.id = fts.rowid JOIN versions v ON v.id = r.version
-      WHERE ${where.join(' AND ')}
-      ORDER BY bm25, r.id LIMIT @limit OFFSET @offset`
-    return this.#db.prepare(sql).all(params) as RawHit[]
+    const joins = where.length === 1 ? '' : 'JOIN rows r ON r.id = fts.rowid JOIN versions v ON v.id = r.version'
+    // BM25 over the newest MAX_RANKED matches only: a word in half the records would otherwise
+    // be scored in every one of them (the engine walks matches newest first and stops there)
+    params.ranked = MAX_RANKED + 1
+    const candidates = this.#db.prepare(`SELECT fts.rowid AS id, bm25(fts) AS bm25 FROM fts ${joins}
+      WHERE ${where.join(' AND ')} ORDER BY fts.rowid DESC LIMIT @ranked`).all(params) as Array<{ id: number; bm25: number }>
+    const capped = candidates.length > MAX_RANKED
+    if (capped) candidates.pop()
+    candidates.sort((a, b) => a.bm25 - b.bm25 || a.id - b.id)
+    const ranked = candidates.slice(c.offset, c.offset + limit)
+    const hits: RawHit[] = []
+    for (const { id, bm25 } of ranked) {
+      const hit = this.#stmts.hitDetails.get({ match: c.match, id }) as Omit<RawHit, 'bm25'> | undefined
+      if (hit !== undefined) hits.push({ ...hit, bm25 })
+    }
+    return { hits, capped }
   }
 
   /** SQLite's and FTS5's own checks; the problems found (none: intact). */
@@ -212,14 +237,22 @@ function prepare (db: Database.Database) {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     getVersion: db.prepare('SELECT path, scope, collected_at, sha256 FROM versions WHERE path = ?'),
-    getVersionId: db.prepare('SELECT id FROM versions WHERE path = ?'),
+    getRange: db.prepare('SELECT id, first_row, last_row FROM versions WHERE path = ?'),
     scopeVersions: db.prepare('SELECT path FROM versions WHERE scope = ?'),
-    deleteRows: db.prepare('DELETE FROM rows WHERE id IN (SELECT id FROM rows WHERE version = ? LIMIT ?)'),
+    unindexRows: db.prepare("INSERT INTO fts (fts, rowid, text) SELECT 'delete', id, text FROM rows WHERE id BETWEEN ? AND ?"),
+    deleteRows: db.prepare('DELETE FROM rows WHERE id BETWEEN ? AND ?'),
     deleteVersion: db.prepare('DELETE FROM versions WHERE id = ?'),
-    deleteVersionByPath: db.prepare('DELETE FROM versions WHERE path = ?'),
-    insertVersion: db.prepare('INSERT INTO versions (path, scope, collected_at, sha256) VALUES (?, ?, ?, ?)'),
+    setFirstRow: db.prepare('UPDATE versions SET first_row = ? WHERE id = ?'),
+    setLastRow: db.prepare('UPDATE versions SET last_row = ? WHERE id = ?'),
+    maxRow: db.prepare('SELECT max(id) AS id FROM rows'),
+    insertVersion: db.prepare('INSERT INTO versions (path, scope, collected_at, sha256, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)'),
     insertRow: db.prepare('INSERT INTO rows (version, pointer, field, at, t, text) VALUES (?, ?, ?, ?, ?, ?)'),
-    setSha: db.prepare('UPDATE versions SET sha256 = ? WHERE id = ?')
+    indexRow: db.prepare('INSERT INTO fts (rowid, text) VALUES (?, ?)'),
+    setSha: db.prepare('UPDATE versions SET sha256 = ? WHERE id = ?'),
+    hitDetails: db.prepare(`SELECT v.scope, v.path, v.collected_at AS collectedAt, r.pointer, r.at, r.field,
+        snippet(fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) AS snippet
+      FROM fts JOIN rows r ON r.id = fts.rowid JOIN versions v ON v.id = r.version
+      WHERE fts MATCH @match AND fts.rowid = @id`)
   }
 }
 

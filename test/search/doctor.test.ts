@@ -20,7 +20,7 @@ test('hearth doctor rebuilds a damaged or missing search index from the stored v
 
   const found = (q: string): number => {
     const store = new SearchStore(d.home.search, { mustExist: true })
-    try { return store.query(checkQuery({ q }), 10).length } finally { store.close() }
+    try { return store.query(checkQuery({ q }), 10).hits.length } finally { store.close() }
   }
   const doctor = async (): Promise<any> => {
     const run = await runCli(d.home, ['doctor', '--json'])
