@@ -137,3 +137,24 @@ export async function * streamListOrSkip (source, path, opts, what) {
   if (first !== '[' && first !== '?') { opts.skip(path, `not a list of ${what}`); return }
   yield * streamJsonOrSkip(source, path, opts)
 }
+
+/**
+ * @typedef {{pattern: RegExp, reason: string}} KnownFile
+ * A file of the export a connector knows and leaves out on purpose, and why ("holds the account's
+ * e-mail, left out", "not imported yet").
+ */
+
+/**
+ * Lists each entry matching one of `known` as skipped with its reason, so that only files the
+ * connector truly does not know ask the user to report a layout. Called after the reading: an
+ * entry the connector opened, or skipped for a reason of its own, keeps that.
+ * @param {ExportSource} source @param {ReadOptions} opts @param {readonly KnownFile[]} known
+ */
+export function skipKnownFiles (source, opts, known) {
+  const opened = source.opened()
+  for (const e of source.entries()) {
+    if (opened.has(e.path)) continue
+    const rule = known.find((k) => k.pattern.test(e.path))
+    if (rule !== undefined) opts.skip(e.path, rule.reason)
+  }
+}

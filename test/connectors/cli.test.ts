@@ -45,7 +45,7 @@ test('hearth connectors lists shipped and the owner\'s connectors, and reports b
 
   const text = await run(connectorsCommand, home, [])
   assert.equal(text.code, EXIT.OK)
-  assert.match(text.out, /^chatgpt {2}ChatGPT 1\.1\.0\n {2}chatgpt\.conversations {2}Your ChatGPT conversations\n {4}Every conversation/m)
+  assert.match(text.out, /^chatgpt {2}ChatGPT 1\.2\.0\n {2}chatgpt\.conversations {2}Your ChatGPT conversations\n {4}Every conversation/m)
   assert.match(text.out, /^ {2}spotify\.savedTracks {2}Your saved Spotify tracks$/m)
   assert.match(text.out, /^notes {2}My notes 0\.1\.0$/m)
   assert.match(text.err, /^plugin broken not loaded: PLUGIN_INVALID: .*connector\.json is not valid JSON/m)
@@ -101,7 +101,7 @@ test('hearth import through the real daemon: counts, file paths, re-import store
   assert.ok(first.out.includes(`\n  ${profileFile}\n`), first.out)
   assert.ok(first.out.includes(`\n  ${postsFile}\n`), first.out)
   assert.ok((await stat(profileFile)).isFile())
-  assert.match(first.out, /^not imported:\n {2}start_here\.html: not read: the instagram connector does not know this file/m)
+  assert.match(first.out, /^not imported:\n {2}start_here\.html: the export's own index page$/m)
   assert.match(first.out, /^ {2}- 1 media file\(s\) \(photos, videos, audio\) are not imported themselves/m)
 
   const latest = await d.request({ path: '/v1/data/instagram.profile' })
@@ -114,7 +114,7 @@ test('hearth import through the real daemon: counts, file paths, re-import store
     const summary = JSON.parse(again.out)
     assert.deepEqual(summary.total, { items: 2, stored: 0, duplicate: 2, rejected: 0, waiting: 0 })
     assert.deepEqual(summary.scopes.map((s: { paths: string[] }) => s.paths).slice(0, 2), [[profileFile], [postsFile]])
-    assert.deepEqual(summary.skipped, [{ path: 'start_here.html', reason: 'not read: the instagram connector does not know this file (plugins/README.md says how to report a layout)' }])
+    assert.deepEqual(summary.skipped, [{ path: 'start_here.html', reason: "the export's own index page" }])
   }
   assert.deepEqual(await readdir(join(home.data, 'instagram.profile')), ['2024-05-04T10-20-30Z.json'])
   const versions = await d.request({ path: '/v1/data/instagram.posts/versions' })

@@ -30,9 +30,9 @@ test('loader: the shipped connectors load, and their listing is what GET /v1/con
   const body = listConnectorsBody(loaded)
   assert.deepEqual(body.connectors.map((c) => [c.connectorId, c.displayName, c.scopes.map((s) => s.scope)]), [
     ['chatgpt', 'ChatGPT', ['chatgpt.conversations', 'chatgpt.conversations.shared']],
-    ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations']],
+    ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.stories', 'instagram.profilePhotos', 'instagram.conversations']],
     ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']],
-    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions']]
+    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions', 'youtube.playlists', 'youtube.likes', 'youtube.comments']]
   ])
   for (const c of body.connectors) {
     assert.match(c.version, /^\d+\.\d+\.\d+$/)

@@ -273,6 +273,31 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
     assert.equal(left.json.total, 0)
   })
 
+  await t.test('a ChatGPT conversation: the current branch by default, every branch on request, sources as links; a 1.0.0 file shown whole', async () => {
+    const conversation = {
+      id: 'conv-ui', title: 'Bread', currentMessage: 'a2',
+      messages: [
+        { id: 'q1', role: 'user', text: 'How long to proof?', contentType: 'text' },
+        { id: 'a1', parent: 'q1', role: 'assistant', text: 'An hour (regenerated away).', contentType: 'text' },
+        { id: 'a2', parent: 'q1', role: 'assistant', text: 'Until doubled, about two hours.', contentType: 'text', sources: [{ url: 'https://bread.example/proof', title: 'Proofing guide' }], citations: [{ at: 30, sources: [0] }] }
+      ]
+    }
+    const posted = await d.request({ method: 'POST', path: '/v1/data/chatgpt.conversations?collectedAt=2024-02-01T00:00:00Z', body: conversation })
+    assert.equal(posted.status, 201, JSON.stringify(posted.json))
+    const old = await d.request({ method: 'POST', path: '/v1/data/chatgpt.conversations?collectedAt=2023-02-01T00:00:00Z', body: { id: 'conv-old', title: 'Old', messages: [{ id: 'm1', role: 'user', text: 'an old question', contentType: 'text' }] } })
+    assert.equal(old.status, 201, JSON.stringify(old.json))
+    await goTo(page, base, 'data/chatgpt.conversations/2024-02-01T00:00:00Z')
+    const view = page.getByRole('region', { name: 'Conversation' })
+    await view.getByText('Until doubled, about two hours.').waitFor()
+    assert.equal(await view.getByText('An hour (regenerated away).').count(), 0, 'another branch is not shown by default')
+    assert.equal(await view.getByRole('link', { name: 'Proofing guide' }).getAttribute('href'), 'https://bread.example/proof')
+    await view.getByRole('button', { name: 'Show every branch (1 more)' }).click()
+    await view.getByText('An hour (regenerated away).').waitFor()
+    await pageShot(b, 'data-conversation')
+    await goTo(page, base, 'data/chatgpt.conversations/2023-02-01T00:00:00Z')
+    await page.getByRole('region', { name: 'Conversation' }).getByText('an old question').waitFor()
+  })
+
   await t.test('devices: this device\'s address and QR code, add one by address, see it online, remove it', async () => {
     const other = await startDaemonProcess(t, { home: await homeOf(), env: SYNC_ENV })
     const address = /sync\s+peer \S+ on (\S+)/.exec(other.output())![1]!

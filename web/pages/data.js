@@ -4,6 +4,7 @@
 // a version at one record (#/data/{scope}/{at}/{JSON pointer}): that record is shown first.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, html, useApi, useAction, Section, Facts, Table, Badge, ErrorNote, Loading, Pager, Confirm, fmtBytes, fmtTime, shortId, link, download } from '../lib.js'
+import { Conversation } from './conversation.js'
 
 const PAGE = 20
 
@@ -123,7 +124,9 @@ function Version ({ scope, which, pointer }) {
         ${pointer ? html`<${Record} data=${data.data} pointer=${pointer} />` : null}
         <${Facts} rows=${[['Scope', data.scope], ['Collected', data.collectedAt], ['Schema', html`<code class="wrap">${data.$schema}</code>`], ['Envelope version', data.version]]} />
         <h3>Data</h3>
-        ${raw ? html`<pre class="raw" tabindex="0" aria-label="Raw JSON">${JSON.stringify(data, null, 2)}</pre>` : html`<div class="envelope"><${Value} value=${data.data} /></div>`}
+        ${raw ? html`<pre class="raw" tabindex="0" aria-label="Raw JSON">${JSON.stringify(data, null, 2)}</pre>`
+          : data.scope === 'chatgpt.conversations' && Array.isArray(data.data?.messages) ? html`<${Conversation} data=${data.data} />`
+          : html`<div class="envelope"><${Value} value=${data.data} /></div>`}
       <//>` : null}`
 }
 
