@@ -3,7 +3,7 @@
 // routes the `hearth` CLI calls over the owner socket.
 import { render } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, html, onSessionLost, useApi, useRoute, shortId } from './lib.js'
+import { api, html, link, onSessionLost, useApi, useRoute, shortId } from './lib.js'
 import { OverviewPage } from './pages/overview.js'
 import { DataPage } from './pages/data.js'
 import { ImportPage } from './pages/import.js'
@@ -12,6 +12,7 @@ import { BuildersPage } from './pages/builders.js'
 import { SchemasPage } from './pages/schemas.js'
 import { ImagesPage } from './pages/images.js'
 import { SettingsPage } from './pages/settings.js'
+import { SearchPage } from './pages/search.js'
 
 const PAGES = [
   { id: 'overview', title: 'Overview', Page: OverviewPage },
@@ -21,8 +22,21 @@ const PAGES = [
   { id: 'builders', title: 'Builders', Page: BuildersPage },
   { id: 'schemas', title: 'Schemas', Page: SchemasPage },
   { id: 'images', title: 'Images', Page: ImagesPage },
-  { id: 'settings', title: 'Settings', Page: SettingsPage }
+  { id: 'settings', title: 'Settings', Page: SettingsPage },
+  { id: 'search', title: 'Search', Page: SearchPage }
 ]
+
+/** The header's search box: it opens the Search page with its words. */
+function SearchBox () {
+  const find = (e) => {
+    e.preventDefault()
+    const q = new FormData(e.currentTarget).get('q').trim()
+    if (q !== '') location.hash = link('search', q)
+  }
+  return html`<form class="search-box" role="search" aria-label="Search your data" onSubmit=${find}>
+    <input type="search" name="q" aria-label="Search your data" placeholder="Search your data" />
+  </form>`
+}
 
 function LoggedOut () {
   return html`<main id="main" class="page narrow">
@@ -47,6 +61,7 @@ function App () {
     <a class="skip" href="#main" onClick=${(e) => { e.preventDefault(); heading.current?.focus() }}>Skip to content</a>
     <header class="top">
       <div class="brand"><img src="/assets/icon.svg" alt="" width="28" height="28" /> Hearth</div>
+      <${SearchBox} />
       <span class="owner" title=${health.data?.owner ?? ''}>${health.data ? `owner ${shortId(health.data.owner, 6)}` : ''}</span>
       <button type="button" class="quiet" onClick=${logout}>Log out</button>
     </header>

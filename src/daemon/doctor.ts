@@ -11,7 +11,9 @@
 //      IPFS gateways (`restore.gateways`, every block verified); otherwise it is unrepairable. A
 //      registered file of this device stored again under a new CID goes back to `stored` (the
 //      next start registers the new CID) with its old file id kept as superseded;
-//   5. data files the index does not know: counted (the daemon's start scan ingests them).
+//   5. data files the index does not know: counted (the daemon's start scan ingests them);
+//   6. the search index: checked by SQLite and FTS5; damaged or missing, built again from every
+//      stored version (otherwise brought up to date).
 import { rename } from 'node:fs/promises'
 import { opendir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -34,6 +36,8 @@ import { createCiphertextFetcher, type CiphertextFetcher, type FetchAttempt } fr
 import { gatewaySources, type RestoreSettings } from '../sync/restore-sources.js'
 import { createIngestJournal } from '../ingest/journal.js'
 import { createFileSyncer } from '../storage/deferred-sync.js'
+import { rebuildSearchIndex, type SearchRepair } from '../search/index.js'
+import { searchInputs } from './search-setup.js'
 
 export interface DoctorReport {
   /** ok, repaired (LevelDB repair), recreated (moved aside: `movedTo`), or rebuilt (secondary keys). */
@@ -47,6 +51,8 @@ export interface DoctorReport {
   unrepairable: Array<{ path: string; cid: string; reason: string }>
   /** Data files on disk the index does not know (the next start ingests them). */
   notIndexed: number
+  /** The search index: ok, or rebuilt (damaged or missing), with what it holds now. */
+  search: SearchRepair | null
 }
 
 export interface DoctorDeps {
@@ -63,7 +69,7 @@ const PAGE = 500
 export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
   const { home } = deps
   const progress = deps.onProgress ?? (() => {})
-  const report: DoctorReport = { index: 'ok', indexProblems: [], checked: 0, restored: [], unrepairable: [], notIndexed: 0 }
+  const report: DoctorReport = { index: 'ok', indexProblems: [], checked: 0, restored: [], unrepairable: [], notIndexed: 0, search: null }
   const db = await openIndexDatabase(home, report, progress)
   let storage: StorageBackend | null = null
   try {
@@ -118,6 +124,8 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
       progress(`ciphertexts: ${report.checked} checked, ${report.restored.length} stored again, ${report.unrepairable.length} unrepairable`)
     }
     report.notIndexed = await countNotIndexed(home.data, async (rel) => await index.get(rel) !== null)
+    const inputs = await searchInputs({ home, index, storage: backend, masterKey: identity.masterKey, logger: deps.logger })
+    report.search = await rebuildSearchIndex({ ...inputs, dir: home.search, onProgress: progress })
     return report
   } finally {
     await storage?.stop().catch(() => {})

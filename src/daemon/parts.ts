@@ -29,6 +29,7 @@ import { setUpBuilders } from '../builders/index.js'
 import { createImportJobs } from '../connectors/import-jobs.js'
 import { connectorDirs } from '../connectors/loader.js'
 import { createDashboard } from '../ui/dashboard.js'
+import { searchService } from './search-setup.js'
 import type { OwnerListeners } from './owner-listeners.js'
 import type { Daemon, DaemonOptions } from './daemon.js'
 
@@ -113,6 +114,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     onReport: (report) => { storage.notePresence(report) },
     logger
   }))
+  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger }))
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
     startedAt: deps.startedAt,
@@ -133,6 +135,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     importJobs: importJobs.jobs,
     builders,
     dashboard,
+    search,
     events,
     servicesStatus: async () => await services.status(),
     logger

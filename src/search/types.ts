@@ -49,6 +49,11 @@ export interface SearchAnswer {
   complete: boolean
   /** Versions waiting to be indexed (0 when complete). */
   pending: number
+  /**
+   * True when more records match than the engine ranks (the newest 5,000 matches are ranked and
+   * paged): more words, a scope or a time range find the others.
+   */
+  capped?: boolean
   /** How long the query took, in ms. */
   tookMs: number
 }

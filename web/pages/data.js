@@ -1,7 +1,8 @@
 // Data: scopes (`GET /v1/data`) → a scope's versions (`GET /v1/data/{scope}/versions`, paged) →
 // one version decrypted (`GET /v1/data/{scope}?at=` or `?fileId=`), readable, raw and as a download.
-// Deleting a scope is `DELETE /v1/data/{scope}`, the same call as `hearth rm`.
-import { useState } from 'preact/hooks'
+// Deleting a scope is `DELETE /v1/data/{scope}`, the same call as `hearth rm`. A search hit opens
+// a version at one record (#/data/{scope}/{at}/{JSON pointer}): that record is shown first.
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, html, useApi, useAction, Section, Facts, Table, Badge, ErrorNote, Loading, Pager, Confirm, fmtBytes, fmtTime, shortId, link, download } from '../lib.js'
 import { Conversation } from './conversation.js'
 
@@ -88,7 +89,28 @@ function Value ({ value, depth = 0 }) {
   return html`<dl class="facts nested">${Object.entries(value).map(([k, v]) => html`<div><dt>${k}</dt><dd><${Value} value=${v} depth=${depth + 1} /></dd></div>`)}</dl>`
 }
 
-function Version ({ scope, which }) {
+/** The value at a JSON pointer (RFC 6901) inside `data`, or undefined. */
+function atPointer (data, pointer) {
+  let value = data
+  for (const part of pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined
+    value = value[part]
+  }
+  return value
+}
+
+/** The record a search hit named, shown above the whole version and focused. */
+function Record ({ data, pointer }) {
+  const heading = useRef(null)
+  useEffect(() => { heading.current?.focus() }, [pointer])
+  const record = atPointer(data, pointer)
+  return html`<div role="region" aria-label="Record" class="record card">
+    <h2 tabindex="-1" ref=${heading}>Record <code>${pointer}</code></h2>
+    ${record === undefined ? html`<p class="muted">This version has no record at ${pointer} (it may have been edited since).</p>` : html`<${Value} value=${record} />`}
+  </div>`
+}
+
+function Version ({ scope, which, pointer }) {
   const query = which.startsWith('fileId:') ? `fileId=${encodeURIComponent(which.slice(7))}` : `at=${encodeURIComponent(which)}`
   const { data, error, loading } = useApi(`/v1/data/${encodeURIComponent(scope)}?${query}`)
   const [raw, setRaw] = useState(false)
@@ -99,6 +121,7 @@ function Version ({ scope, which }) {
       <${Section} id="envelope" title=${`${scope} at ${fmtTime(data.collectedAt)}`} actions=${html`
         <button type="button" aria-pressed=${raw} onClick=${() => setRaw(!raw)}>${raw ? 'Readable view' : 'Raw JSON'}</button>
         <button type="button" onClick=${() => download(`${scope}-${data.collectedAt}.json`, data)}>Download</button>`}>
+        ${pointer ? html`<${Record} data=${data.data} pointer=${pointer} />` : null}
         <${Facts} rows=${[['Scope', data.scope], ['Collected', data.collectedAt], ['Schema', html`<code class="wrap">${data.$schema}</code>`], ['Envelope version', data.version]]} />
         <h3>Data</h3>
         ${raw ? html`<pre class="raw" tabindex="0" aria-label="Raw JSON">${JSON.stringify(data, null, 2)}</pre>`
@@ -108,8 +131,8 @@ function Version ({ scope, which }) {
 }
 
 export function DataPage ({ route }) {
-  const [scope, which] = route
+  const [scope, which, pointer] = route
   if (scope === undefined || scope === '') return html`<${Scopes} />`
   if (which === undefined) return html`<${Versions} scope=${scope} />`
-  return html`<${Version} scope=${scope} which=${which} />`
+  return html`<${Version} scope=${scope} which=${which} pointer=${pointer} />`
 }

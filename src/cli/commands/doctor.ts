@@ -14,7 +14,7 @@ const USAGE = `usage: hearth doctor [--json]
   (LevelDB repair, or a new index when it is beyond repair: the next start indexes data/ again),
   an inconsistent index, and stored ciphertexts that are missing or do not match their CID
   (stored again from the plaintext file in data/, or fetched from restore.gateways when that is
-  gone). Exit 0 when everything is sound or repaired,
+  gone), and the search index (built again from the stored versions when damaged or missing). Exit 0 when everything is sound or repaired,
   1 when something could not be repaired (listed).`
 
 export const doctorCommand: Command = {
@@ -47,6 +47,7 @@ export const doctorCommand: Command = {
             else ctx.stdout.write(`  restored ${r.path}: ${r.oldCid} → ${r.cid} from ${r.from}${r.supersedes !== undefined ? ` (the next start registers the new CID; file id ${r.supersedes} is superseded)` : r.registered ? ' (its on-chain registration still names the old CID)' : ''}\n`)
           }
           for (const u of report.unrepairable) ctx.stdout.write(`  unrepairable ${u.path} (${u.cid}): ${u.reason}\n`)
+          if (report.search !== null) ctx.stdout.write(`search index: ${report.search.state}, ${report.search.versions} versions, ${report.search.rows} record fields\n`)
           if (report.notIndexed > 0) ctx.stdout.write(`data files not indexed: ${report.notIndexed} (the next daemon start ingests them)\n`)
         }
         const failed = doctorFailed(report)

@@ -21,6 +21,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'get', summary: 'print a stored envelope of a scope', load: async () => (await import('./data.js')).getCommand },
   { name: 'ls', summary: 'list scopes with their number of versions', load: async () => (await import('./data.js')).lsCommand },
   { name: 'versions', summary: 'list the versions of a scope with their state, CID and on-chain file id', load: async () => (await import('./data.js')).versionsCommand },
+  { name: 'search', summary: 'find records in every stored version (words, prefix*, "phrases"; by scope and time)', load: async () => (await import('./search.js')).searchCommand },
   { name: 'rm', summary: 'delete the local data of a scope', load: async () => (await import('./data.js')).rmCommand },
   { name: 'schema', summary: 'add, list and show schema definitions', load: async () => (await import('./schema.js')).schemaCommand },
   { name: 'peers', summary: 'list the owner\'s other devices, or add one by address', load: async () => (await import('./sync.js')).peersCommand },
