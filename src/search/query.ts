@@ -11,6 +11,8 @@ import type { SearchQuery } from './types.js'
 
 export const MAX_QUERY_CHARS = 1000
 export const MAX_TERMS = 32
+/** Prefix words per query: each one merges the lists of every word it starts (the costly kind). */
+export const MAX_PREFIXES = 4
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 /** Deepest page reachable through cursors (offset of its first hit). */
@@ -83,6 +85,7 @@ export function checkQuery (query: SearchQuery): CheckedQuery {
   const terms = parseTerms(q.replace(/\p{Cc}/gu, ' '))
   if (terms.length === 0) throw new HearthError('INVALID_ARGUMENT', 'q has no words to search for (only punctuation or operators)')
   if (terms.length > MAX_TERMS) throw new HearthError('INVALID_ARGUMENT', `q has more than ${MAX_TERMS} words and phrases`)
+  if (terms.filter((t) => t.prefix).length > MAX_PREFIXES) throw new HearthError('INVALID_ARGUMENT', `q has more than ${MAX_PREFIXES} prefix words (word*)`)
   let scope: string | null = null
   if (query.scope !== undefined && query.scope !== '' && query.scope !== '*') {
     const problem = patternProblem(query.scope)

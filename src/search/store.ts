@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import type { CheckedQuery } from './query.js'
 import type { TextRow } from './extract.js'
+import type { SearchHit } from './types.js'
 
 export const SEARCH_DB_FILE = 'search.db'
 
@@ -42,16 +43,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (text, content='rows', content
 
 export interface StoredVersion { path: string; scope: string; collectedAt: string; sha256: string }
 
-export interface RawHit {
-  scope: string
-  path: string
-  collectedAt: string
-  pointer: string
-  at: string | null
-  field: string
-  snippet: string
-  bm25: number
-}
+/** A hit as the engine gives it: the snippet still holds its marks, the score is BM25's. */
+export type RawHit = Omit<SearchHit, 'marks' | 'score'> & { bm25: number }
 
 /** Marks around matched words in the engine's snippets (control characters never stored: see addRows). */
 export const MARK_OPEN = '\u0002'
@@ -176,7 +169,8 @@ export class SearchStore {
   /**
    * One page of hits (limit + 1 asked, so the caller knows whether another page follows). The
    * ranking reads only the full-text index (and the rows and versions a filter needs); the
-   * details and the snippet are made for the page's hits alone, each found again by its rowid.
+   * details and the snippet are made for the page's hits alone, each found again by its row id
+   * (constrained on rows.id: FTS5 here ignores an fts.rowid constraint beside MATCH).
    */
   query (c: CheckedQuery, limit: number): { hits: RawHit[]; capped: boolean } {
     const where: string[] = ['fts MATCH @match']
@@ -251,8 +245,8 @@ function prepare (db: Database.Database) {
     setSha: db.prepare('UPDATE versions SET sha256 = ? WHERE id = ?'),
     hitDetails: db.prepare(`SELECT v.scope, v.path, v.collected_at AS collectedAt, r.pointer, r.at, r.field,
         snippet(fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) AS snippet
-      FROM fts JOIN rows r ON r.id = fts.rowid JOIN versions v ON v.id = r.version
-      WHERE fts MATCH @match AND fts.rowid = @id`)
+      FROM rows r JOIN fts ON fts.rowid = r.id JOIN versions v ON v.id = r.version
+      WHERE fts MATCH @match AND r.id = @id`)
   }
 }
 

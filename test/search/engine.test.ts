@@ -106,6 +106,8 @@ test('every generated record is found at its pointer; deleted and replaced versi
       if (v.scope === 'instagram.posts' && v !== newestExport) { assert.equal(hits.length, 0, `${word}: an older export of a latest scope is not searched`); continue }
       assert.equal(hits.length, 1, `${word} (${v.scope} ${row.pointer}) found once`)
       assert.deepEqual([hits[0]!.path, hits[0]!.pointer, hits[0]!.scope, hits[0]!.collectedAt], [records[i]!.path, row.pointer, v.scope, v.collectedAt])
+      const [start, end] = hits[0]!.marks[0]!
+      assert.equal(hits[0]!.snippet.slice(start, end), word, 'the snippet is the record\'s own text, its word marked')
     }
   }
 
@@ -181,7 +183,7 @@ test('hostile queries are answered with results or INVALID_ARGUMENT, never an en
     else assert.ok(Array.isArray((answer as SearchAnswer).hits), JSON.stringify(q.slice(0, 40)))
   }
   const refused = [
-    { q: 'x'.repeat(1001) }, { q: '' }, { q: '   ' }, { q: '!!! ??? ***' }, { q: Array.from({ length: 33 }, (_, i) => `w${i}`).join(' ') },
+    { q: 'x'.repeat(1001) }, { q: '' }, { q: '   ' }, { q: '!!! ??? ***' }, { q: Array.from({ length: 33 }, (_, i) => `w${i}`).join(' ') }, { q: 'ab* cd* ef* gh* ij*' },
     { q: 'jazz', scope: 'not a pattern' }, { q: 'jazz', scope: 'a.*.*' }, { q: 'jazz', since: 'yesterday' }, { q: 'jazz', until: '2024-13-45' },
     { q: 'jazz', limit: 0 }, { q: 'jazz', limit: -1 }, { q: 'jazz', limit: 1.5 }, { q: 'jazz', cursor: 'not a cursor!' }, { q: 'jazz', cursor: Buffer.from('{"o":-5}').toString('base64url') }
   ]
