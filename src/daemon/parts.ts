@@ -23,7 +23,8 @@ import { memorySettleService } from './memory-settle.js'
 import { ensureIdentity } from './identity-setup.js'
 import { chainConnection } from './chain-setup.js'
 import { schemaService, schemaTrustFor } from './schemas-setup.js'
-import { buildersService, dashboardService, importJobsService, ownerApi } from './api-setup.js'
+import { assistantsService, buildersService, dashboardService, importJobsService, ownerApi } from './api-setup.js'
+import { assistantsFor } from './assistants-setup.js'
 import { setUpBuilders } from '../builders/index.js'
 import { createImportJobs } from '../connectors/import-jobs.js'
 import { connectorDirs } from '../connectors/loader.js'
@@ -100,6 +101,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   }))
   const importJobs = await services.start(importJobsService(createImportJobs({ dir: join(home.root, 'imports'), connectorDirs: connectorDirs(home), socketPath: home.socket, logger, maxBytes: MAX_IMPORT_BYTES })))
   const builders = await setUpBuilders({ config: config.builders, db, index, storage, dataDir: home.data, identity, chain: chain?.client ?? null, permissions: chain?.permissions ?? null, connectorDirs: connectorDirs(home), logger })
+  const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search: null, logger })
   await services.start(ingest)
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
@@ -119,6 +121,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     proxy,
     importJobs: importJobs.jobs,
     builders,
+    assistants,
     dashboard,
     events,
     servicesStatus: async () => await services.status(),
@@ -126,6 +129,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   }))
   const buildersListener = await services.start(buildersService(builders, listeners.server, print))
   await services.start(dashboardService(dashboard, listeners.server, print))
+  await services.start(assistantsService(assistants, listeners.server, print))
   await services.start(memorySettleService({ logger }))
 
   print(`owner     ${identity.ownerAddress}`)

@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { isHearthError } from '../../src/errors.js'
 import { createRateLimiter } from '../../src/builders/rate-limit.js'
-import { consentFor } from '../../src/builders/consent.js'
+import { consentFor } from '../../src/connectors/consent.js'
 import type { ConnectorMetadata } from '../../src/connectors/types.js'
 
 test('the rate limit allows a burst of perMinute, refills over the minute, and keeps keys apart', () => {
