@@ -4,24 +4,8 @@
 // name, and refused mid-session once revoked.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { NODE_ARGS, REPO_ROOT, runCli, type DaemonProcess } from '../support/daemon.js'
-import { daemonWithHistory, pendingAssistantRequest, textOf } from '../support/assistants.js'
-
-async function stdioClient (t: { after: (fn: () => Promise<void>) => void }, d: DaemonProcess, name: string): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [...NODE_ARGS, 'mcp'],
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HEARTH_HOME: d.home.root, HEARTH_LOG_LEVEL: 'warn' },
-    stderr: 'pipe'
-  })
-  const client = new Client({ name, version: '1.0.0' })
-  await client.connect(transport)
-  t.after(async () => { await client.close() })
-  return client
-}
+import { runCli } from '../support/daemon.js'
+import { daemonWithHistory, pendingAssistantRequest, stdioClient, textOf } from '../support/assistants.js'
 
 test('hearth mcp: approval first, then only granted scopes; logged; remembered by name; revoked mid-session', { timeout: 240_000 }, async (t) => {
   const d = await daemonWithHistory(t)

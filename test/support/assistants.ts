@@ -2,7 +2,9 @@
 // and an Instagram profile, for the assistants' tests; and the owner's steps they share.
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
-import { startDaemonProcess, runCli, type DaemonProcess } from './daemon.js'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { startDaemonProcess, runCli, NODE_ARGS, REPO_ROOT, type DaemonProcess } from './daemon.js'
 import { tempDir } from './tmp.js'
 import { writeFolderExport } from '../connectors/fixtures/exports.js'
 import { chatgptExportFiles, simpleConversation } from '../connectors/fixtures/chatgpt.js'
@@ -33,4 +35,19 @@ export async function pendingAssistantRequest (d: DaemonProcess): Promise<{ id: 
 export function textOf (result: unknown): string {
   const content = (result as { content: Array<{ type: string; text?: string }> }).content
   return content.map((c) => c.text ?? '').join('\n')
+}
+
+/** The SDK's Client over stdio, spawning `hearth mcp` as a local assistant does; closed after the test. */
+export async function stdioClient (t: Pick<TestContext, 'after'>, d: DaemonProcess, name: string): Promise<Client> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...NODE_ARGS, 'mcp'],
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HEARTH_HOME: d.home.root, HEARTH_LOG_LEVEL: 'warn' },
+    stderr: 'pipe'
+  })
+  const client = new Client({ name, version: '1.0.0' })
+  await client.connect(transport)
+  t.after(async () => { await client.close() })
+  return client
 }
