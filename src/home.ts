@@ -16,6 +16,7 @@ export interface HomeLayout {
   images: string          // images/<jobId>/ downloaded image outputs
   config: string          // config.json
   schemas: string         // schemas/: definitions pinned locally (copies, for audit)
+  search: string          // search/: the full-text index of the stored versions (search.db, rebuilt when lost)
 }
 
 export function defaultHomeRoot (env: NodeJS.ProcessEnv = process.env): string {
@@ -39,6 +40,7 @@ export function homeLayout (root: string): HomeLayout {
     lock: join(r, 'run', 'daemon.lock'),
     images: join(r, 'images'),
     config: join(r, 'config.json'),
-    schemas: join(r, 'schemas')
+    schemas: join(r, 'schemas'),
+    search: join(r, 'search')
   }
 }

@@ -33,7 +33,7 @@ export interface AssistantsDeps {
   db: HearthDatabase
   index: FileIndex
   readVersion (record: FileRecord): Promise<Envelope>
-  search: Search | null
+  search: Search
   consent (patterns: readonly string[]): Promise<ConsentItem[]>
   /** The one access log: a tool call's entry, and a connection's newest entries. */
   activity: { record (entry: ActivityEntry): Promise<void>; recent (connectionId: string, limit: number): Promise<unknown[]> }

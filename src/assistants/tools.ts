@@ -31,8 +31,7 @@ export interface AssistantToolDeps {
   connections: ConnectionStore
   index: FileIndex
   readVersion (record: FileRecord): Promise<Envelope>
-  /** Null when the daemon has no search engine: the search tool is then not offered. */
-  search: Search | null
+  search: Search
   consent (patterns: readonly string[]): Promise<ConsentItem[]>
   activity: ActivityLog
   maxResultBytes: number
@@ -120,7 +119,6 @@ export function createAssistantTools (deps: AssistantToolDeps, connectionId: str
     }),
 
     search: async (q: Omit<SearchQuery, 'within'>) => await call('search', q.scope ?? null, async (c) => {
-      if (deps.search === null) throw new HearthError('NOT_FOUND', 'search is not offered by this daemon')
       const answer = await deps.search.search({ ...q, limit: Math.min(q.limit ?? 20, 50), within: c.scopes })
       const hits = answer.hits.map((h) => ({ scope: h.scope, version: h.collectedAt, pointer: h.pointer, at: h.at, field: h.field, snippet: h.snippet }))
       const page = { hits: [] as typeof hits, next: answer.next, complete: answer.complete }

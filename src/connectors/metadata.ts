@@ -1,7 +1,7 @@
 // Validation of `connector.json` (docs/protocol.md §2.7). Pure: takes the parsed JSON, returns the metadata
 // or every problem found, worded for the plugin's author.
 import { scopeProblem } from '../protocol/scope.js'
-import type { ConnectorMetadata } from './types.js'
+import type { ConnectorMetadata, ScopeSearch } from './types.js'
 
 export const CONNECTOR_ID_PATTERN = /^[a-z0-9][a-z0-9_-]*$/
 
@@ -34,7 +34,9 @@ export function checkConnectorMetadata (raw: unknown, folderName: string): Metad
     m.scopes.forEach((s: unknown, i: number) => {
       const at = `scopes[${i}]`
       if (s === null || typeof s !== 'object' || Array.isArray(s)) { problems.push(`${at} must be an object`); return }
-      const { scope, label, description } = s as Record<string, unknown>
+      const { scope, label, description, search } = s as Record<string, unknown>
+      const searchProblem = scopeSearchProblem(search)
+      if (searchProblem !== null) problems.push(`${at}.search ${searchProblem}`)
       const bad = scopeProblem(scope)
       if (bad !== null) problems.push(`${at}.scope ${typeof scope === 'string' ? JSON.stringify(scope) + ' ' : ''}${bad}`)
       else if (seen.has(scope as string)) problems.push(`${at}.scope ${JSON.stringify(scope)} is listed twice`)
@@ -42,10 +44,26 @@ export function checkConnectorMetadata (raw: unknown, folderName: string): Metad
       if (typeof description !== 'string') problems.push(`${at}.description must be a string`)
       if (bad === null && typeof label === 'string' && typeof description === 'string') {
         seen.add(scope as string)
-        scopes.push({ scope: scope as string, label, description })
+        scopes.push({ scope: scope as string, label, description, ...(search !== undefined && searchProblem === null ? { search: search as ScopeSearch } : {}) })
       }
     })
   }
   if (problems.length > 0) return { ok: false, problems }
   return { ok: true, metadata: { connectorId: connectorId!, displayName: displayName!, version: version!, scopes } }
+}
+
+const FIELD_NAME = /^[A-Za-z0-9_$][A-Za-z0-9_$.-]{0,127}$/
+
+/** Why a scope's `search` is not `{fields?: string[], time?: string[], versions?: "all" | "latest"}`; null when it is (or absent). */
+function scopeSearchProblem (search: unknown): string | null {
+  if (search === undefined) return null
+  if (search === null || typeof search !== 'object' || Array.isArray(search)) return 'must be an object'
+  const s = search as Record<string, unknown>
+  for (const key of ['fields', 'time']) {
+    const list = s[key]
+    if (list === undefined) continue
+    if (!Array.isArray(list) || list.length > 64 || !list.every((f) => typeof f === 'string' && FIELD_NAME.test(f))) return `.${key} must be a list of up to 64 field names (paths inside a record such as "text" or "share.text")`
+  }
+  if (s.versions !== undefined && s.versions !== 'all' && s.versions !== 'latest') return '.versions must be "all" or "latest"'
+  return null
 }

@@ -9,6 +9,16 @@ export interface ConnectorScope {
   scope: string
   label: string
   description: string
+  /** What the search indexes in this scope's versions (docs/protocol.md §2.7); absent: every string field of every version. */
+  search?: ScopeSearch
+}
+
+/** `search` of a scope in connector.json: field names are paths inside one record (`text`, `share.text`). */
+export interface ScopeSearch {
+  fields?: string[]
+  time?: string[]
+  /** `latest`: one snapshot per export, only the newest version is searched; `all` (default): every version. */
+  versions?: 'all' | 'latest'
 }
 
 /** `connector.json` (docs/protocol.md §2.7). */

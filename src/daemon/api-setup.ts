@@ -23,6 +23,8 @@ import { addImageRoutes } from '../api/routes/images.js'
 import { addConversationRoutes } from '../api/routes/conversations.js'
 import { addImportRoutes } from '../api/routes/imports.js'
 import { addUiRoutes } from '../api/routes/ui.js'
+import { addSearchRoutes } from '../api/routes/search.js'
+import type { Search } from '../search/types.js'
 import type { ImportJobs } from '../connectors/import-jobs.js'
 import type { Dashboard } from '../ui/dashboard.js'
 import type { Builders } from '../builders/index.js'
@@ -56,6 +58,8 @@ export interface OwnerApiDeps {
   assistants: Pick<Assistants, 'addRoutes' | 'ownerMount'>
   /** Null when `ui.enabled` is false. */
   dashboard: Dashboard | null
+  /** The search over the owner's data (`GET /v1/search`). */
+  search: Search
   events: HearthEventHub
   /** The status report of the running services, for `GET /v1/status`. */
   servicesStatus (): Promise<Record<string, unknown>>
@@ -72,6 +76,7 @@ function ownerRouter (deps: OwnerApiDeps): Router {
   const router = new Router()
   addDataRoutes(router, { dataDir: home.data, index, storage, pipeline: deps.pipeline, masterKey: deps.masterKey, logger, onScopeDeleted: (scope) => events.emit('scope.deleted', { scope }) })
   addSyncRoutes(router, deps.sync)
+  addSearchRoutes(router, deps.search)
   addSchemaRoutes(router, { registry: deps.schemas.registry, serving: deps.schemas.serving, shipped: deps.schemas.shipped, storage, logger, onSchemaAdded: (schema) => events.emit('schema.added', schema) })
   addSystemRoutes(router, { startedAt: deps.startedAt, ownerAddress: deps.ownerAddress, index, storage, servicesStatus: deps.servicesStatus })
   addConfigRoutes(router, { configFile: home.config, running: { config: deps.config, sources: deps.configSources }, ambient: deps.configAmbient, logger })

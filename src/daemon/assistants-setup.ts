@@ -21,7 +21,7 @@ export function assistantsFor (deps: {
   masterKey: Uint8Array
   accessLog: AccessLog
   connectorDirs: readonly string[]
-  search: Search | null
+  search: Search
   logger: Logger
 }): Assistants {
   const { accessLog } = deps

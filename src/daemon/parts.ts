@@ -29,6 +29,7 @@ import { setUpBuilders } from '../builders/index.js'
 import { createImportJobs } from '../connectors/import-jobs.js'
 import { connectorDirs } from '../connectors/loader.js'
 import { createDashboard } from '../ui/dashboard.js'
+import { searchService } from './search-setup.js'
 import type { OwnerListeners } from './owner-listeners.js'
 import type { Daemon, DaemonOptions } from './daemon.js'
 
@@ -101,8 +102,9 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   }))
   const importJobs = await services.start(importJobsService(createImportJobs({ dir: join(home.root, 'imports'), connectorDirs: connectorDirs(home), socketPath: home.socket, logger, maxBytes: MAX_IMPORT_BYTES })))
   const builders = await setUpBuilders({ config: config.builders, db, index, storage, dataDir: home.data, identity, chain: chain?.client ?? null, permissions: chain?.permissions ?? null, connectorDirs: connectorDirs(home), logger })
-  const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search: null, logger })
   await services.start(ingest)
+  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger }))
+  const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search, logger })
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
     startedAt: deps.startedAt,
@@ -123,6 +125,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     builders,
     assistants,
     dashboard,
+    search,
     events,
     servicesStatus: async () => await services.status(),
     logger

@@ -5,6 +5,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { runCli } from '../support/daemon.js'
+import { waitFor } from '../support/data-files.js'
 import { daemonWithHistory, pendingAssistantRequest, stdioClient, textOf } from '../support/assistants.js'
 
 test('hearth mcp: approval first, then only granted scopes; logged; remembered by name; revoked mid-session', { timeout: 240_000 }, async (t) => {
@@ -51,6 +52,21 @@ test('hearth mcp: approval first, then only granted scopes; logged; remembered b
   assert.match(textOf(read), /<<<UNTRUSTED-DATA/)
   assert.match(textOf(read), /sourdough|lease/i)
 
+  // search within the grant: a hit names a record that read_records opens; other scopes never come back
+  await waitFor('the export indexed for search', async () => {
+    const owner = await d.request({ path: '/v1/search?q=landlord' })
+    return owner.json?.hits?.length > 0 && (await d.request({ path: '/v1/search?q=jane' })).json?.hits?.length > 0
+  }, 60_000)
+  const found = await first.callTool({ name: 'search', arguments: { query: 'landlord' } })
+  assert.equal(found.isError, false, textOf(found))
+  const hit = JSON.parse(/<<<UNTRUSTED-DATA\n([\s\S]*)\nUNTRUSTED-DATA>>>/.exec(textOf(found))![1]!).hits[0]
+  assert.equal(hit.scope, 'chatgpt.conversations')
+  assert.match(hit.snippet, /landlord/i)
+  const opened = await first.callTool({ name: 'read_records', arguments: { scope: hit.scope, version: hit.version, pointer: hit.pointer } })
+  assert.match(textOf(opened), /Can my landlord raise the rent mid-lease\?/)
+  const elsewhere = await first.callTool({ name: 'search', arguments: { query: 'jane' } })
+  assert.match(textOf(elsewhere), /"hits": \[\]/)
+
   // outside the grant: refused, with the way to ask
   const refused = await first.callTool({ name: 'read_records', arguments: { scope: 'instagram.profile' } })
   assert.equal(refused.isError, true)
@@ -74,6 +90,9 @@ test('hearth mcp: approval first, then only granted scopes; logged; remembered b
     ['scopes', 200, null, null],
     ['versions', 200, null, 'chatgpt.conversations'],
     ['read', 200, null, 'chatgpt.conversations'],
+    ['search', 200, null, null],
+    ['read', 200, null, 'chatgpt.conversations'],
+    ['search', 200, null, null],
     ['denied', 403, 'SCOPE_NOT_GRANTED', 'instagram.profile'],
     ['request-access', 200, null, null]
   ])

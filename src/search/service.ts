@@ -1,0 +1,166 @@
+// The search part of the daemon: opens the index in the home (a damaged or foreign file is
+// deleted and built again, never a failed start), follows the file index in the background, and
+// answers queries from what is indexed so far (`complete: false, pending: N` while catching up).
+import { HearthError } from '../errors.js'
+import type { Logger } from '../log.js'
+import type { EventSource } from '../lifecycle/event-hub.js'
+import type { HearthEvents } from '../lifecycle/events.js'
+import type { Service } from '../lifecycle/service.js'
+import { checkQuery, makeCursor } from './query.js'
+import { Indexer, type IndexerDeps } from './indexer.js'
+import { MARK_CLOSE, MARK_OPEN, SearchStore, removeSearchFiles, type RawHit } from './store.js'
+import type { Search, SearchAnswer, SearchHit, SearchQuery } from './types.js'
+
+export interface SearchDeps extends IndexerDeps {
+  /** The index's folder in the home (home.search). */
+  dir: string
+  events: EventSource<HearthEvents>
+  /** How often the change log is looked at besides the events (a file deleted from data/ has none). */
+  pollMs?: number
+}
+
+export interface SearchService extends Service, Search {
+  /** Resolves once every change known now is indexed (tests, doctor). */
+  settled (): Promise<void>
+}
+
+const DEFAULT_POLL_MS = 500
+/** Wait after a failed step (storage down) before the next try. */
+const RETRY_MS = 5000
+
+/** Whether an engine error means the index file is damaged (delete and build again). */
+export function isDamage (err: unknown): boolean {
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB|CANTOPEN|IOERR)/.test(code)
+}
+
+/** Opens the index, deleting a damaged one first; `rebuilt` says whether it was. */
+export function openSearchStore (dir: string, logger: Logger): { store: SearchStore; rebuilt: boolean } {
+  try {
+    return { store: new SearchStore(dir), rebuilt: false }
+  } catch (err) {
+    if (!isDamage(err)) throw err
+    logger.warn({ err: (err as Error).message, dir }, 'search index damaged: it is built again from the stored versions')
+    removeSearchFiles(dir)
+    return { store: new SearchStore(dir), rebuilt: true }
+  }
+}
+
+export function createSearchService (deps: SearchDeps): SearchService {
+  let store: SearchStore | null = null
+  let indexer: Indexer | null = null
+  let running: Promise<void> | null = null
+  let again = false
+  let stopped = true
+  let timer: NodeJS.Timeout | null = null
+  let retryAt = 0
+  const unsubscribe: Array<() => void> = []
+  const waiters: Array<() => void> = []
+
+  const open = (): void => {
+    store = openSearchStore(deps.dir, deps.logger).store
+    indexer = new Indexer(store, deps)
+  }
+
+  const run = async (): Promise<void> => {
+    try {
+      while (!stopped && indexer !== null && await indexer.step()) { /* one bounded page per turn */ }
+      if (!stopped && indexer !== null && await indexer.pending() === 0) for (const w of waiters.splice(0)) w()
+    } catch (err) {
+      if (isDamage(err)) { reset(err); return }
+      retryAt = Date.now() + RETRY_MS
+      deps.logger.warn({ err: (err as Error).message }, 'search: indexing paused, tried again shortly')
+    }
+  }
+
+  const wake = (): void => {
+    if (stopped || Date.now() < retryAt) return
+    if (running !== null) { again = true; return }
+    running = run().finally(() => {
+      running = null
+      if (again) { again = false; wake() }
+    })
+  }
+
+  /** A damaged file met while running: closed, deleted and built again from the change log's start. */
+  const reset = (err: unknown): void => {
+    deps.logger.warn({ err: (err as Error).message }, 'search index damaged while running: it is built again')
+    store?.close()
+    removeSearchFiles(deps.dir)
+    open()
+    again = true
+  }
+
+  const hitOf = (raw: RawHit): SearchHit => {
+    const { snippet, marks } = readMarks(raw.snippet)
+    return { scope: raw.scope, path: raw.path, collectedAt: raw.collectedAt, pointer: raw.pointer, at: raw.at, field: raw.field, snippet, marks, score: Math.round(-raw.bm25 * 1000) / 1000 }
+  }
+
+  return {
+    name: 'search',
+    async start () {
+      open()
+      stopped = false
+      unsubscribe.push(deps.events.on('file.indexed', wake), deps.events.on('scope.deleted', wake))
+      timer = setInterval(() => {
+        if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
+      }, deps.pollMs ?? DEFAULT_POLL_MS)
+      timer.unref()
+      wake()
+    },
+    async stop () {
+      stopped = true
+      if (timer !== null) clearInterval(timer)
+      timer = null
+      for (const off of unsubscribe.splice(0)) off()
+      await running
+      store?.close()
+      store = null
+      indexer = null
+      for (const w of waiters.splice(0)) w()
+    },
+    async status () {
+      if (store === null || indexer === null) return { state: 'stopped' }
+      return { ...store.counts(), pending: await indexer.pending() }
+    },
+    async settled () {
+      if (stopped || indexer === null) return
+      await new Promise<void>((resolve) => { waiters.push(resolve); wake(); again = true })
+    },
+    async search (query: SearchQuery): Promise<SearchAnswer> {
+      const started = performance.now()
+      const checked = checkQuery(query)
+      if (store === null || indexer === null) throw new HearthError('DAEMON_STARTING', 'search is not running yet')
+      let raw: RawHit[]
+      try {
+        raw = store.query(checked, checked.limit + 1)
+      } catch (err) {
+        if (!isDamage(err)) throw err
+        reset(err)
+        wake()
+        raw = []
+      }
+      const more = raw.length > checked.limit
+      const pending = await indexer.pending()
+      return {
+        hits: raw.slice(0, checked.limit).map(hitOf),
+        next: more ? makeCursor(checked, checked.offset + checked.limit) : null,
+        complete: pending === 0,
+        pending,
+        tookMs: Math.round((performance.now() - started) * 10) / 10
+      }
+    }
+  }
+}
+
+/** The engine's snippet with its marks taken out, and where they were. */
+export function readMarks (marked: string): { snippet: string; marks: Array<[number, number]> } {
+  let snippet = ''
+  const marks: Array<[number, number]> = []
+  let open = -1
+  for (const ch of marked) {
+    if (ch === MARK_OPEN) open = snippet.length
+    else if (ch === MARK_CLOSE) { if (open >= 0) marks.push([open, snippet.length]); open = -1 } else snippet += ch
+  }
+  return { snippet, marks }
+}
