@@ -17,6 +17,11 @@ function result (answer: ToolAnswer): { content: Array<{ type: 'text'; text: str
   return { content: [{ type: 'text', text: answer.text }], isError: answer.isError }
 }
 
+/** The arguments a client gave, without the optional ones it left out (the tools take absent, not undefined). */
+function given<T extends Record<string, unknown>> (args: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> }
+}
+
 export function createMcpServer (deps: AssistantToolDeps, connectionId: string): McpServer {
   const tools = createAssistantTools(deps, connectionId)
   const server = new McpServer({ name: 'hearth', version: HEARTH_VERSION }, { instructions: INSTRUCTIONS, capabilities: { tools: {}, resources: {} } })
@@ -40,14 +45,7 @@ export function createMcpServer (deps: AssistantToolDeps, connectionId: string):
       cursor: z.string().max(512).optional().describe('The `next` of the previous page')
     },
     annotations: { readOnlyHint: true, openWorldHint: false }
-  }, async (a) => result(await tools.search({
-    q: a.query,
-    ...(a.scope !== undefined ? { scope: a.scope } : {}),
-    ...(a.since !== undefined ? { since: a.since } : {}),
-    ...(a.until !== undefined ? { until: a.until } : {}),
-    ...(a.limit !== undefined ? { limit: a.limit } : {}),
-    ...(a.cursor !== undefined ? { cursor: a.cursor } : {})
-  })))
+  }, async ({ query, ...rest }) => result(await tools.search({ q: query, ...given(rest) })))
 
   server.registerTool('read_records', {
     title: 'Read records of a scope',
@@ -61,13 +59,7 @@ export function createMcpServer (deps: AssistantToolDeps, connectionId: string):
       limit: z.number().int().min(1).max(200).optional().describe('Most records in the page (default 50; the answer\'s size bound may end it sooner)')
     },
     annotations: { readOnlyHint: true, openWorldHint: false }
-  }, async (a) => result(await tools.read({
-    scope: a.scope,
-    ...(a.version !== undefined ? { version: a.version } : {}),
-    ...(a.pointer !== undefined ? { pointer: a.pointer } : {}),
-    ...(a.offset !== undefined ? { offset: a.offset } : {}),
-    ...(a.limit !== undefined ? { limit: a.limit } : {})
-  })))
+  }, async (a) => result(await tools.read(given(a))))
 
   server.registerTool('list_versions', {
     title: 'List versions of a scope',
@@ -78,7 +70,7 @@ export function createMcpServer (deps: AssistantToolDeps, connectionId: string):
       offset: z.number().int().min(0).max(1_000_000_000).optional()
     },
     annotations: { readOnlyHint: true, openWorldHint: false }
-  }, async (a) => result(await tools.versions({ scope: a.scope, ...(a.limit !== undefined ? { limit: a.limit } : {}), ...(a.offset !== undefined ? { offset: a.offset } : {}) })))
+  }, async (a) => result(await tools.versions(given(a))))
 
   server.registerTool('request_access', {
     title: 'Ask the owner for more scopes',
@@ -88,7 +80,7 @@ export function createMcpServer (deps: AssistantToolDeps, connectionId: string):
       purpose: z.string().max(500).optional().describe('Why, in one sentence the owner will read')
     },
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false }
-  }, async (a) => result(await tools.requestAccess({ scopes: a.scopes, ...(a.purpose !== undefined ? { purpose: a.purpose } : {}) })))
+  }, async (a) => result(await tools.requestAccess(given(a))))
 
   server.registerResource('scope', new ResourceTemplate('hearth://data/{scope}', {
     list: async () => ({
