@@ -1,10 +1,10 @@
 // `hearth mcp` with the official SDK's Client over stdio (the way Claude Desktop, Cursor and VS Code
 // start it), against a real daemon holding an imported ChatGPT export: nothing before the owner's
 // approval, then only the granted scopes, every call in the access log, remembered per client
-// name, and refused mid-session once revoked.
+// name, and refused mid-session once revoked; and the relay through a daemon restart.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { runCli } from '../support/daemon.js'
+import { runCli, startDaemonProcess } from '../support/daemon.js'
 import { waitFor } from '../support/data-files.js'
 import { daemonWithHistory, pendingAssistantRequest, stdioClient, textOf } from '../support/assistants.js'
 
@@ -114,4 +114,22 @@ test('hearth mcp: approval first, then only granted scopes; logged; remembered b
   assert.equal(after.isError, true)
   assert.match(textOf(after), /^ASSISTANT_REVOKED: /)
   assert.doesNotMatch(textOf(after), /lease|sourdough/i)
+})
+
+test('hearth mcp outlives a daemon restart: a clear error while it is down, then a new session for the same connection', { timeout: 240_000 }, async (t) => {
+  const d = await startDaemonProcess(t)
+  assert.equal((await d.request({ method: 'POST', path: '/v1/data/instagram.profile', body: { username: 'jane.doe' } })).status, 201)
+  const client = await stdioClient(t, d, 'Zed')
+  await client.callTool({ name: 'list_scopes', arguments: {} })
+  const asked = await pendingAssistantRequest(d)
+  assert.equal((await d.request({ method: 'POST', path: `/v1/assistants/requests/${asked.id}/approve`, body: { scopes: ['instagram.*'] } })).status, 200)
+  assert.match(textOf(await client.callTool({ name: 'read_records', arguments: { scope: 'instagram.profile' } })), /jane\.doe/)
+
+  await d.stop()
+  await assert.rejects(client.callTool({ name: 'list_scopes', arguments: {} }), /DAEMON_NOT_RUNNING: .*start it with `hearth daemon`/)
+  const again = await startDaemonProcess(t, { home: d.home.root })
+  const read = await client.callTool({ name: 'read_records', arguments: { scope: 'instagram.profile' } })
+  assert.equal(read.isError, false, textOf(read))
+  assert.match(textOf(read), /jane\.doe/)
+  assert.equal((await again.request({ path: '/v1/assistants' })).json.connections.length, 1)
 })
