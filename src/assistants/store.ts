@@ -1,9 +1,13 @@
 // Connections and their requests, in the one database. Ids sort by creation time (newest first is
-// a reverse range read). A stdio connection is found by its name (`stdio-by-name`), an http one by
-// its OAuth client (`http-by-client`), so a client approved once is remembered; a revoked or
-// denied connection is never reused: the client's next start asks again.
+// a reverse range read). A connection is found by its client (`by-key`: `stdio:` + its name, or
+// `http:` + its OAuth client id), so a client approved once is remembered; a revoked or denied
+// connection is never reused: the client's next start asks again. The pending requests are
+// indexed by connection (`requests-pending`), so counting and finding them never reads the
+// decided ones.
 import { randomBytes } from 'node:crypto'
 import type { HearthDatabase, Sublevel } from '../db/database.js'
+import type { BatchOp } from '../db/database.js'
+import { joinKey, lastPart, rangeOf } from '../db/keys.js'
 import { Mutex } from '../db/mutex.js'
 import { HearthError } from '../errors.js'
 import { checkPatterns, patternWithin } from '../protocol/scope-pattern.js'
@@ -41,6 +45,7 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
   const connections: Sublevel<AssistantConnection> = db.sublevel(['assistants', 'connections'])
   const requests: Sublevel<AssistantRequest> = db.sublevel(['assistants', 'requests'])
   const byKey: Sublevel<string> = db.sublevel(['assistants', 'by-key'], { valueEncoding: 'utf8' })
+  const pendingIndex: Sublevel<string> = db.sublevel(['assistants', 'requests-pending'], { valueEncoding: 'utf8' })
   const mutex = new Mutex()
   const touched = new Map<string, number>()
 
@@ -50,29 +55,31 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
     return c
   }
 
-  async function pendingCount (): Promise<number> {
-    let n = 0
-    for await (const r of requests.values({ reverse: true })) if (r.status === 'pending' && ++n >= MAX_PENDING_REQUESTS) break
-    return n
-  }
-
-  async function newRequest (connectionId: string, kind: AssistantRequest['kind'], scopes: string[], purpose: string | null): Promise<AssistantRequest> {
-    if (await pendingCount() >= MAX_PENDING_REQUESTS) {
+  /** A new pending request and the writes that store it (for the caller's batch). */
+  async function newRequest (connectionId: string, kind: AssistantRequest['kind'], scopes: string[], purpose: string | null): Promise<{ request: AssistantRequest; ops: BatchOp[] }> {
+    const open = await pendingIndex.keys({ limit: MAX_PENDING_REQUESTS }).all()
+    if (open.length >= MAX_PENDING_REQUESTS) {
       throw new HearthError('ACCESS_REQUEST_LIMIT', `${MAX_PENDING_REQUESTS} assistant requests are waiting already; the owner must answer them first`, { limit: MAX_PENDING_REQUESTS })
     }
     const request: AssistantRequest = { id: assistantId('areq'), connectionId, kind, scopes, purpose, status: 'pending', createdAt: new Date().toISOString(), decidedAt: null }
-    await requests.put(request.id, request)
-    return request
+    return {
+      request,
+      ops: [
+        { type: 'put', sublevel: requests, key: request.id, value: request },
+        { type: 'put', sublevel: pendingIndex, key: joinKey(connectionId, request.id), value: '' }
+      ]
+    }
   }
 
+  async function pendingOf (connectionId: string): Promise<AssistantRequest[]> {
+    const keys = await pendingIndex.keys(rangeOf(connectionId)).all()
+    return (await requests.getMany(keys.map(lastPart))).filter((r): r is AssistantRequest => r?.status === 'pending')
+  }
+
+  /** The `connect` request first, else the newest. */
   async function pendingRequestOf (connectionId: string): Promise<AssistantRequest | null> {
-    let found: AssistantRequest | null = null
-    for await (const r of requests.values({ reverse: true })) {
-      if (r.connectionId !== connectionId || r.status !== 'pending') continue
-      if (r.kind === 'connect') return r
-      found ??= r
-    }
-    return found
+    const open = await pendingOf(connectionId)
+    return open.find((r) => r.kind === 'connect') ?? open.at(-1) ?? null
   }
 
   return {
@@ -90,8 +97,9 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
           id: assistantId('asst'), kind, name: init.name, clientId: init.clientId, scopes: [], status: 'pending',
           createdAt: new Date().toISOString(), approvedAt: null, revokedAt: null, lastUsedAt: null
         }
-        const request = await newRequest(connection.id, 'connect', init.scopes, null)
+        const { request, ops } = await newRequest(connection.id, 'connect', init.scopes, null)
         await db.batch([
+          ...ops,
           { type: 'put', sublevel: connections, key: connection.id, value: connection },
           { type: 'put', sublevel: byKey, key: indexKey, value: connection.id }
         ])
@@ -101,6 +109,12 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
     pendingRequestOf,
     async getRequest (id) { return (await requests.get(id)) ?? null },
     async listRequests (opts = {}) {
+      if (opts.status === 'pending') {
+        // at most MAX_PENDING_REQUESTS, through the index: newest first
+        const keys = await pendingIndex.keys({ limit: MAX_PENDING_REQUESTS }).all()
+        const open = (await requests.getMany(keys.map(lastPart))).filter((r): r is AssistantRequest => r?.status === 'pending')
+        return open.sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, opts.limit ?? 100)
+      }
       const out: AssistantRequest[] = []
       for await (const r of requests.values({ reverse: true })) {
         if (opts.status === undefined || r.status === opts.status) out.push(r)
@@ -114,7 +128,9 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
         if (c.status !== 'active') throw new HearthError('FORBIDDEN', `connection ${connectionId} is ${c.status}`)
         const wanted = checkPatterns(scopes, 'scopes').filter((p) => !patternWithin(p, c.scopes))
         if (wanted.length === 0) throw new HearthError('CONFLICT', 'every scope asked for is granted already')
-        return await newRequest(connectionId, 'more-scopes', wanted, purpose)
+        const { request, ops } = await newRequest(connectionId, 'more-scopes', wanted, purpose)
+        await db.batch(ops)
+        return request
       })
     },
     async decide (requestId, decision, scopes) {
@@ -126,6 +142,8 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
         if (!LIVE.has(c.status)) throw new HearthError('CONFLICT', `connection ${c.id} is ${c.status}`, { status: c.status })
         const now = new Date().toISOString()
         let next: AssistantConnection
+        // a request records what the owner granted by it (the asked scopes, or the owner's choice)
+        let decided: AssistantRequest = { ...r, status: decision, decidedAt: now }
         if (decision === 'denied') {
           next = r.kind === 'connect' ? { ...c, status: 'denied', revokedAt: now } : c
         } else {
@@ -133,10 +151,11 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
           if (given.length === 0) throw new HearthError('INVALID_ARGUMENT', 'this request names no scopes: say which to grant (--scope PATTERN, or scopes in the body)')
           const granted = r.kind === 'connect' ? given : [...c.scopes, ...given.filter((p) => !c.scopes.includes(p))]
           next = { ...c, scopes: granted, status: 'active', approvedAt: c.approvedAt ?? now }
+          decided = { ...decided, scopes: given }
         }
-        const decided: AssistantRequest = { ...r, status: decision, decidedAt: now, ...(decision === 'approved' && scopes != null ? { scopes: next.scopes } : {}) }
         await db.batch([
           { type: 'put', sublevel: requests, key: r.id, value: decided },
+          { type: 'del', sublevel: pendingIndex, key: joinKey(r.connectionId, r.id) },
           { type: 'put', sublevel: connections, key: c.id, value: next }
         ])
         return { request: decided, connection: next }
@@ -159,9 +178,10 @@ export function openConnectionStore (db: HearthDatabase): ConnectionStore {
         const c = await mustGet(id)
         if (c.status === 'revoked' || c.status === 'denied') return c
         const revoked: AssistantConnection = { ...c, status: 'revoked', revokedAt: new Date().toISOString() }
-        const ops: Parameters<HearthDatabase['batch']>[0] = [{ type: 'put', sublevel: connections, key: id, value: revoked }]
-        for await (const r of requests.values({ reverse: true })) {
-          if (r.connectionId === id && r.status === 'pending') ops.push({ type: 'put', sublevel: requests, key: r.id, value: { ...r, status: 'denied', decidedAt: revoked.revokedAt } })
+        const ops: BatchOp[] = [{ type: 'put', sublevel: connections, key: id, value: revoked }]
+        for (const r of await pendingOf(id)) {
+          ops.push({ type: 'put', sublevel: requests, key: r.id, value: { ...r, status: 'denied', decidedAt: revoked.revokedAt } })
+          ops.push({ type: 'del', sublevel: pendingIndex, key: joinKey(id, r.id) })
         }
         await db.batch(ops)
         return revoked
