@@ -95,6 +95,10 @@ export const ERROR_CODES = {
   RATE_LIMITED: 429,
   ACCESS_REQUEST_LIMIT: 429,       // too many pending access requests from one builder
   WALLET_KEY_MISSING: 409,         // signing a grant needs the owner's wallet key, not only the master signature
+  // assistants (MCP connections, src/assistants/)
+  ASSISTANT_NOT_APPROVED: 403,     // the connection waits for the owner's approval (`hearth requests approve <id>`)
+  ASSISTANT_REVOKED: 403,          // the owner revoked (or denied) this connection
+  MCP_SESSION_LIMIT: 503,          // mcp.maxSessions sessions are open: close one or wait for an idle one to expire
   INTERNAL: 500
 } as const
 

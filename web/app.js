@@ -9,6 +9,7 @@ import { DataPage } from './pages/data.js'
 import { ImportPage } from './pages/import.js'
 import { DevicesPage } from './pages/devices.js'
 import { BuildersPage } from './pages/builders.js'
+import { AssistantsPage } from './pages/assistants.js'
 import { SchemasPage } from './pages/schemas.js'
 import { ImagesPage } from './pages/images.js'
 import { SettingsPage } from './pages/settings.js'
@@ -20,6 +21,7 @@ const PAGES = [
   { id: 'import', title: 'Import', Page: ImportPage },
   { id: 'devices', title: 'Devices', Page: DevicesPage },
   { id: 'builders', title: 'Builders', Page: BuildersPage },
+  { id: 'assistants', title: 'Assistants', Page: AssistantsPage },
   { id: 'schemas', title: 'Schemas', Page: SchemasPage },
   { id: 'images', title: 'Images', Page: ImagesPage },
   { id: 'settings', title: 'Settings', Page: SettingsPage },

@@ -1,7 +1,9 @@
-// The access log (docs/protocol.md §3.8): every builder read and every denial, for the owner only.
+// The access log (docs/protocol.md §3.8): every builder read and every denial, and every tool call
+// of an assistant's connection (src/assistants/), for the owner only.
 // Entries are keyed by their logId — the time in ms and a sequence — so each day is one key
 // range, a page is one range read from a time or cursor (never a pass over older days), and
-// retention drops whole days. Two more namespaces index the entries by builder and by scope.
+// retention drops whole days. Three more namespaces index the entries by builder, by connection and
+// by scope.
 // Appends are serialised: each is one atomic batch together with the caller's own writes
 // (the replay-cache entry, the grant's read counter), in the order they were made.
 import type { BatchOp, HearthDatabase, Sublevel } from '../db/database.js'
@@ -12,6 +14,8 @@ export type NewAccessLogEntry = Omit<AccessLogEntry, 'logId' | 'at'>
 
 export interface AccessLogQuery {
   builder?: string
+  /** An assistant's connection id. */
+  connection?: string
   scope?: string
   /** ISO instant or ms: entries at or after it. */
   since?: number
@@ -48,6 +52,7 @@ export function openAccessLog (db: HearthDatabase): AccessLog {
   const entries: Sublevel<AccessLogEntry> = db.sublevel(['builders', 'log'])
   const byBuilder: Sublevel<string> = db.sublevel(['builders', 'log-by-builder'], { valueEncoding: 'utf8' })
   const byScope: Sublevel<string> = db.sublevel(['builders', 'log-by-scope'], { valueEncoding: 'utf8' })
+  const byConnection: Sublevel<string> = db.sublevel(['builders', 'log-by-connection'], { valueEncoding: 'utf8' })
   let lastMs = 0
   let seq = 0
   let tail: Promise<unknown> = Promise.resolve()
@@ -67,6 +72,7 @@ export function openAccessLog (db: HearthDatabase): AccessLog {
         const ops: BatchOp[] = [{ type: 'put', sublevel: entries, key: logId, value: entry }]
         if (entry.builder !== null) ops.push({ type: 'put', sublevel: byBuilder, key: joinKey(entry.builder.toLowerCase(), logId), value: '' })
         if (entry.scope !== null) ops.push({ type: 'put', sublevel: byScope, key: joinKey(entry.scope, logId), value: '' })
+        if (entry.connection != null) ops.push({ type: 'put', sublevel: byConnection, key: joinKey(entry.connection, logId), value: '' })
         if (extraOps !== undefined) ops.push(...await extraOps())
         await db.batch(ops)
         return entry
@@ -95,9 +101,9 @@ export function openAccessLog (db: HearthDatabase): AccessLog {
       const range = { ...(gte !== undefined ? { gte } : {}), ...(gt !== undefined ? { gt } : {}), ...(lt !== undefined ? { lt } : {}) }
       const builder = q.builder?.toLowerCase()
       let found: AccessLogEntry[]
-      if (builder !== undefined || q.scope !== undefined) {
-        // the narrower index drives; the other filter is checked on the entries
-        const [index, head] = builder !== undefined ? [byBuilder, builder] : [byScope, q.scope as string]
+      if (builder !== undefined || q.connection !== undefined || q.scope !== undefined) {
+        // the narrower index drives; the other filters are checked on the entries
+        const [index, head] = builder !== undefined ? [byBuilder, builder] : q.connection !== undefined ? [byConnection, q.connection] : [byScope, q.scope as string]
         const prefixed = Object.fromEntries(Object.entries(range).map(([k, v]) => [k, joinKey(head, v)]))
         const whole = rangeOf(head)
         if (prefixed.gte === undefined && prefixed.gt === undefined) prefixed.gt = whole.gt
@@ -110,7 +116,7 @@ export function openAccessLog (db: HearthDatabase): AccessLog {
           if (keys.length === 0) break
           const got = await entries.getMany(keys.map(lastPart))
           for (const e of got) {
-            if (e !== undefined && (q.scope === undefined || e.scope === q.scope)) found.push(e)
+            if (e !== undefined && (q.scope === undefined || e.scope === q.scope) && (q.connection === undefined || e.connection === q.connection)) found.push(e)
             if (found.length > limit) break
           }
           if (found.length > limit || keys.length < batch) break
@@ -134,6 +140,7 @@ export function openAccessLog (db: HearthDatabase): AccessLog {
         ops.push({ type: 'del', sublevel: entries, key: e.logId })
         if (e.builder !== null) ops.push({ type: 'del', sublevel: byBuilder, key: joinKey(e.builder.toLowerCase(), e.logId) })
         if (e.scope !== null) ops.push({ type: 'del', sublevel: byScope, key: joinKey(e.scope, e.logId) })
+        if (e.connection != null) ops.push({ type: 'del', sublevel: byConnection, key: joinKey(e.connection, e.logId) })
       }
       await db.batch(ops)
       return old.length

@@ -17,7 +17,8 @@ import type { StorageBackend } from '../storage/types.js'
 import type { Router } from '../api/router.js'
 import type { ApiServer } from '../api/server.js'
 import { scanConnectors } from '../connectors/loader.js'
-import { openAccessLog } from './access-log.js'
+import { parseListen } from '../api/listen.js'
+import { openAccessLog, type AccessLog } from './access-log.js'
 import { openAccessRequests } from './access-requests.js'
 import { openBuilderRegistry } from './builder-registry.js'
 import { openGrantStore } from './grant-store.js'
@@ -44,6 +45,8 @@ export interface BuildersDeps {
 export interface Builders {
   /** The owner's side, loaded on first use. */
   owner (): Promise<OwnerBuilders>
+  /** The one access log (assistants' tool calls are written to it too). */
+  readonly accessLog: AccessLog
   /** Adds the owner routes and the builder routes to the daemon's router. */
   addRoutes (router: Router): void
   /** Starts the relay and, when configured, the builder listener; returns its port and audience. */
@@ -56,13 +59,6 @@ const PRUNE_EVERY_MS = 60 * 60_000
 
 type AuthorizerDeps = Parameters<typeof import('./authorize.js')['createAuthorizer']>[0]
 
-/** `host:port` (IPv6 in brackets) → its parts. */
-export function parseListen (listen: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen)
-  const port = m === null ? Number.NaN : Number(m[3])
-  if (m === null || port > 65535) throw new Error(`builders.listen must be host:port, got ${JSON.stringify(listen)}`)
-  return { host: (m[1] ?? m[2]) as string, port }
-}
 
 /**
  * The builder side; the builder listener's part (its routes, request signatures with the native
@@ -131,6 +127,7 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
 
   return {
     owner: ownerBuilders,
+    accessLog: log,
     addRoutes (router) {
       addOwnerBuilderRoutes(router, { owner: ownerBuilders, requests, grants, log })
       if (listenerSide === null) return
@@ -204,5 +201,5 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
  */
 async function loadListenerSide (listen: string, authorizing: AuthorizerDeps) {
   const [{ addBuilderRoutes, builderListener }, { createAuthorizer }, { createRateLimiter }, { createRefusalFold }] = await Promise.all([import('./listener.js'), import('./authorize.js'), import('./rate-limit.js'), import('./refusal-fold.js')])
-  return { listen: parseListen(listen), addBuilderRoutes, builderListener, createRateLimiter, createRefusalFold, authorizer: createAuthorizer(authorizing) }
+  return { listen: parseListen(listen, 'builders.listen'), addBuilderRoutes, builderListener, createRateLimiter, createRefusalFold, authorizer: createAuthorizer(authorizing) }
 }

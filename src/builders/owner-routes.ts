@@ -73,6 +73,7 @@ export function addOwnerBuilderRoutes (router: Router, deps: { owner: () => Prom
     const order = stringParam(req.url, 'order', 4) ?? 'asc'
     if (order !== 'asc' && order !== 'desc') throw new HearthError('INVALID_ARGUMENT', 'order must be asc or desc')
     const builder = stringParam(req.url, 'builder', 42) ?? undefined
+    const connection = stringParam(req.url, 'connection', 64) ?? undefined
     const scope = stringParam(req.url, 'scope', 128) ?? undefined
     const cursor = stringParam(req.url, 'cursor', 40) ?? undefined
     const since = timeParam(req.url, 'since')
@@ -81,6 +82,7 @@ export function addOwnerBuilderRoutes (router: Router, deps: { owner: () => Prom
       order,
       limit: intParam(req.url, 'limit', 100, 1000),
       ...(builder !== undefined ? { builder } : {}),
+      ...(connection !== undefined ? { connection } : {}),
       ...(scope !== undefined ? { scope } : {}),
       ...(cursor !== undefined ? { cursor } : {}),
       ...(since !== undefined ? { since } : {}),

@@ -60,13 +60,16 @@ export interface GrantRecord {
   chainError: string | null
 }
 
-export type AccessAction = 'list' | 'read' | 'versions' | 'request-access' | 'request-status' | 'denied'
+/** `scopes` and `search` are assistants' tool calls (`read`, `versions` and `request-access` too). */
+export type AccessAction = 'list' | 'read' | 'versions' | 'request-access' | 'request-status' | 'denied' | 'scopes' | 'search'
 
 export interface AccessLogEntry {
   logId: string
   /** ISO 8601 UTC. */
   at: string
   builder: Address | null
+  /** The assistant's connection (src/assistants/) when an MCP tool call made the entry. */
+  connection?: string | null
   grantId: string | null
   scope: string | null
   action: AccessAction

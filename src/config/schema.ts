@@ -143,6 +143,13 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     maxPendingRequests: integer(10, 1, 1000, 'pending access requests per builder'),
     accessLogDays: integer(365, 1, 36_500, 'days of access log kept (whole days are dropped)')
   }),
+  mcp: object({
+    listen: { type: ['string', 'null'], pattern: '^(\\[[0-9a-fA-F:.]+\\]|[^\\s:\\[\\]/]+):[0-9]{1,5}$', maxLength: 300, default: null, description: '`host:port` of the assistants\' Streamable HTTP listener (`/mcp`, OAuth 2.1); null = off (`hearth mcp` over the socket still works)', 'x-env': 'HEARTH_MCP_LISTEN' },
+    publicUrl: httpUrl(null, 'the URL remote assistants reach that listener at (directly or through a TLS reverse proxy): the OAuth issuer and resource; default `http://<listen>`', 'HEARTH_MCP_PUBLIC_URL'),
+    accessTokenSeconds: integer(3600, 60, 86_400, 'lifetime of an OAuth access token (refresh tokens last 30 days and rotate at each use)'),
+    maxSessions: integer(64, 1, 10_000, 'MCP sessions open at once (both ways in); an idle one closes after 30 minutes'),
+    maxResultBytes: integer(48 * 1024, 4096, 1024 * 1024, 'largest tool answer handed to a model (records are paged to fit)')
+  }),
   ingest: object({
     concurrency: integer(16, 1, 256, 'files retried or read again processed at once (they wait on fsync more than on the CPU, and concurrent files share syncs); dropped files and the scans go in batches of 32'),
     quietMs: integer(25, 0, 60_000, 'a dropped file is read once no change of it was seen this long; one that is not complete JSON yet waits for `ingest.stabilityMs` instead of being rejected'),

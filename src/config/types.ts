@@ -80,6 +80,15 @@ export interface HearthConfig {
     maxPendingRequests: number
     accessLogDays: number
   }
+  mcp: {
+    /** `host:port` of the assistants' Streamable HTTP listener; null = off. */
+    listen: string | null
+    /** The OAuth issuer and resource base; null = `http://<listen>`. */
+    publicUrl: string | null
+    accessTokenSeconds: number
+    maxSessions: number
+    maxResultBytes: number
+  }
   ingest: {
     concurrency: number
     /** The watcher reads a file once no change of it was seen this long. */

@@ -28,6 +28,7 @@ import type { Search } from '../search/types.js'
 import type { ImportJobs } from '../connectors/import-jobs.js'
 import type { Dashboard } from '../ui/dashboard.js'
 import type { Builders } from '../builders/index.js'
+import type { Assistants } from '../assistants/index.js'
 import { addConnectorRoutes } from '../api/routes/connectors.js'
 import { connectorDirs } from '../connectors/loader.js'
 import type { Proxy } from '../proxy/index.js'
@@ -55,6 +56,8 @@ export interface OwnerApiDeps {
   importJobs: ImportJobs
   /** The owner's builder routes (requests, grants, access log) and the builders' own routes. */
   builders: Pick<Builders, 'addRoutes'>
+  /** The owner's assistants routes and `hearth mcp`'s relay endpoint. */
+  assistants: Pick<Assistants, 'addRoutes' | 'ownerMount'>
   /** Null when `ui.enabled` is false. */
   dashboard: Dashboard | null
   /** The search over the owner's data (`GET /v1/search`). */
@@ -67,7 +70,7 @@ export interface OwnerApiDeps {
 
 /** The owner's whole API: every route set and the upstream proxy's raw mounts. */
 export function ownerApi (deps: OwnerApiDeps): RouteTable {
-  return { router: ownerRouter(deps), mounts: PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: deps.proxy.handle })) }
+  return { router: ownerRouter(deps), mounts: [...PROXY_MOUNT_PREFIXES.map((prefix) => ({ prefix, handle: deps.proxy.handle })), deps.assistants.ownerMount] }
 }
 
 function ownerRouter (deps: OwnerApiDeps): Router {
@@ -82,6 +85,7 @@ function ownerRouter (deps: OwnerApiDeps): Router {
   addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
   addImportRoutes(router, { jobs: deps.importJobs })
   deps.builders.addRoutes(router)
+  deps.assistants.addRoutes(router)
   addUiRoutes(router, { dashboard: deps.dashboard })
   addUpstreamRoutes(router, deps.proxy)
   addImageRoutes(router, deps.proxy)
@@ -122,4 +126,16 @@ export function buildersService (builders: Builders, server: ApiServer, print: (
     }),
     get port () { return port }
   }
+}
+
+/** The assistants' side: MCP sessions, and the `/mcp` listener with OAuth when `mcp.listen` is set. */
+export function assistantsService (assistants: Assistants, server: ApiServer, print: (line: string) => void): Service {
+  return service('assistants', {
+    async start () {
+      const url = await assistants.start(server)
+      if (url !== null) print(`mcp       ${url}/mcp`)
+    },
+    stop: async () => { await assistants.stop() },
+    status: async () => await assistants.status()
+  })
 }

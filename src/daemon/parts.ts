@@ -24,7 +24,8 @@ import { memorySettleService } from './memory-settle.js'
 import { ensureIdentity } from './identity-setup.js'
 import { chainConnection } from './chain-setup.js'
 import { schemaService, schemaTrustFor } from './schemas-setup.js'
-import { buildersService, dashboardService, importJobsService, ownerApi } from './api-setup.js'
+import { assistantsService, buildersService, dashboardService, importJobsService, ownerApi } from './api-setup.js'
+import { assistantsFor } from './assistants-setup.js'
 import { setUpBuilders } from '../builders/index.js'
 import { createImportJobs } from '../connectors/import-jobs.js'
 import { connectorDirs } from '../connectors/loader.js'
@@ -115,6 +116,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     logger
   }))
   const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger }))
+  const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search, logger })
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
     startedAt: deps.startedAt,
@@ -134,6 +136,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     proxy,
     importJobs: importJobs.jobs,
     builders,
+    assistants,
     dashboard,
     search,
     events,
@@ -142,6 +145,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   }))
   const buildersListener = await services.start(buildersService(builders, listeners.server, print))
   await services.start(dashboardService(dashboard, listeners.server, print))
+  await services.start(assistantsService(assistants, listeners.server, print))
   await services.start(memorySettleService({ logger }))
 
   print(`owner     ${identity.ownerAddress}`)

@@ -3,6 +3,7 @@
 // A dashboard that cannot listen (the port is taken) is reported with the setting to change, and
 // the daemon runs on. The route table is served before the dashboard listens: a login link asked
 // for meanwhile answers DAEMON_STARTING (the CLI asks again), never "off".
+import { parseListen } from '../api/listen.js'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { ApiServer } from '../api/server.js'
@@ -28,16 +29,9 @@ export interface Dashboard {
   status (): { listening: boolean; url: string | null; sessions: number; error?: string }
 }
 
-export function parseListen (value: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(value.trim())
-  const port = m === null ? NaN : Number(m[3])
-  if (m === null || port > 65535) throw new HearthError('CONFIG_INVALID', `ui.listen must be host:port on loopback (e.g. 127.0.0.1:8470), got ${JSON.stringify(value.slice(0, 80))}`, { key: 'ui.listen' })
-  return { host: m[1] ?? m[2]!, port }
-}
-
 export function createDashboard (deps: DashboardDeps): Dashboard {
   const sessions = createSessionStore(deps.sessions)
-  const { host, port } = parseListen(deps.listen)
+  const { host, port } = parseListen(deps.listen, 'ui.listen')
   let hosts: ReadonlySet<string> = new Set()
   let address: string | null = null
   let failure: string | undefined

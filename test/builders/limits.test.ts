@@ -7,7 +7,7 @@ import { createRefusalFold } from '../../src/builders/refusal-fold.js'
 import { openAccessLog } from '../../src/builders/access-log.js'
 import { openDatabase } from '../../src/db/database.js'
 import { tempDir } from '../support/tmp.js'
-import { consentFor } from '../../src/builders/consent.js'
+import { consentFor } from '../../src/connectors/consent.js'
 import type { ConnectorMetadata } from '../../src/connectors/types.js'
 
 test('the rate limit allows a burst of perMinute, refills over the minute, and keeps keys apart', () => {

@@ -3,7 +3,9 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createSessionStore } from '../../src/ui/sessions.js'
 import { allowedHosts, checkRequestOrigin } from '../../src/ui/request-guard.js'
-import { parseListen } from '../../src/ui/dashboard.js'
+import { parseListen as parseAnyListen } from '../../src/api/listen.js'
+
+const parseListen = (value: string): { host: string; port: number } => parseAnyListen(value, 'ui.listen')
 import { sessionCookie } from '../../src/ui/listener.js'
 import { opener } from '../../src/cli/commands/ui.js'
 

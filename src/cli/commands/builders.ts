@@ -1,23 +1,24 @@
 // `hearth builders`, `hearth requests`, `hearth grants`, `hearth access-log`: the owner's side of
 // builders (docs/protocol.md §3.8) through the daemon.
 import { parseArgs } from 'node:util'
-import { EXIT, type Command } from '../command.js'
+import { EXIT, type Command, type CommandContext } from '../command.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
 
 const BUILDERS_USAGE = `usage: hearth builders [--json]                 builders the owner trusts (local registry, grantee ids)
        hearth builders register <address> --public-key K [--app-url U] [--json]
          registers a builder (a grantee) on the configured chain, and in the local registry`
 
-const REQUESTS_USAGE = `usage: hearth requests [--all] [--json]          pending access requests with the consent labels of each scope
+const REQUESTS_USAGE = `usage: hearth requests [--all] [--json]          pending access requests (builders' and assistants') with the consent labels of each scope
        hearth requests approve <id> [--scope PATTERN]... [--expires-at ISO|unix] [--json]
-         signs the grant with the owner's wallet key (EIP-712); --scope narrows what is granted
+         a builder's (req_…): signs the grant with the owner's wallet key (EIP-712); --scope narrows what is granted
+         an assistant's (areq_…): grants the scopes asked for, or --scope (needed when it asked for none)
        hearth requests deny <id>`
 
 const GRANTS_USAGE = `usage: hearth grants [--json]                   grants: scopes, expiry, state, on-chain state, reads so far
        hearth grants revoke <id>                  enforced at once, then revoked on chain`
 
-const LOG_USAGE = `usage: hearth access-log [--builder ADDRESS] [--scope SCOPE] [--since ISO|unix] [--limit N] [--cursor C] [--json]
-  every builder read and refusal, newest first (as the dashboard lists them), back to --since;
+const LOG_USAGE = `usage: hearth access-log [--builder ADDRESS | --connection ID] [--scope SCOPE] [--since ISO|unix] [--limit N] [--cursor C] [--json]
+  every builder read, every assistant tool call (--connection: one assistant's) and every refusal, newest first (as the dashboard lists them), back to --since;
   a full page ends with the command for the next one (--cursor)`
 
 /** What each grant chain state (README, "Builders") means, printed after it. */
@@ -90,6 +91,7 @@ export const requestsCommand: Command = {
       const [sub, id] = positionals
       if (sub === 'approve' || sub === 'deny') {
         if (id === undefined) throw new UsageError(`requests ${sub} takes a request id`)
+        if (id.startsWith('areq_')) return await decideAssistantRequest(ctx, sub, id, values.scope, values.json === true)
         const expiresAt = expiresAtArg(values['expires-at'])
         const body = sub === 'approve' ? { ...(values.scope !== undefined ? { scopes: values.scope } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}) } : {}
         const r = await callDaemon(ctx, { method: 'POST', path: `/v1/access-requests/${encodeURIComponent(id)}/${sub}`, body })
@@ -99,9 +101,11 @@ export const requestsCommand: Command = {
         return EXIT.OK
       }
       if (sub !== undefined) throw new UsageError('requests takes approve <id>, deny <id>, or nothing')
-      const r = await callDaemon(ctx, { path: `/v1/access-requests?status=${values.all === true ? 'all' : 'pending'}` })
-      if (values.json === true) { writeJson(ctx, r); return EXIT.OK }
-      if (r.requests.length === 0) ctx.stdout.write(values.all === true ? 'no access requests\n' : 'no pending access requests\n')
+      const status = values.all === true ? 'all' : 'pending'
+      const [r, a] = await Promise.all([callDaemon(ctx, { path: `/v1/access-requests?status=${status}` }), callDaemon(ctx, { path: `/v1/assistants/requests?status=${status}` })])
+      if (values.json === true) { writeJson(ctx, { ...r, assistants: a.requests }); return EXIT.OK }
+      if (r.requests.length === 0 && a.requests.length === 0) ctx.stdout.write(values.all === true ? 'no access requests\n' : 'no pending access requests\n')
+      writeAssistantRequests(ctx, a.requests)
       for (const q of r.requests as Array<Record<string, any>>) {
         ctx.stdout.write(`${String(q.id)}  ${String(q.status)}  from ${String(q.builder)}${q.appUrl !== null ? `  ${String(q.appUrl)}` : ''}\n`)
         if (q.purpose !== null) ctx.stdout.write(`  purpose: ${String(q.purpose)}\n`)
@@ -146,11 +150,12 @@ export const accessLogCommand: Command = {
       const { values, positionals } = parseArgs({
         args: ctx.args,
         allowPositionals: true,
-        options: { json: { type: 'boolean' }, builder: { type: 'string' }, scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } }
+        options: { json: { type: 'boolean' }, builder: { type: 'string' }, connection: { type: 'string' }, scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } }
       })
       if (positionals.length > 0) throw new UsageError('access-log takes only options')
       const q = new URLSearchParams()
       if (values.builder !== undefined) q.set('builder', values.builder)
+      if (values.connection !== undefined) q.set('connection', values.connection)
       if (values.scope !== undefined) q.set('scope', values.scope)
       if (values.since !== undefined) q.set('since', values.since)
       q.set('limit', values.limit ?? '1000')
@@ -160,7 +165,7 @@ export const accessLogCommand: Command = {
       if (values.json === true) { writeJson(ctx, r); return EXIT.OK }
       if (r.entries.length === 0) ctx.stdout.write('no entries\n')
       for (const e of r.entries as Array<Record<string, any>>) {
-        ctx.stdout.write(`${String(e.at)}  ${String(e.status)} ${String(e.errorCode ?? 'ok').padEnd(22)} ${String(e.action).padEnd(14)} ${String(e.builder ?? '-')}  ${String(e.scope ?? '-')}  grant ${String(e.grantId ?? '-')}  ${String(e.bytes)} B  ${String(e.ip ?? '')}\n`)
+        ctx.stdout.write(`${String(e.at)}  ${String(e.status)} ${String(e.errorCode ?? 'ok').padEnd(22)} ${String(e.action).padEnd(14)} ${String(e.builder ?? e.connection ?? '-')}  ${String(e.scope ?? '-')}  grant ${String(e.grantId ?? '-')}  ${String(e.bytes)} B  ${String(e.ip ?? '')}\n`)
       }
       if (r.next !== null) {
         const again = ctx.args.filter((a, i) => a !== '--cursor' && ctx.args[i - 1] !== '--cursor' && !a.startsWith('--cursor=') && a !== '--json')
@@ -168,5 +173,24 @@ export const accessLogCommand: Command = {
       }
       return EXIT.OK
     })
+  }
+}
+
+async function decideAssistantRequest (ctx: CommandContext, sub: 'approve' | 'deny', id: string, scopes: string[] | undefined, json: boolean): Promise<number> {
+  const r = await callDaemon(ctx, { method: 'POST', path: `/v1/assistants/requests/${encodeURIComponent(id)}/${sub}`, body: sub === 'approve' && scopes !== undefined ? { scopes } : {} })
+  if (json) writeJson(ctx, r)
+  else if (sub === 'approve') ctx.stdout.write(`approved: assistant ${String(r.connection.name)} (${String(r.connection.id)}) may read ${(r.connection.scopes as string[]).join(', ')}\n`)
+  else ctx.stdout.write(`denied ${id}\n`)
+  return EXIT.OK
+}
+
+/** Assistants' requests: a new MCP connection, or more scopes for one (src/assistants/). */
+function writeAssistantRequests (ctx: CommandContext, requests: Array<Record<string, any>>): void {
+  for (const q of requests) {
+    const what = q.kind === 'connect' ? 'connect' : 'more scopes'
+    ctx.stdout.write(`${String(q.id)}  ${String(q.status)}  assistant ${String(q.connection?.name ?? '?')} (${String(q.connectionId)}) asks to ${what}\n`)
+    if (q.purpose !== null) ctx.stdout.write(`  purpose (the assistant's words): ${String(q.purpose)}\n`)
+    if (q.consent.length === 0) ctx.stdout.write('  it named no scopes: approve with --scope PATTERN\n')
+    for (const c of q.consent as Array<Record<string, string>>) ctx.stdout.write(`  - ${c.pattern}: ${c.label} — ${c.description}\n`)
   }
 }

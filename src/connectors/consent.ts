@@ -1,7 +1,7 @@
 // What the owner is asked to consent to: for each scope pattern of a request, the label and
 // description of the connectors' metadata (docs/protocol.md §2.7). Pure: given the installed
 // connectors' metadata.
-import type { ConnectorMetadata } from '../connectors/types.js'
+import type { ConnectorMetadata } from './types.js'
 
 export interface ConsentItem {
   pattern: string
