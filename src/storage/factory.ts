@@ -118,6 +118,11 @@ class StorageHolder implements StorageService {
   async get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array> { return await this.#started().get(cid, opts) }
   async has (cid: string): Promise<boolean> { return this.#backend === null ? false : await this.#backend.has(cid) }
   async unpin (cid: string): Promise<void> { await this.#started().unpin(cid) }
+  async peerAddresses (): Promise<string[]> {
+    const backend = this.#started()
+    if (backend.peerAddresses === undefined) throw new HearthError('CONFIG_INVALID', `the ${this.kind} storage serves no blocks to other IPFS nodes`, { backend: this.kind })
+    return await backend.peerAddresses()
+  }
 
   async health (): Promise<StorageHealth> {
     if (this.#backend === null) return { ok: false, detail: `${this.kind} storage is not started` }

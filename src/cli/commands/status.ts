@@ -4,6 +4,7 @@ import { EXIT, type Command } from '../command.js'
 import { callDaemon, guarded, writeJson } from '../output.js'
 import { renderTree } from '../text.js'
 import { waitingLine, type WaitingForSchema } from './sync.js'
+import { serviceLine } from './storage-pins.js'
 
 const STATUS_USAGE = 'usage: hearth status [--json]\n  counts by state, rejected files with their reasons, queues, storage, chain, sync and upstream reachability'
 
@@ -14,6 +15,14 @@ function line (label: string, value: string): string {
 function counts (c: Record<string, number>): string {
   const parts = Object.entries(c).filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`)
   return parts.length > 0 ? parts.join(', ') : 'none'
+}
+
+/** ` (Kubo 0.43.1, 12.3 MB)`: the node's version and size where the backend tells them. */
+function storageFacts (storage: { version?: string; bytes?: number | null }): string {
+  const facts: string[] = []
+  if (typeof storage.version === 'string') facts.push(`Kubo ${storage.version}`)
+  if (typeof storage.bytes === 'number') facts.push(`${(storage.bytes / 1048576).toFixed(1)} MB`)
+  return facts.length > 0 ? ` (${facts.join(', ')})` : ''
 }
 
 export const statusCommand: Command = {
@@ -36,7 +45,8 @@ export const statusCommand: Command = {
       const ingest = s.ingest ?? {}
       const scan = ingest.scan ?? {}
       out += line('ingest', `${String(ingest.queued ?? 0)} queued, ${String(ingest.running ?? 0)} running, ${String(ingest.waitingForStorage ?? 0)} waiting for storage, initial scan ${scan.done === true ? 'done' : 'in progress'} (${String(scan.seen ?? 0)} seen)`)
-      out += line('storage', `${String(s.storage.backend)} ${s.storage.ok === true ? 'ok' : `UNAVAILABLE: ${String(s.storage.detail ?? '')}`}`)
+      out += line('storage', `${String(s.storage.backend)} ${s.storage.ok === true ? `ok${storageFacts(s.storage)}` : `UNAVAILABLE: ${String(s.storage.detail ?? '')}`}`)
+      for (const service of (s.pinning?.services ?? []) as Parameters<typeof serviceLine>[0][]) out += line('pinning', serviceLine(service))
       const sync = s.sync as Record<string, any> | undefined
       if (sync !== undefined && sync.enabled === true) {
         const peers = (sync.peers ?? []) as Array<Record<string, unknown>>
@@ -49,7 +59,7 @@ export const statusCommand: Command = {
         const mb = (bytes: number | undefined): string => ((bytes ?? 0) / 1048576).toFixed(0)
         out += line('memory', `${mb(proc.memory.rss)} MB resident, V8 heap ${mb(proc.memory.heapUsed)} of ${mb(proc.memory.heapTotal)} MB (node ${String(proc.node)}${(proc.flags ?? []).map((f) => ` ${f}`).join('')})`)
       }
-      const shown = new Set(['owner', 'index', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync', 'process'])
+      const shown = new Set(['pinning', 'owner', 'index', 'files', 'ingest', 'storage', 'rejected', 'waiting', 'version', 'sync', 'process'])
       for (const [name, part] of Object.entries(s as Record<string, unknown>)) {
         if (shown.has(name)) continue
         out += renderTree({ [name]: part }, '')
