@@ -9,20 +9,17 @@
 // the RPC URL valid. `sockets()` reads the kernel's socket tables so a test can prove nothing
 // else was opened.
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { open, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TestContext } from 'node:test'
 import { tempDir } from './tmp.js'
+import { installedTool, killGroup, sleep } from './go-tools.js'
 import { processSockets, type SocketEntry } from './proc-sockets.js'
 
 export type { SocketEntry } from './proc-sockets.js'
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const INSTALL_SCRIPT = join(REPO_ROOT, 'scripts', 'install-kubo.sh')
 const START_TIMEOUT_MS = 60_000
 
 export interface IpfsDaemon {
@@ -51,18 +48,8 @@ export interface IpfsDaemon {
 
 type After = Pick<TestContext, 'after'>
 
-let installing: Promise<string> | undefined
-
 /** Builds Kubo if it is not there yet (idempotent, locked in the script); resolves to the binary. */
-export async function ensureIpfsInstalled (): Promise<string> {
-  installing ??= promisify(execFile)('bash', [INSTALL_SCRIPT], { cwd: REPO_ROOT, timeout: 60 * 60_000 })
-    .then(({ stdout }) => {
-      const bin = stdout.trim().split('\n').pop() ?? ''
-      if (!existsSync(bin)) throw new Error(`the Kubo install did not produce a binary (${bin})`)
-      return bin
-    })
-  return await installing
-}
+export async function ensureIpfsInstalled (): Promise<string> { return await installedTool('install-kubo.sh') }
 
 /** The environment every Kubo process of the tests runs with: its repo, no telemetry, no update checks. */
 export function kuboEnv (home: string, repoPath: string): NodeJS.ProcessEnv {
@@ -230,10 +217,6 @@ function httpUrl (multiaddr: string): string {
   return `http://${host}:${port}`
 }
 
-function killGroup (proc: ChildProcess, signal: NodeJS.Signals): void {
-  if (proc.pid === undefined) return
-  try { process.kill(-proc.pid, signal) } catch { /* already gone */ }
-}
 
 /** A TCP port on 127.0.0.1 that nothing listens on right now. */
 export async function freeLoopbackPort (): Promise<number> {
@@ -248,4 +231,3 @@ export async function freeLoopbackPort (): Promise<number> {
   })
 }
 
-async function sleep (ms: number): Promise<void> { await new Promise((resolve) => setTimeout(resolve, ms)) }
