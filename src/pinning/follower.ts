@@ -28,10 +28,10 @@ export async function followChanges (deps: PinFollowerDeps): Promise<boolean> {
     if (!change.deleted) {
       const r = change.record
       if (r.cid === null || (r.state !== 'stored' && r.state !== 'registered')) continue
+      // a CID already known is the worker's to move on (a registration changes the record again)
       const known = await deps.records.get(r.cid)
-      if (known === null || known.state === 'removing') {
-        await deps.records.put({ cid: r.cid, scope: r.scope, state: 'queued', requestId: known?.requestId ?? null, error: null, verified: false, updatedAt: 0 })
-      }
+      if (known !== null && known.state !== 'removing') continue
+      await deps.records.put({ cid: r.cid, scope: r.scope, state: 'queued', requestId: known?.requestId ?? null, error: null, verified: false, updatedAt: 0 })
       await deps.queue.enqueue(r.cid, { cid: r.cid })
     } else if (change.cid !== null) {
       const known = await deps.records.get(change.cid)
