@@ -4,6 +4,11 @@
 //   chatgpt-stream  — a conversations.json of N MB in a zip, read by the chatgpt connector as it
 //                     streams (what `hearth import chatgpt` does), items counted and dropped
 //   chatgpt-whole   — the same entry read whole and JSON.parse'd (what the connector did before)
+//   twitter-stream  — a data/tweets.js (window.YTD.tweets.part0 = [...]) of N MB, read by the twitter
+//                     connector (months held until the file ends, each tweet kept in its compact form)
+//   reddit-stream   — a comments.csv of N MB, read by the reddit connector row by row
+//   maps-points     — a Takeout Records.json of N MB (a point every 20 s), read by the google-maps
+//                     connector with --with googlemaps.locations (at most 200,000 points held)
 //   entries-100k    — an Instagram-like archive of 100,000 entries (media and a few JSON files)
 //                     through runImport with a no-op submit: open, list, read, list unread
 //   zip-bomb        — a ~2 MB zip whose conversations.json declares 100 bytes and inflates to ~2 GB
@@ -56,23 +61,63 @@ function conversation (i: number): string {
   return JSON.stringify({ title: `Conversation ${i}`, create_time: 1704067200 + i * 100, update_time: 1704067200 + i * 100 + 50, mapping, current_node: 'n19', conversation_id: `conv-${i}`, id: `conv-${i}`, default_model_slug: 'gpt-4o' })
 }
 
-/** Streams the zip to disk: the generator never holds the whole text. */
-async function writeConversationsZip (path: string, mb: number): Promise<number> {
+/**
+ * A zip with one entry `name` holding generated records (a JSON list by default: `before`,
+ * records joined by `separator`, `after`), about `mb` MB, streamed to disk: the generator never holds the whole text.
+ */
+async function writeListZip (path: string, name: string, mb: number, record: (i: number) => string, { before = '[', after = ']', separator = ',' } = {}): Promise<number> {
   const out = createWriteStream(path)
   const zip = new Zip((err, chunk) => { if (err !== null) throw err; out.write(chunk) })
-  const file = new ZipDeflate('conversations.json', { level: 1 })
+  const file = new ZipDeflate(name, { level: 1 })
   zip.add(file)
-  let bytes = 1
-  file.push(Buffer.from('['))
+  let bytes = Buffer.byteLength(before)
+  file.push(Buffer.from(before))
   for (let i = 0; bytes < mb * 1048576; i++) {
-    const s = (i > 0 ? ',' : '') + conversation(i)
+    const s = (i > 0 ? separator : '') + record(i)
     bytes += Buffer.byteLength(s)
     file.push(Buffer.from(s))
   }
-  file.push(Buffer.from(']'), true)
+  file.push(Buffer.from(after), true)
   zip.end()
   await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => err != null ? reject(err) : resolve()))
   return bytes
+}
+
+/** A zip whose comments.csv is about `mb` MB of Reddit comment rows, newest first, streamed to disk. */
+async function writeRedditZip (path: string, mb: number): Promise<number> {
+  const header = 'id,permalink,date,ip,subreddit,gildings,link,parent,body,media\r\n'
+  const start = Date.UTC(2024, 0, 1)
+  const row = (i: number): string => {
+    const id = `k${i.toString(36)}`
+    const date = new Date(start - i * 600_000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
+    return `${id},https://www.reddit.com/r/bench/comments/abc/x/${id}/,${date},,bench,0,https://www.reddit.com/r/bench/comments/abc/x/,t3_abc,"comment ${i}: ${'Lorem ipsum, dolor ""sit"" amet 日本語 🚀 '.repeat(6)}",`
+  }
+  return await writeListZip(path, 'comments.csv', mb, row, { before: header, after: '\r\n', separator: '\r\n' })
+}
+
+/** One Records.json location of about 330 bytes, as Takeout wrote them (2022–2024), a point every 20 s. */
+function location (i: number): string {
+  return JSON.stringify({
+    latitudeE7: 488583701 + (i % 5000), longitudeE7: 22944813 - (i % 3000), accuracy: 12 + (i % 40), altitude: 35, verticalAccuracy: 3,
+    activity: [{ activity: [{ type: 'STILL', confidence: 90 }, { type: 'ON_FOOT', confidence: 5 }], timestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000).toISOString() }],
+    source: 'WIFI', deviceTag: -1234567890, platformType: 'ANDROID', osLevel: 33, serverTimestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000 + 900).toISOString(),
+    deviceTimestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000 + 500).toISOString(), batteryCharging: false, formFactor: 'PHONE', timestamp: new Date(Date.UTC(2019, 0, 1) + i * 20_000).toISOString()
+  })
+}
+
+/** One tweet of about 900 bytes as X archives write it, one an hour (ids carry their time). */
+function tweet (i: number): string {
+  const ms = Date.UTC(2014, 0, 1) + i * 3_600_000
+  const id = ((BigInt(ms) - 1288834974657n) << 22n) + BigInt(i % 4096)
+  return JSON.stringify({
+    tweet: {
+      id_str: String(id), id: String(id), created_at: new Date(ms).toUTCString().replace(/^(\w+), (\d+) (\w+) (\d+) ([\d:]+) GMT$/, '$1 $3 $2 $5 +0000 $4'),
+      full_text: `tweet ${i}: ` + 'Lorem ipsum dolor sit amet, 日本語 🚀 '.repeat(4), lang: 'en', favorite_count: String(i % 50), retweet_count: '0',
+      source: '<a href="https://mobile.twitter.com" rel="nofollow">Twitter Web App</a>', truncated: false, retweeted: false, favorited: false,
+      display_text_range: ['0', '140'], edit_info: { initial: { editTweetIds: [String(id)], editableUntil: '2024-01-01T00:00:00.000Z', isEditEligible: false, editsRemaining: '5' } },
+      entities: { hashtags: [{ text: 'bench', indices: ['0', '6'] }], symbols: [], user_mentions: [{ name: 'Someone', screen_name: 'someone', id_str: '12345', id: '12345', indices: ['7', '15'] }], urls: [] }
+    }
+  })
 }
 
 async function writeManyEntriesZip (path: string, entries: number): Promise<void> {
@@ -128,6 +173,13 @@ async function writeBomb (path: string, inflatedMB: number): Promise<number> {
   return zip.length
 }
 
+/** The cases that run a connector over one large streamed file: which connector, what its items hold. */
+const STREAMED: Record<string, { connector: string; key: string; include?: string[] }> = {
+  'twitter-stream': { connector: 'twitter', key: 'tweets' },
+  'reddit-stream': { connector: 'reddit', key: 'comments' },
+  'maps-points': { connector: 'google-maps', key: 'points', include: ['googlemaps.locations'] }
+}
+
 async function runCase (name: string, path: string): Promise<string> {
   const t0 = performance.now()
   if (name === 'chatgpt-stream') {
@@ -143,6 +195,17 @@ async function runCase (name: string, path: string): Promise<string> {
     const list = await source.readJson('conversations.json') as unknown[]
     await source.close()
     return `${list.length} conversations parsed whole in ${((performance.now() - t0) / 1000).toFixed(1)} s`
+  }
+  const streamed = STREAMED[name]
+  if (streamed !== undefined) {
+    const c = await connector(streamed.connector)
+    const source = await openExport(path)
+    let n = 0
+    let items = 0
+    const opts = { note: () => {}, skip: () => {}, logger: silentLogger(), include: new Set(streamed.include ?? []) }
+    for await (const item of c.module.read(source, opts)) { items++; n += (item.data[streamed.key] as unknown[] | undefined)?.length ?? 0 }
+    await source.close()
+    return `${n} ${streamed.key} in ${items} items in ${((performance.now() - t0) / 1000).toFixed(1)} s`
   }
   if (name === 'entries-100k') {
     const summary = await runImport({ connector: await connector('instagram'), source: path, submit: async () => ({ status: 'stored' }) })
@@ -173,7 +236,13 @@ const mb = Number(process.argv.find((a, i) => i >= 2 && /^\d+$/.test(a)) ?? (qui
 const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-connectors-'))
 try {
   const conversations = join(dir, 'chatgpt.zip')
-  const bytes = await writeConversationsZip(conversations, mb)
+  const bytes = await writeListZip(conversations, 'conversations.json', mb, conversation)
+  const reddit = join(dir, 'reddit.zip')
+  const redditBytes = await writeRedditZip(reddit, mb)
+  const maps = join(dir, 'maps.zip')
+  const mapsBytes = await writeListZip(maps, 'Takeout/Location History (Timeline)/Records.json', mb, location, { before: '{"locations": [', after: ']}' })
+  const tweets = join(dir, 'twitter.zip')
+  const tweetBytes = await writeListZip(tweets, 'data/tweets.js', mb, tweet, { before: 'window.YTD.tweets.part0 = [' })
   const many = join(dir, 'instagram-100k.zip')
   await writeManyEntriesZip(many, quick ? 10_000 : 100_000)
   const bomb = join(dir, 'bomb.zip')
@@ -181,6 +250,9 @@ try {
   const cases: Array<[string, string, string]> = [
     ['chatgpt-stream', conversations, `conversations.json of ${(bytes / 1048576).toFixed(0)} MB`],
     ['chatgpt-whole', conversations, `conversations.json of ${(bytes / 1048576).toFixed(0)} MB`],
+    ['twitter-stream', tweets, `tweets.js of ${(tweetBytes / 1048576).toFixed(0)} MB`],
+    ['reddit-stream', reddit, `comments.csv of ${(redditBytes / 1048576).toFixed(0)} MB`],
+    ['maps-points', maps, `Records.json of ${(mapsBytes / 1048576).toFixed(0)} MB`],
     ['entries-100k', many, `${quick ? '10,000' : '100,000'} entries`],
     ['zip-bomb', bomb, `${(bombBytes / 1048576).toFixed(1)} MB zip, declares 100 bytes, inflates to ${quick ? 200 : 2000} MB`]
   ]

@@ -1,6 +1,8 @@
 // The one catalogue of error codes. Every failure Hearth reports (CLI, socket API, logs) carries
 // one of these codes and the HTTP status it maps to. Codes are stable: clients match on them.
 
+import { redactSecrets } from './log-redact.js'
+
 export const ERROR_CODES = {
   // input
   INVALID_SCOPE: 400,
@@ -159,7 +161,7 @@ export function toErrorBody (failure: unknown): ErrorBody {
       error: {
         code: err.status,
         errorCode: err.code,
-        message: err.message,
+        message: redactSecrets(err.message),
         ...(err.details !== undefined ? { details: err.details } : {})
       }
     }

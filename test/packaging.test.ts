@@ -1,6 +1,6 @@
 // package.json tells the truth: every runtime dependency is used by the code that ships, what only
-// tests and benches use is a devDependency, and `engines` holds for the installed tree. Packages
-// that declare a newer Node than ours are listed with the proof that they run on it.
+// tests and benches use is a devDependency, `engines` holds for the installed tree on every Node
+// line Hearth supports, and the native addons run on the Node running the test.
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -8,6 +8,8 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import semver from 'semver'
 import { REPO_ROOT } from './support/daemon.js'
+import { tempDir } from './support/tmp.js'
+import { loadSodium } from '../src/sync/sodium.js'
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'))
 const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8'))
@@ -40,43 +42,42 @@ test('runtime dependencies are used by what ships; test- and bench-only ones are
   for (const name of ['@foundry-rs/anvil', 'solc']) assert.ok(name in pkg.optionalDependencies, name)
 })
 
-/**
- * Installed packages whose `engines` excludes Node 20, each with a check that runs what Hearth
- * uses of it on this Node (they use nothing newer than Node 20 has).
- */
-const PROVEN_ON_NODE_20: Record<string, () => Promise<void>> = {
-  // @libp2p/circuit-relay-v2 (through helia) ids
-  nanoid: async () => {
-    const req = createRequire(join(REPO_ROOT, 'node_modules/@libp2p/circuit-relay-v2/package.json'))
-    const { nanoid } = await import(req.resolve('nanoid')) as { nanoid: () => string }
-    assert.match(nanoid(), /^[\w-]{21}$/)
-  },
-  // libp2p's dial retries
-  'p-retry': async () => {
-    const req = createRequire(join(REPO_ROOT, 'node_modules/libp2p/package.json'))
-    const pRetry = (await import(req.resolve('p-retry'))).default as (fn: () => Promise<number>, o: object) => Promise<number>
-    let attempts = 0
-    assert.equal(await pRetry(async () => { if (++attempts < 3) throw new Error('again'); return attempts }, { retries: 3, minTimeout: 1 }), 3)
-  },
-  // linear-time schema patterns: the native addon, built for this Node by npm ci
-  re2: async () => {
-    const RE2 = createRequire(import.meta.url)('re2') as new (p: string) => { test: (s: string) => boolean }
-    assert.equal(new RE2('^(a+)+$').test('a'.repeat(40) + '!'), false)
-    assert.equal(new RE2('^a+$').test('aaa'), true)
-  }
+/** The oldest release of each Node line `engines` names (`^20.19.4 || ^22.13.0 || ^24.3.0`: 20.19.4, 22.13.0, 24.3.0, the floors of the ecosystem's packages too). */
+function floors (range: string): string[] {
+  return range.split('||').map((part) => semver.minVersion(part.trim())!.version)
 }
 
-test('engines is true to the installed dependencies; the ones that declare a newer Node run on ours', async () => {
-  const floor = semver.minVersion(pkg.engines.node)!.version
+test('engines names the Node lines Hearth is tested on, this Node is one of them, and every installed package supports the oldest release of each (no EBADENGINE at install)', () => {
+  const lines = floors(pkg.engines.node)
+  assert.deepEqual(lines.map((v) => semver.major(v)), [20, 22, 24])
   assert.ok(semver.satisfies(process.versions.node, pkg.engines.node), `this Node ${process.versions.node} is within engines ${pkg.engines.node}`)
-  const excluded = new Set<string>()
-  for (const [path, entry] of Object.entries(lock.packages as Record<string, { engines?: { node?: string }, dev?: boolean, version?: string }>)) {
-    if (path === '' || entry.dev === true || typeof entry.engines?.node !== 'string') continue
-    const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)
-    if (!semver.satisfies(floor, entry.engines.node)) excluded.add(name)
+  const excluded: string[] = []
+  for (const [path, entry] of Object.entries(lock.packages as Record<string, { engines?: { node?: string } | string[], version?: string }>)) {
+    const wants = Array.isArray(entry.engines) ? undefined : entry.engines?.node
+    if (path === '' || typeof wants !== 'string') continue
+    for (const floor of lines) if (!semver.satisfies(floor, wants)) excluded.push(`${path.slice(path.lastIndexOf('node_modules/') + 13)}@${entry.version} wants ${wants} (${floor})`)
   }
-  assert.deepEqual([...excluded].sort(), Object.keys(PROVEN_ON_NODE_20).sort(), 'every package that excludes Node 20 is proven to run on it (or pinned to a version that supports it)')
-  for (const [name, proof] of Object.entries(PROVEN_ON_NODE_20)) {
-    await proof().catch((err: Error) => { throw new Error(`${name} on Node ${process.versions.node}: ${err.message}`) })
-  }
+  assert.deepEqual(excluded, [], 'a package that leaves out a supported Node is pinned to a version that supports it (package.json overrides)')
+})
+
+test('the native addons Hearth uses load and work on this Node, built for its ABI by npm ci (re2, classic-level, secp256k1, sodium-native)', async (t) => {
+  const require = createRequire(import.meta.url)
+  // linear-time schema patterns (NAN: rebuilt for each Node ABI)
+  const RE2 = require('re2') as new (p: string) => { test: (s: string) => boolean }
+  assert.equal(new RE2('^(a+)+$').test('a'.repeat(40) + '!'), false)
+  assert.equal(new RE2('^a+$').test('aaa'), true)
+  // the index (N-API)
+  const { ClassicLevel } = await import('classic-level')
+  const db = new ClassicLevel<string, string>(await tempDir(t, 'hearth-native-'))
+  await db.put('k', 'v')
+  assert.equal(await db.get('k'), 'v')
+  await db.close()
+  // builders' signatures: the native binding, not the package's JavaScript fallback
+  const secp = require('secp256k1') as { publicKeyCreate: (k: Uint8Array) => Uint8Array }
+  assert.equal(secp, require(join(REPO_ROOT, 'node_modules/secp256k1/bindings.js')), 'libsecp256k1 itself')
+  assert.equal(secp.publicKeyCreate(new Uint8Array(32).fill(1)).byteLength, 33)
+  // sync's ciphers
+  const sodium = loadSodium()
+  assert.ok(sodium !== null, 'sodium-native loads')
+  assert.equal(sodium.crypto_stream_PRIMITIVE, 'xsalsa20')
 })

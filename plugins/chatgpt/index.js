@@ -5,14 +5,17 @@
 // The export's conversations.json is an array of conversations. Each holds its messages as a
 // tree (`mapping`: node id → {message, parent, children}) because editing a prompt or
 // regenerating an answer forks the conversation; `current_node` is the leaf the user last saw.
-// The active branch is that leaf's path back to the root — what the ChatGPT UI shows. The file
-// grows to hundreds of megabytes for heavy users, so it is parsed as it streams: one
+// The whole tree is kept (tree.js): every message with the one it follows (`parent`), and the
+// message that ends the current branch (`currentMessage`), which readers show by default. The
+// file grows to hundreds of megabytes for heavy users, so it is parsed as it streams: one
 // conversation in memory at a time.
 //
-// Kept: the text of user, assistant and tool messages; voice-mode transcripts (the
-// audio_transcription parts); images, audio and uploaded files as references (asset pointers
-// and file ids — the files themselves are in the export). Left out: system prompts, custom
-// instructions, memories, the model's reasoning (thoughts, reasoning_recap) and error banners.
+// Kept: the text of user, assistant and tool messages, cleaned of the citation markers of web
+// search answers, whose sources become structured fields (citations.js); a code block's
+// language; voice-mode transcripts (the audio_transcription parts); images, audio and uploaded
+// files as references (asset pointers and file ids — the files themselves are in the export).
+// Left out: system prompts, custom instructions, memories, the model's reasoning (thoughts,
+// reasoning_recap) and error banners.
 //
 // One item per conversation, dated by the conversation's update_time: a later export yields the
 // unchanged conversations again with the same time and content (the daemon answers duplicate)
@@ -26,17 +29,19 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { isObject, optional, readJsonOrSkip, streamListOrSkip } from '../_shared/read.js'
+import { isObject, optional, readJsonOrSkip, skipKnownFiles, streamListOrSkip } from '../_shared/read.js'
+import { cleanCitations, httpUrl } from './citations.js'
+import { keptTree } from './tree.js'
 
 const SCOPE = 'chatgpt.conversations'
 const SHARED_SCOPE = 'chatgpt.conversations.shared'
 // conversations.json, and the numbered parts some exports split it into.
 const CONVERSATION_FILES = /(^|\/)conversations(-\d+)?\.json$/
 const SHARED_FILE = /(^|\/)shared_conversations\.json$/
-/** Files of the export this connector knows and leaves alone, with why. */
+/** @type {import('../_shared/read.js').KnownFile[]} */
 const KNOWN_UNUSED = [
   { pattern: /(^|\/)chat\.html$/, reason: 'the same conversations as conversations.json, as a web page' },
-  { pattern: /(^|\/)user\.json$/, reason: 'account details (email, phone, plan) are not imported' },
+  { pattern: /(^|\/)user\.json$/, reason: 'account details (e-mail, phone, plan): left out' },
   { pattern: /(^|\/)message_feedback\.json$/, reason: 'thumbs-up/down feedback is not imported' },
   { pattern: /(^|\/)model_comparisons\.json$/, reason: 'A/B answer comparisons are not imported' }
 ]
@@ -52,9 +57,9 @@ export default {
    * @returns {AsyncGenerator<ConnectorItem>}
    */
   async * read (source, opts) {
-    for (const { pattern, reason } of KNOWN_UNUSED) for (const e of source.find(pattern)) opts.skip(e.path, reason)
     yield * readConversations(source, opts)
     yield * readShared(source, opts)
+    skipKnownFiles(source, opts, KNOWN_UNUSED)
   }
 }
 
@@ -110,7 +115,7 @@ async function * readShared (source, opts) {
 
 /**
  * @param {unknown} raw
- * @returns {null | {id: string, title: string, createdAt?: string, updatedAt?: string, model?: string, archived?: boolean, messages: object[]}}
+ * @returns {null | {id: string, title: string, createdAt?: string, updatedAt?: string, model?: string, archived?: boolean, currentMessage?: string, messages: object[]}}
  */
 export function toConversation (raw) {
   if (!isObject(raw)) return null
@@ -119,12 +124,7 @@ export function toConversation (raw) {
   const createdAt = isoTime(raw.create_time)
   const updatedAt = isoTime(raw.update_time) ?? createdAt
   const model = nonEmptyString(raw.default_model_slug)
-  const mapping = isObject(raw.mapping) ? raw.mapping : {}
-  const messages = []
-  for (const node of activeBranch(mapping, raw.current_node)) {
-    const message = toMessage(node)
-    if (message !== null) messages.push(message)
-  }
+  const { messages, currentMessage } = keptTree(isObject(raw.mapping) ? raw.mapping : {}, raw.current_node, toMessage)
   return {
     id,
     title: typeof raw.title === 'string' ? raw.title : '',
@@ -132,58 +132,17 @@ export function toConversation (raw) {
     ...(updatedAt !== undefined ? { updatedAt } : {}),
     ...(model !== undefined ? { model } : {}),
     ...(typeof raw.is_archived === 'boolean' ? { archived: raw.is_archived } : {}),
+    ...(currentMessage !== undefined ? { currentMessage } : {}),
     messages
   }
 }
 
 /**
- * The nodes from the root to `currentNode`. Without a usable current_node, the branch that
- * always takes the newest child (the last regeneration) is used. Cycles in a damaged export end
- * the walk instead of looping.
- * @param {Record<string, unknown>} mapping
- * @param {unknown} currentNode
- * @returns {Record<string, unknown>[]}
- */
-export function activeBranch (mapping, currentNode) {
-  /** @param {unknown} id */
-  const node = (id) => typeof id === 'string' && Object.hasOwn(mapping, id) && isObject(mapping[id]) ? /** @type {Record<string, unknown>} */ (mapping[id]) : undefined
-  const leaf = node(currentNode) !== undefined ? /** @type {string} */ (currentNode) : newestLeaf(mapping, node)
-  const branch = []
-  const visited = new Set()
-  for (let id = leaf; id !== undefined && !visited.has(id);) {
-    visited.add(id)
-    const n = node(id)
-    if (n === undefined) break
-    branch.push(n)
-    id = typeof n.parent === 'string' ? n.parent : undefined
-  }
-  return branch.reverse()
-}
-
-/**
- * @param {Record<string, unknown>} mapping
- * @param {(id: unknown) => Record<string, unknown> | undefined} node
- * @returns {string | undefined}
- */
-function newestLeaf (mapping, node) {
-  const root = Object.keys(mapping).find((id) => node(node(id)?.parent) === undefined)
-  let id = root
-  const visited = new Set()
-  while (id !== undefined && !visited.has(id)) {
-    visited.add(id)
-    const children = node(id)?.children
-    const next = Array.isArray(children) ? children.filter((c) => node(c) !== undefined).at(-1) : undefined
-    if (next === undefined) break
-    id = next
-  }
-  return id
-}
-
-/**
  * @param {Record<string, unknown>} node
- * @returns {null | Record<string, unknown>}
+ * @param {string} nodeId
+ * @returns {null | {id: string} & Record<string, unknown>}
  */
-function toMessage (node) {
+function toMessage (node, nodeId) {
   const m = node.message
   if (!isObject(m)) return null
   const author = isObject(m.author) ? m.author : {}
@@ -215,21 +174,37 @@ function toMessage (node) {
       if (id !== undefined && !attachments.some((x) => x.ref === id || x.ref.endsWith(`/${id}`))) attachments.push({ type: 'file', ref: id })
     }
   }
-  const text = texts.join('\n')
+  const quoted = contentType === 'tether_quote' ? quotedPage(content) : []
+  const { text, sources, citations } = cleanCitations(texts.join('\n'), metadata, quoted)
   if (text.trim() === '' && attachments.length === 0) return null
   const createdAt = isoTime(m.create_time)
   const model = role === 'assistant' ? nonEmptyString(metadata.model_slug) : undefined
   const name = role === 'tool' ? nonEmptyString(author.name) : undefined
+  const language = contentType === 'code' && typeof content.language === 'string' && !['', 'unknown'].includes(content.language) ? content.language : undefined
   return {
-    id: nonEmptyString(m.id) ?? String(node.id),
+    id: nonEmptyString(m.id) ?? nodeId,
     role,
     text,
     contentType,
+    ...optional('language', language),
     ...(createdAt !== undefined ? { createdAt } : {}),
     ...(model !== undefined ? { model } : {}),
     ...(name !== undefined ? { name } : {}),
-    ...(attachments.length > 0 ? { attachments } : {})
+    ...(attachments.length > 0 ? { attachments } : {}),
+    ...(sources.length > 0 ? { sources } : {}),
+    ...(citations.length > 0 ? { citations } : {})
   }
+}
+
+/**
+ * The page a tether_quote message quotes ({url, domain, title, text}).
+ * @param {Record<string, unknown>} content
+ * @returns {import('./citations.js').Source[]}
+ */
+function quotedPage (content) {
+  const url = httpUrl(content.url)
+  if (url === undefined) return []
+  return [{ url, ...optional('title', nonEmptyString(content.title)), ...optional('attribution', nonEmptyString(content.domain)) }]
 }
 
 /**

@@ -10,6 +10,7 @@
 //              saved,comments,messages}/…
 //   2025–2026  your_instagram_activity/media/posts_1.json (media/ instead of content/), and
 //              following.json with the username in "title" and no "value"
+// Stories (stories.json) and profile-photo history (profile_photos.json) sit beside the posts.
 // Exports are often partial (the user picks categories): a missing category is a note, an
 // empty one (no-data.txt) is listed by the import, a broken file is skipped with its reason.
 // Field names are those of an English-language account.
@@ -25,9 +26,10 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { numberedFiles, readJsonOrSkip } from '../_shared/read.js'
+import { numberedFiles, readJsonOrSkip, skipKnownFiles } from '../_shared/read.js'
+import { KNOWN_UNUSED } from './known.js'
 import { MESSAGE_FILE, toConversation } from './messages.js'
-import { fixMojibake, toPost, toProfile } from './profile.js'
+import { fixMojibake, toPost, toProfile, toProfilePhoto, toStory } from './profile.js'
 import { listIn, toAccount, toComment, toLike, toSaved } from './relations.js'
 
 export { fixMojibake, toPost, toProfile } from './profile.js'
@@ -60,7 +62,9 @@ const LISTS = [
       { pattern: /(^|\/)comments\/post_comments(_\d+)?\.json$/, convert: (e) => toComment(e, 'post') },
       { pattern: /(^|\/)comments\/reels_comments(_\d+)?\.json$/, convert: (e) => toComment(e, 'reel') }
     ]
-  }
+  },
+  { scope: 'instagram.stories', key: 'stories', noun: 'stories', sources: [{ pattern: /(^|\/)(content|media)\/stories(_\d+)?\.json$/, convert: toStory }] },
+  { scope: 'instagram.profilePhotos', key: 'photos', noun: 'profile photos', sources: [{ pattern: /(^|\/)(content|media)\/profile_photos\.json$/, convert: toProfilePhoto }] }
 ]
 
 export default {
@@ -74,6 +78,7 @@ export default {
     yield * readPosts(source, opts)
     for (const list of LISTS) yield * readList(source, opts, list)
     yield * readConversations(source, opts)
+    skipKnownFiles(source, opts, KNOWN_UNUSED)
   }
 }
 

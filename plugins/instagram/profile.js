@@ -104,3 +104,34 @@ export function toPost (raw) {
   return { createdAt, ...(caption !== undefined ? { caption } : {}), media }
 }
 
+
+/**
+ * A story from stories.json ({"ig_stories": [{uri, creation_timestamp, title, media_metadata, …}]}):
+ * its media path, kind, time and caption. media_metadata (camera and EXIF data, which can hold
+ * the place a photo was taken) is left out.
+ * @param {unknown} raw
+ * @returns {null | {createdAt: string, uri: string, kind: string, caption?: string}}
+ */
+export function toStory (raw) {
+  if (!isObject(raw) || typeof raw.uri !== 'string' || raw.uri === '') return null
+  const createdAt = isoSeconds(raw.creation_timestamp)
+  if (createdAt === undefined) return null
+  const caption = text(raw.title)
+  return { createdAt, uri: raw.uri, kind: VIDEO.test(raw.uri) ? 'video' : PHOTO.test(raw.uri) ? 'photo' : 'other', ...(caption !== undefined ? { caption } : {}) }
+}
+
+/**
+ * A profile photo from profile_photos.json ({"ig_profile_picture": [{uri, creation_timestamp,
+ * title, is_active_profile?}]}), the account's past and present pictures.
+ * @param {unknown} raw
+ * @returns {null | {uri: string, createdAt?: string, current?: boolean}}
+ */
+export function toProfilePhoto (raw) {
+  if (!isObject(raw) || typeof raw.uri !== 'string' || raw.uri === '') return null
+  const createdAt = isoSeconds(raw.creation_timestamp)
+  return {
+    uri: raw.uri,
+    ...(createdAt !== undefined ? { createdAt } : {}),
+    ...(typeof raw.is_active_profile === 'boolean' ? { current: raw.is_active_profile } : {})
+  }
+}

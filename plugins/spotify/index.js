@@ -17,9 +17,13 @@
 //     Streaming_History_Audio_2019-2021_0.json, ... (older: endsong_0.json)
 //     [{"ts": "2024-01-01T12:34:56Z", "ms_played", "master_metadata_track_name", ...,
 //       "ip_addr" (2023 and later) or "ip_addr_decrypted" (before), "user_agent_decrypted", "username"}]
-//     Streaming_History_Video_*.json is video and is not read.
-// Spotify documents every time in these files as UTC. When an export holds both histories, the
-// extended one (a superset) is used and the account-data history is left out.
+//     Streaming_History_Video_*.json  the same rows for what played as video (music videos,
+//                                     video podcasts): real track and episode plays, read too.
+// Spotify documents every time in these files as UTC. Both histories may be imported together,
+// and they need not cover the same time: an extended history requested a year before the account
+// data ends where the account data goes on. They are merged by what each covers: the extended
+// rows (more detail) wherever they reach, the account-data rows before and after that range; a
+// row found identical in two files (two copies of one export, overlapping exports) counts once.
 //
 // What is kept: the IP address, user agent and username of each play are left out on purpose —
 // they describe the device and network, not the listening, and an IP address locates the owner.
@@ -35,13 +39,22 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { byMonth as groupByMonth, isObject, numberedFiles, optional, readJsonOrSkip, streamListOrSkip, text as str } from '../_shared/read.js'
+import { byMonth as groupByMonth, isObject, numberedFiles, optional, readJsonOrSkip, skipKnownFiles, streamListOrSkip, text as str } from '../_shared/read.js'
 
 const LIBRARY_FILE = 'YourLibrary.json'
 const PLAYLIST_FILES = /(^|\/)Playlists?\d*\.json$/
 const ACCOUNT_HISTORY = /(^|\/)StreamingHistory(_music_|_podcast_)?\d+\.json$/
-const EXTENDED_HISTORY = /(^|\/)(Streaming_History_Audio_[^/]*|endsong_\d+)\.json$/
-const VIDEO_HISTORY = /(^|\/)Streaming_History_Video_[^/]*\.json$/
+const EXTENDED_HISTORY = /(^|\/)(Streaming_History_(Audio|Video)_[^/]*|endsong_\d+)\.json$/
+/** @type {import('../_shared/read.js').KnownFile[]} */
+const KNOWN_UNUSED = [
+  { pattern: /(^|\/)(Userdata|Identity|Identifiers)\.json$/, reason: 'account details (e-mail, phone, birth date, address): left out' },
+  { pattern: /(^|\/)Payments\.json$/, reason: 'payment details: left out' },
+  { pattern: /(^|\/)(Inferences|Marquee)\.json$/, reason: 'advertising segments Spotify inferred: left out' },
+  { pattern: /(^|\/)CustomerServiceHistory[^/]*\.json$/, reason: 'support tickets and surveys: left out' },
+  { pattern: /(^|\/)Spotify Technical Log Information\//, reason: 'app and device logs (device ids, IP addresses): left out' },
+  { pattern: /(^|\/)[^/]*\.pdf$/, reason: "the export's own documentation" },
+  { pattern: /(^|\/)(SearchQueries|Follow|PlaylistInABottle|YourSoundCapsule|Wrapped\d*|FamilyPlan|DuoNewFamily|Podcast[^/]*)\.json$/, reason: 'not imported yet' }
+]
 
 export default {
   /**
@@ -53,6 +66,7 @@ export default {
     yield * readLibrary(source, opts)
     yield * readPlaylists(source, opts)
     yield * readHistory(source, opts)
+    skipKnownFiles(source, opts, KNOWN_UNUSED)
   }
 }
 
@@ -87,28 +101,30 @@ async function * readPlaylists (source, opts) {
 
 /** @param {ExportSource} source @param {ReadOptions} opts @returns {AsyncGenerator<ConnectorItem>} */
 async function * readHistory (source, opts) {
-  for (const video of source.find(VIDEO_HISTORY)) opts.skip(video.path, 'video plays are not part of spotify.streamingHistory')
   const extended = source.find(EXTENDED_HISTORY)
   const account = source.find(ACCOUNT_HISTORY)
-  const files = extended.length > 0 ? extended : account
-  if (files.length === 0) {
+  if (extended.length === 0 && account.length === 0) {
     opts.note('no StreamingHistory*.json or Streaming_History_Audio_*.json in this export: nothing for spotify.streamingHistory')
     return
   }
-  if (extended.length > 0 && account.length > 0) {
-    opts.note('both the extended and the account-data streaming history are here; using the extended one')
-    for (const f of account) opts.skip(f.path, 'the extended streaming history in this export holds these plays too')
-  }
-  const plays = []
-  let skipped = 0
-  for (const file of [...files].sort((a, b) => a.path < b.path ? -1 : 1)) {
-    for await (const r of streamListOrSkip(source, file.path, opts, 'plays')) {
-      const play = extended.length > 0 ? fromExtended(r) : fromAccountData(r)
-      if (play === null) skipped++
-      else plays.push(play)
+  let unusable = 0
+  /** @param {import('../../src/connectors/types.js').ExportEntry[]} files @param {(r: unknown) => Play | null} convert */
+  const readAll = async (files, convert) => {
+    /** @type {Play[][]} */
+    const perFile = []
+    for (const file of [...files].sort((a, b) => a.path < b.path ? -1 : 1)) {
+      const plays = []
+      for await (const r of streamListOrSkip(source, file.path, opts, 'plays')) {
+        const play = convert(r)
+        if (play === null) unusable++
+        else plays.push(play)
+      }
+      perFile.push(plays)
     }
+    return perFile
   }
-  if (skipped > 0) opts.note(`${skipped} play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)`)
+  const plays = mergeHistories(await readAll(extended, fromExtended), await readAll(account, fromAccountData), opts)
+  if (unusable > 0) opts.note(`${unusable} play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)`)
   for (const [month, monthPlays] of byMonth(plays)) {
     yield {
       scope: 'spotify.streamingHistory',
@@ -117,6 +133,54 @@ async function * readHistory (source, opts) {
       label: `${month}: ${monthPlays.length} plays`
     }
   }
+}
+
+/** @typedef {{endedAt: string} & Record<string, unknown>} Play */
+
+/**
+ * The plays of both histories, each file's plays given as one list. The extended rows are kept
+ * whole; an account-data row is kept only outside the extended history's time range (inside it,
+ * the extended history holds the same play with more detail). A row identical to one of an
+ * earlier file (the same export given twice, overlapping exports) is dropped; repeats inside one
+ * file are real plays and stay.
+ * @param {Play[][]} extended @param {Play[][]} account @param {Pick<ReadOptions, 'note'>} opts
+ * @returns {Play[]}
+ */
+export function mergeHistories (extended, account, opts) {
+  const fromExtended = dropRepeatsAcrossFiles(extended)
+  /** @type {string | undefined} */
+  let first
+  /** @type {string | undefined} */
+  let last
+  for (const p of fromExtended) {
+    if (first === undefined || p.endedAt < first) first = p.endedAt
+    if (last === undefined || p.endedAt > last) last = p.endedAt
+  }
+  const fromAccount = dropRepeatsAcrossFiles(account)
+  if (first === undefined || last === undefined || fromAccount.length === 0) return [...fromExtended, ...fromAccount]
+  // account-data times are to the minute: a play in the extended range's first minute is inside it
+  const from = `${first.slice(0, 16)}:00Z`
+  const until = last
+  const outside = fromAccount.filter((p) => p.endedAt < from || p.endedAt > until)
+  opts.note(`both streaming histories are here: the extended one covers ${first} to ${last}; ${outside.length} account-data play(s) outside that range added, ${fromAccount.length - outside.length} inside it taken from the extended history`)
+  return [...fromExtended, ...outside]
+}
+
+/** @param {Play[][]} perFile @returns {Play[]} */
+function dropRepeatsAcrossFiles (perFile) {
+  /** @type {Map<string, number>} */
+  const seenIn = new Map()
+  const out = []
+  for (const [i, plays] of perFile.entries()) {
+    for (const p of plays) {
+      const key = JSON.stringify(p)
+      const first = seenIn.get(key)
+      if (first !== undefined && first !== i) continue
+      seenIn.set(key, i)
+      out.push(p)
+    }
+  }
+  return out
 }
 
 /**

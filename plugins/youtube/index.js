@@ -1,6 +1,7 @@
 // @ts-check
-// YouTube from Google Takeout ("YouTube and YouTube Music") → youtube.history, youtube.searches
-// and youtube.subscriptions.
+// YouTube from Google Takeout ("YouTube and YouTube Music") → youtube.history, youtube.searches,
+// youtube.subscriptions, youtube.playlists and youtube.likes (playlists.js), youtube.comments
+// (comments.js).
 //
 // Layouts read (found by file name under any folder, so "Takeout/YouTube and YouTube Music/…"
 // and the older "Takeout/YouTube/…" both work; Takeout names folders in the account's language,
@@ -15,6 +16,9 @@
 //   subscriptions/subscriptions.json  (before 2020) [{"snippet": {"title", "resourceId": {"channelId"}, "publishedAt"}}]
 // HTML times are local with a zone abbreviation ("Jan 1, 2024, 12:00:00 PM CET"); an entry whose
 // time cannot be read is left out and counted in a note.
+// The search history also holds the Google Ads the account clicked ("Visited <ad>", details
+// "From Google Ads", a googleadservices link that carries advertising ids): they are not
+// searches and are left out, counted in a note.
 //
 // History and searches are event logs: one item per calendar month (UTC), newest first inside,
 // dated by the month's newest entry, so a later export only adds the months that grew.
@@ -24,11 +28,23 @@
 /** @typedef {import('../../src/connectors/types.js').ReadOptions} ReadOptions */
 /** @typedef {import('../../src/connectors/types.js').ConnectorItem} ConnectorItem */
 
-import { parse as parseCsv } from 'csv-parse/sync'
-import { byMonth, isObject, optional, readJsonOrSkip, streamListOrSkip, text } from '../_shared/read.js'
+import { byMonth, isObject, optional, readJsonOrSkip, skipKnownFiles, streamListOrSkip, text } from '../_shared/read.js'
+import { readComments } from './comments.js'
+import { readCsvOrSkip, takeoutIsoTime as isoTime } from './csv.js'
+import { readPlaylists } from './playlists.js'
 import { activitiesFromHtml, takeoutTime } from './takeout-html.js'
 
 const HEADERS = new Set(['YouTube', 'YouTube Music'])
+/** @type {import('../_shared/read.js').KnownFile[]} */
+const KNOWN_UNUSED = [
+  { pattern: /(^|\/)archive_browser\.html$/, reason: "Takeout's index page of the archive" },
+  { pattern: /(^|\/)channels\/[^/]+\.csv$/, reason: "your channel's settings: not imported yet" },
+  { pattern: /(^|\/)(video metadata|videos)\/[^/]+\.csv$/, reason: "your uploaded videos' details: not imported yet" },
+  { pattern: /(^|\/)live chats\/[^/]+\.csv$/, reason: 'live-chat messages: not imported yet' },
+  { pattern: /(^|\/)(my-comments|my-live-chat-messages)\/[^/]+\.html$/, reason: 'comments and live-chat messages before 2022, as a web page: not imported yet' },
+  { pattern: /(^|\/)music \(library and uploads\)\//, reason: 'YouTube Music library and uploads: not imported yet' },
+  { pattern: /(^|\/)posts\/[^/]+\.csv$/, reason: 'community posts: not imported yet' }
+]
 
 export default {
   /**
@@ -41,10 +57,21 @@ export default {
       scope: 'youtube.history', stem: 'watch-history', noun: 'videos', key: 'items', convert: (a) => a
     })
     yield * readActivityLog(source, opts, {
-      scope: 'youtube.searches', stem: 'search-history', noun: 'searches', key: 'searches', convert: toSearch
+      scope: 'youtube.searches', stem: 'search-history', noun: 'searches', key: 'searches', convert: toSearch, leaveOut: isAdClick
     })
     yield * readSubscriptions(source, opts)
+    yield * readPlaylists(source, opts)
+    yield * readComments(source, opts)
+    skipKnownFiles(source, opts, KNOWN_UNUSED)
   }
+}
+
+/**
+ * A Google Ads click recorded in the search history: "Visited <ad>", marked "From Google Ads".
+ * @param {Activity} a
+ */
+export function isAdClick (a) {
+  return a.details?.some((d) => d.name === 'From Google Ads') === true || /^Visited\s/.test(a.title)
 }
 
 /**
@@ -54,7 +81,7 @@ export default {
 
 /**
  * @param {ExportSource} source @param {ReadOptions} opts
- * @param {{scope: string, stem: string, noun: string, key: string, convert: (a: Activity) => ({time: string} & Record<string, unknown>) | null}} log
+ * @param {{scope: string, stem: string, noun: string, key: string, convert: (a: Activity) => ({time: string} & Record<string, unknown>) | null, leaveOut?: (a: Activity) => boolean}} log
  * @returns {AsyncGenerator<ConnectorItem>}
  */
 async function * readActivityLog (source, opts, log) {
@@ -65,8 +92,10 @@ async function * readActivityLog (source, opts, log) {
   /** @type {Array<{time: string} & Record<string, unknown>>} */
   const entries = []
   let unusable = 0
+  let adClicks = 0
   /** @param {Activity | null} a */
   const take = (a) => {
+    if (a !== null && log.leaveOut?.(a) === true) { adClicks++; return }
     const entry = a === null ? null : log.convert(a)
     if (entry === null) unusable++
     else entries.push(entry)
@@ -84,6 +113,7 @@ async function * readActivityLog (source, opts, log) {
     }
   }
   if (unusable > 0) opts.note(`${unusable} ${log.stem} entr(y/ies) without a readable time, or from another product, left out`)
+  if (adClicks > 0) opts.note(`${adClicks} Google Ads click(s) ("Visited …") in ${log.stem} left out: they are not ${log.noun} and their links carry advertising ids`)
   // Sort key is the time in milliseconds: JSON times carry a fraction, HTML times do not.
   for (const [month, list] of byMonth(entries, (e) => new Date(e.time).toISOString())) {
     const newestFirst = list.reverse()
@@ -165,7 +195,7 @@ export function toSearch (a) {
   if (a.titleUrl !== undefined) {
     try { query = text(new URL(a.titleUrl).searchParams.get('search_query')) } catch { query = undefined }
   }
-  query ??= text(a.title.replace(/^Searched for\s+/, ''))
+  if (query === undefined && /^Searched for\s/.test(a.title)) query = text(a.title.replace(/^Searched for\s+/, ''))
   if (query === undefined) return null
   return { query, searchedAt: a.time, ...optional('url', a.titleUrl), time: a.time }
 }
@@ -178,18 +208,10 @@ async function * readSubscriptions (source, opts) {
   /** @type {Array<{id: string, url?: string, title: string, subscribedAt?: string}> | undefined} */
   let channels
   if (csv !== undefined) {
-    let rows
-    try {
-      rows = parseCsv(await source.readText(csv.path), { bom: true, skip_empty_lines: true, relax_column_count: true })
-    } catch (err) {
-      if (!(err instanceof Error)) throw err
-      const code = /** @type {{code?: string}} */ (err).code
-      if (code !== undefined && !code.startsWith('CSV_') && code !== 'EXPORT_UNREADABLE' && code !== 'EXPORT_TOO_LARGE') throw err
-      opts.skip(csv.path, `not readable as CSV: ${err.message}`)
-      return
-    }
+    const rows = await readCsvOrSkip(source, csv.path, opts)
+    if (rows === undefined) return
     // Columns by position: the header row is in the account's language.
-    channels = /** @type {string[][]} */ (rows).slice(1).map((r) => ({ id: r[0]?.trim() ?? '', url: httpUrl(r[1]?.trim()), title: r[2]?.trim() ?? '' }))
+    channels = rows.slice(1).map((r) => ({ id: r[0]?.trim() ?? '', url: httpUrl(r[1]?.trim()), title: r[2]?.trim() ?? '' }))
       .filter((c) => c.id !== '' && c.title !== '').map((c) => ({ id: c.id, ...optional('url', c.url), title: c.title }))
   } else if (json !== undefined) {
     const raw = await readJsonOrSkip(source, json.path, opts)
@@ -210,10 +232,3 @@ async function * readSubscriptions (source, opts) {
 
 /** @param {unknown} v @returns {string | undefined} */
 function httpUrl (v) { return typeof v === 'string' && /^https?:\/\/\S+$/.test(v) ? v : undefined }
-
-/** @param {unknown} v @returns {string | undefined} ISO 8601 UTC */
-function isoTime (v) {
-  if (typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v)) return undefined
-  const ms = Date.parse(v)
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString()
-}

@@ -29,8 +29,9 @@ import type { Socket } from 'node:net'
 import { chmod, mkdir, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { timingSafeEqual } from 'node:crypto'
-import { HearthError, toErrorBody } from '../errors.js'
+import { HearthError, toErrorBody, type ErrorBody } from '../errors.js'
 import type { Logger } from '../log.js'
+import { redactTarget } from '../log-redact.js'
 import { errorReply, readBody, readJson, sendReply, type ApiRequest, type BodyRoom, type Caller, type Reply } from './http.js'
 import type { Access, Router } from './router.js'
 import { refuseDotSegments } from './path.js'
@@ -76,6 +77,13 @@ export interface Listener {
   maxBodyBytes?: number
   /** Answer before authentication and routing (a CORS preflight); null to go on. */
   intercept?: (req: IncomingMessage, url: URL) => Reply | null | Promise<Reply | null>
+  /**
+   * Told of every error answer before it is sent, wherever the request was refused (a dot-segment
+   * path before authentication, a route this listener does not serve after it): a listener that
+   * keeps its own record of refusals (the builder's access log). Its refusals are then logged
+   * to the daemon's log at debug only.
+   */
+  refused?: (req: IncomingMessage, error: ErrorBody) => Promise<void>
 }
 
 export type ListenTarget =
@@ -210,8 +218,9 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
 
   function logRefusal (listener: Listener, network: boolean, fields: Record<string, unknown>, msg: string): void {
     // refusals on a network listener are worth a look (probing, a misconfigured app); on the
-    // owner's socket they are the owner's own mistakes
-    if (network) deps.logger.warn({ listener: listener.name, ...fields }, msg)
+    // owner's socket they are the owner's own mistakes; a listener recording its own refusals
+    // (bounded) keeps a flood of them out of the daemon's log
+    if (network && listener.refused === undefined) deps.logger.warn({ listener: listener.name, ...fields }, msg)
     else deps.logger.debug({ listener: listener.name, ...fields }, msg)
   }
 
@@ -276,12 +285,15 @@ export function createApiServer (deps: ApiServerDeps): ApiServer {
       finish(listener, req, res, reply, method === 'HEAD')
     } catch (err) {
       const reply = errorReply(err)
-      if (reply.status >= 500) deps.logger.error({ err, listener: listener.name, url: req.url, method: req.method }, 'request failed')
-      if (refused !== null) logRefusal(listener, network, { method: req.method, url: req.url, remote: req.socket.remoteAddress, errorCode: (reply.body as { error: { errorCode: string } }).error.errorCode, step: refused }, 'request refused')
+      if (reply.status >= 500) deps.logger.error({ err, listener: listener.name, url: redactTarget(req.url), method: req.method }, 'request failed')
+      if (refused !== null) logRefusal(listener, network, { method: req.method, url: redactTarget(req.url), remote: req.socket.remoteAddress, errorCode: (reply.body as ErrorBody).error.errorCode, step: refused }, 'request refused')
+      if (listener.refused !== undefined) {
+        await listener.refused(req, reply.body as ErrorBody).catch((hookErr: unknown) => deps.logger.error({ err: hookErr, listener: listener.name }, 'cannot record a refused request'))
+      }
       if (res.headersSent) { res.destroy(); return }
       finish(listener, req, res, reply)
     } finally {
-      if (started !== null) deps.logger.debug({ listener: listener.name, method: req.method, url: req.url, status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
+      if (started !== null) deps.logger.debug({ listener: listener.name, method: req.method, url: redactTarget(req.url), status: res.statusCode, ms: +(performance.now() - started).toFixed(2) }, 'request')
     }
   }
 

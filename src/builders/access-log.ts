@@ -25,6 +25,8 @@ export interface AccessLogQuery {
 
 export interface AccessLog {
   append (entry: NewAccessLogEntry, extraOps?: () => Promise<BatchOp[]>): Promise<AccessLogEntry>
+  /** Writes an appended entry again with new `repeats` (its key and indexes stay). */
+  setRepeats (entry: AccessLogEntry, repeats: number): Promise<void>
   query (q?: AccessLogQuery): Promise<{ entries: AccessLogEntry[]; next: string | null }>
   /** Drops every day before `beforeMs` (whole UTC days); returns how many entries went. */
   prune (beforeMs: number): Promise<number>
@@ -71,6 +73,12 @@ export function openAccessLog (db: HearthDatabase): AccessLog {
       })
       tail = run.catch(() => undefined)
       return await run
+    },
+
+    async setRepeats (entry, repeats) {
+      const run = tail.then(async () => { await entries.put(entry.logId, { ...entry, repeats }) })
+      tail = run.catch(() => undefined)
+      await run
     },
 
     async query (q = {}) {

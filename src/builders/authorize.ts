@@ -23,7 +23,11 @@ export interface ActiveGrant {
 }
 
 export interface Authorizer {
-  isRegistered (signer: Address): Promise<boolean>
+  /**
+   * Whether `signer` is a registered grantee. `askChain: false` answers from the local registry
+   * and what the chain already said, without a chain request (an unknown key's first look).
+   */
+  isRegistered (signer: Address, opts?: { askChain?: boolean }): Promise<boolean>
   /** The grant `grantId` names for `signer`, or (no id) the signer's active local grants. */
   grantsFor (signer: Address, grantId: string | undefined): Promise<ActiveGrant[]>
   /** The grant of `grants` covering `scope`; SCOPE_NOT_GRANTED when none does. */
@@ -119,8 +123,9 @@ export function createAuthorizer (deps: {
   }
 
   return {
-    async isRegistered (signer) {
+    async isRegistered (signer, opts = {}) {
       if (await registry.get(signer) !== null) return true
+      if (opts.askChain === false) return (registered.get(signer.toLowerCase())?.granteeId ?? 0n) !== 0n
       try {
         return await chainGranteeId(signer) !== 0n
       } catch (err) {

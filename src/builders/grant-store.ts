@@ -16,7 +16,10 @@ export interface GrantStore {
   /** Applies `change` to the stored record atomically with respect to other updates; null when gone. */
   update (grantId: string, change: (r: GrantRecord) => GrantRecord): Promise<GrantRecord | null>
   reads (grantId: string): Promise<number>
-  /** The write that counts one more read of the grant, for the caller's batch. */
+  /**
+   * The write that counts one more read of the grant, for the caller's batch. Calls count in the
+   * order they are made (each write holds the count so far): commit their batches in that order.
+   */
   readOp (grantId: string): Promise<BatchOp>
 }
 
@@ -27,6 +30,7 @@ export function openGrantStore (db: HearthDatabase): GrantStore {
   const readCounts: Sublevel<number> = db.sublevel(['builders', 'grant-reads'])
   const counts = new Map<string, number>()
   let updating: Promise<unknown> = Promise.resolve()
+  let counting: Promise<unknown> = Promise.resolve()
 
   async function put (record: GrantRecord): Promise<void> {
     const ops: BatchOp[] = [
@@ -76,10 +80,16 @@ export function openGrantStore (db: HearthDatabase): GrantStore {
     },
     async reads (grantId) { return await count(grantId) },
     async readOp (grantId) {
-      await count(grantId)
-      const n = (counts.get(grantId) ?? 0) + 1
-      counts.set(grantId, n)
-      return { type: 'put', sublevel: readCounts, key: grantId, value: n }
+      // one at a time: concurrent first reads of a grant each load its count from LevelDB, and
+      // its thread pool may answer them in any order; counted in that order, the batch committed
+      // last could hold a lower count than one before it, and a restart would lose reads
+      const run = counting.then(async () => {
+        const n = await count(grantId) + 1
+        counts.set(grantId, n)
+        return { type: 'put' as const, sublevel: readCounts, key: grantId, value: n }
+      })
+      counting = run.catch(() => undefined)
+      return await run
     }
   }
 }

@@ -171,6 +171,7 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
         replay,
         log,
         authorizer: listenerSide.authorizer,
+        fold: listenerSide.createRefusalFold(log),
         logger
       }
       const listener = listenerSide.builderListener(listenerDeps)
@@ -202,6 +203,6 @@ export async function setUpBuilders (deps: BuildersDeps): Promise<Builders> {
  * routes and listener, rate limits and the authorizer.
  */
 async function loadListenerSide (listen: string, authorizing: AuthorizerDeps) {
-  const [{ addBuilderRoutes, builderListener }, { createAuthorizer }, { createRateLimiter }] = await Promise.all([import('./listener.js'), import('./authorize.js'), import('./rate-limit.js')])
-  return { listen: parseListen(listen), addBuilderRoutes, builderListener, createRateLimiter, authorizer: createAuthorizer(authorizing) }
+  const [{ addBuilderRoutes, builderListener }, { createAuthorizer }, { createRateLimiter }, { createRefusalFold }] = await Promise.all([import('./listener.js'), import('./authorize.js'), import('./rate-limit.js'), import('./refusal-fold.js')])
+  return { listen: parseListen(listen), addBuilderRoutes, builderListener, createRateLimiter, createRefusalFold, authorizer: createAuthorizer(authorizing) }
 }

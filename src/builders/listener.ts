@@ -17,23 +17,33 @@ import { intParam, stringParam } from '../api/query.js'
 import { findVersion, listVersions, versionReply } from '../api/routes/data.js'
 import { assertScope } from '../protocol/scope.js'
 import type { StorageBackend } from '../storage/types.js'
-import type { AccessLog } from './access-log.js'
+import type { AccessLog, NewAccessLogEntry } from './access-log.js'
 import type { AccessRequestStore } from './access-requests.js'
 import type { Authorizer } from './authorize.js'
 import type { BuilderRegistry } from './builder-registry.js'
 import type { GrantStore } from './grant-store.js'
 import { checkExpiresAt } from './grant.js'
 import { ID_PATTERN } from './ids.js'
-import type { RateLimiter } from './rate-limit.js'
+import { addressBudgetKey, type RateLimiter } from './rate-limit.js'
+import type { RefusalFold } from './refusal-fold.js'
 import type { ReplayCache } from './replay-cache.js'
 import { checkPatterns, coveringPattern } from '../protocol/scope-pattern.js'
 import type { AccessAction } from './types.js'
-import { checkSignedFacts, parseAuthorization, recoverSigner, type SignedPayload } from './web3-signed.js'
+import { acceptedUntilMs, checkSignedFacts, parseAuthorization, recoverSigner, replayKey, type SignedPayload } from './web3-signed.js'
 
 export const BUILDER_ACCESS = ['builder'] as const
 
 /** What authentication learned about a request, for its route and its log entry. */
-interface SignedContext { signer: Address | null; payload: SignedPayload | null; signature: string | null; claimed: boolean }
+interface SignedContext {
+  signer: Address | null
+  payload: SignedPayload | null
+  replayKey: string | null
+  claimed: boolean
+  /** The budget the request was counted against: its client address, or a registered builder. */
+  budgetKey: string
+  /** Whether its access-log entry was written. */
+  logged: boolean
+}
 
 export interface BuilderListenerDeps {
   audience: string
@@ -42,6 +52,7 @@ export interface BuilderListenerDeps {
   replay: ReplayCache
   log: AccessLog
   authorizer: Authorizer
+  fold: RefusalFold
   logger: Logger
 }
 
@@ -71,27 +82,57 @@ function userAgent (req: IncomingMessage): string | null {
   return typeof ua === 'string' ? ua.slice(0, 256) : null
 }
 
+/** One request's access-log entry, from what its authentication learned and how it ended. */
+function entryOf (req: IncomingMessage, fields: { action: AccessAction; status: number; errorCode: string | null; bytes: number; grantId: string | null; scope: string | null }): NewAccessLogEntry {
+  return { builder: contexts.get(req)?.signer ?? null, ...fields, ip: clientIp(req), userAgent: userAgent(req) }
+}
+
 /** The log entry of one request (and the writes that go with it: replay claim, read counter). */
-async function record (deps: { log: AccessLog; replay: ReplayCache; grants?: GrantStore }, req: IncomingMessage, fields: {
-  action: AccessAction; status: number; errorCode: string | null; bytes: number; grantId: string | null; scope: string | null; countRead?: boolean
-}): Promise<void> {
+async function record (deps: { log: AccessLog; replay: ReplayCache; grants?: GrantStore }, req: IncomingMessage, entry: NewAccessLogEntry, countRead = false): Promise<void> {
   const ctx = contexts.get(req)
-  await deps.log.append({
-    builder: ctx?.signer ?? null,
-    grantId: fields.grantId,
-    scope: fields.scope,
-    action: fields.action,
-    status: fields.status,
-    errorCode: fields.errorCode,
-    bytes: fields.bytes,
-    ip: clientIp(req),
-    userAgent: userAgent(req)
-  }, async () => {
+  if (ctx !== undefined) ctx.logged = true
+  await deps.log.append(entry, async () => {
     const ops: BatchOp[] = []
-    if (ctx?.claimed === true && ctx.signature !== null && ctx.payload !== null) ops.push(deps.replay.persistOp(ctx.signature, (ctx.payload.exp + 60) * 1000))
-    if (fields.countRead === true && fields.grantId !== null && deps.grants !== undefined && ID_PATTERN.test(fields.grantId)) ops.push(await deps.grants.readOp(fields.grantId))
+    if (ctx?.claimed === true && ctx.replayKey !== null && ctx.payload !== null) ops.push(deps.replay.persistOp(ctx.replayKey, acceptedUntilMs(ctx.payload)))
+    if (countRead && entry.grantId !== null && deps.grants !== undefined && ID_PATTERN.test(entry.grantId)) ops.push(await deps.grants.readOp(entry.grantId))
     return ops
   })
+}
+
+/**
+ * Who the request is and which budget it spends: a registered builder its own, whoever shares its
+ * address (a reverse proxy); anything else — no valid signature, or an unknown key, which a caller
+ * can make afresh for every request — its client address, before the chain is asked about it.
+ */
+async function authenticateSigned (deps: BuilderListenerDeps, req: IncomingMessage, signed: SignedContext, bytes: () => Promise<Buffer>): Promise<Address> {
+  let encoded: string
+  let payload: SignedPayload
+  let signer: Address
+  try {
+    const parsed = parseAuthorization(req.headers.authorization)
+    encoded = parsed.encoded
+    payload = signed.payload = parsed.payload
+    signer = signed.signer = await recoverSigner(parsed.encoded, parsed.signature, parsed.payload.iss)
+  } catch (err) {
+    deps.limiter.take(signed.budgetKey)
+    throw err
+  }
+  const key = signed.replayKey = replayKey(encoded, signer)
+  let registered = await deps.authorizer.isRegistered(signer, { askChain: false })
+  if (!registered) {
+    deps.limiter.take(signed.budgetKey)
+    registered = await deps.authorizer.isRegistered(signer)
+  }
+  if (registered) {
+    signed.budgetKey = signer
+    deps.limiter.take(signer)
+  }
+  checkSignedFacts(payload, { method: req.method ?? 'GET', uri: req.url ?? '/', body: await bytes(), now: Math.floor(Date.now() / 1000) }, deps.audience)
+  if (!registered) throw new HearthError('BUILDER_NOT_REGISTERED', `${signer} is not a registered builder (DataPortabilityGrantees, or the owner's local registry)`)
+  // only a registered builder's requests are remembered: a stranger's are refused every time anyway
+  if (!deps.replay.claim(key, acceptedUntilMs(payload))) throw new HearthError('SIGNATURE_REPLAYED', 'this signature was used already; sign every request anew')
+  signed.claimed = true
+  return signer
 }
 
 export function builderListener (deps: BuilderListenerDeps): Listener {
@@ -112,34 +153,25 @@ export function builderListener (deps: BuilderListenerDeps): Listener {
       }
     },
     async authenticate (req, ctx) {
-      const signed: SignedContext = { signer: null, payload: null, signature: null, claimed: false }
+      const signed: SignedContext = { signer: null, payload: null, replayKey: null, claimed: false, budgetKey: addressBudgetKey(clientIp(req)), logged: false }
       contexts.set(req, signed)
-      try {
-        // requests without a valid signature are limited per client address; a valid signer only
-        // per builder (behind a reverse proxy every builder shares the proxy's address)
-        deps.limiter.check(`ip:${clientIp(req) ?? '?'}`)
-        const { payload, encoded, signature } = parseAuthorization(req.headers.authorization)
-        signed.payload = payload
-        signed.signature = signature
-        signed.signer = await recoverSigner(encoded, signature, payload.iss)
-        deps.limiter.take(signed.signer)
-        const body = await ctx.bytes()
-        checkSignedFacts(payload, { method: req.method ?? 'GET', uri: req.url ?? '/', body, now: Math.floor(Date.now() / 1000) }, deps.audience)
-        if (!deps.replay.claim(signature, (payload.exp + 60) * 1000)) throw new HearthError('SIGNATURE_REPLAYED', 'this signature was used already; sign every request anew')
-        signed.claimed = true
-        if (!await deps.authorizer.isRegistered(signed.signer)) {
-          throw new HearthError('BUILDER_NOT_REGISTERED', `${signed.signer} is not a registered builder (DataPortabilityGrantees, or the owner's local registry)`)
-        }
-        return { access: BUILDER_ACCESS, id: signed.signer }
-      } catch (err) {
-        if (signed.signer === null) {
-          try { deps.limiter.take(`ip:${clientIp(req) ?? '?'}`) } catch { /* already refused */ }
-        }
-        const body = toErrorBody(err)
-        await record(deps, req, { action: 'denied', status: body.error.code, errorCode: body.error.errorCode, bytes: 0, grantId: signed.payload?.grantId ?? null, scope: null })
-          .catch((logErr: unknown) => deps.logger.error({ err: logErr }, 'cannot write the access log'))
-        throw err
+      return { access: BUILDER_ACCESS, id: await authenticateSigned(deps, req, signed, ctx.bytes) }
+    },
+    // every refusal is logged here, wherever it happened (before authentication, in it, or a
+    // route this listener does not have), unless its route logged it already
+    async refused (req, error) {
+      const ctx = contexts.get(req)
+      if (ctx?.logged === true) return
+      const entry = entryOf(req, { action: 'denied', status: error.error.code, errorCode: error.error.errorCode, bytes: 0, grantId: ctx?.payload?.grantId ?? null, scope: null })
+      if (ctx === undefined) {
+        // refused before authentication (a dot-segment path): counted against its address like any unsigned request
+        const key = addressBudgetKey(clientIp(req))
+        try { deps.limiter.take(key) } catch { await deps.fold.note(key, entry); return }
+        await record(deps, req, entry)
+        return
       }
+      if (error.error.errorCode === 'RATE_LIMITED') await deps.fold.note(ctx.budgetKey, entry)
+      else await record(deps, req, entry)
     }
   }
 }
@@ -152,11 +184,11 @@ function logged (deps: BuilderRouteDeps, action: AccessAction, handler: (req: Ap
     try {
       const reply = await handler(req, ctx, note)
       const bytes = reply.body === undefined ? 0 : Buffer.byteLength(JSON.stringify(reply.body))
-      await record(deps, req.raw, { action, status: reply.status, errorCode: null, bytes, grantId: note.grantId, scope: note.scope, countRead: action !== 'request-access' && action !== 'request-status' })
+      await record(deps, req.raw, entryOf(req.raw, { action, status: reply.status, errorCode: null, bytes, grantId: note.grantId, scope: note.scope }), action !== 'request-access' && action !== 'request-status')
       return reply
     } catch (err) {
       const body = toErrorBody(err)
-      await record(deps, req.raw, { action, status: body.error.code, errorCode: body.error.errorCode, bytes: 0, grantId: note.grantId, scope: note.scope })
+      await record(deps, req.raw, entryOf(req.raw, { action, status: body.error.code, errorCode: body.error.errorCode, bytes: 0, grantId: note.grantId, scope: note.scope }))
       throw err
     }
   }

@@ -45,3 +45,20 @@ export function createRateLimiter (perMinute: number): RateLimiter {
     get size () { return buckets.size }
   }
 }
+
+/**
+ * The budget key of a client address: an IPv4 address (also IPv4-mapped IPv6) as it is, an IPv6
+ * address by its /64 — one host is usually handed a whole /64, and keying each address of it
+ * apart would give it 2^64 budgets.
+ */
+export function addressBudgetKey (ip: string | null): string {
+  if (ip === null || ip === '') return 'ip:?'
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  if (mapped !== null) return `ip:${mapped[1]!}`
+  if (!ip.includes(':')) return `ip:${ip}`
+  const [head = '', tail] = ip.toLowerCase().split('%')[0]!.split('::')
+  const left = head === '' ? [] : head.split(':')
+  const right = tail === undefined || tail === '' ? [] : tail.split(':')
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+  return `ip:${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+}

@@ -77,4 +77,9 @@ export interface AccessLogEntry {
   bytes: number
   ip: string | null
   userAgent: string | null
+  /**
+   * Further refusals folded into this entry: the same refusal of the same budget key (a client
+   * address, or a builder over its rate limit) within a minute, past its budget.
+   */
+  repeats?: number
 }

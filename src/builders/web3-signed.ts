@@ -155,6 +155,24 @@ export async function recoverSigner (encoded: string, signature: Hex, iss?: Addr
   return signer
 }
 
+/**
+ * The last moment (ms) a request signed with `payload` can be accepted: checkSignedFacts takes it
+ * while `exp` is at least the current whole second minus CLOCK_SKEW_S, i.e. until exp + skew + 1 s.
+ * The replay cache remembers a signature at least this long.
+ */
+export function acceptedUntilMs (payload: Pick<SignedPayload, 'exp'>): number {
+  return (payload.exp + CLOCK_SKEW_S + 1) * 1000
+}
+
+/**
+ * What the replay cache remembers of an accepted request: what was signed and who signed it.
+ * One signature has several encodings (v as 0/1 or 27/28; s and n - s): each recovers the same
+ * signer over the same text, so each has this one key and none of them passes twice.
+ */
+export function replayKey (encoded: string, signer: Address): string {
+  return createHash('sha256').update(`${signer.toLowerCase()}\n${encoded}`).digest('hex')
+}
+
 function trimSlash (s: string): string {
   return s.endsWith('/') ? s.slice(0, -1) : s
 }

@@ -2,7 +2,6 @@
 // 127.0.0.1, with the two registries, a Multicall3 and the two builder-permission contracts deployed, so the whole protocol runs on one
 // machine. The chain can be killed and restarted on the same port with the same state (tests use
 // this to make the RPC really unreachable in between).
-import { spawn, type ChildProcess } from 'node:child_process'
 import { pbkdf2Sync } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { mkdtemp, rm, mkdir } from 'node:fs/promises'
@@ -17,6 +16,7 @@ import { HDKey, hdKeyToAccount, privateKeyToAccount } from 'viem/accounts'
 import { HearthError } from '../errors.js'
 import { silentLogger, type Logger } from '../log.js'
 import { compileContracts, type ContractName } from './compile.js'
+import { endStaleAnvil, removePidFile, spawnGuardedAnvil, terminateAnvil, writePidFile, type AnvilProcess } from './dev-chain-process.js'
 import type { ChainConfig } from './config.js'
 
 /** Anvil's well-known test mnemonic: deterministic accounts and contract addresses. */
@@ -25,7 +25,6 @@ export const DEV_CHAIN_ID = 31337
 const ACCOUNT_COUNT = 10
 const HOST = '127.0.0.1'
 const READY_TIMEOUT_MS = 20_000
-const STOP_TIMEOUT_MS = 10_000
 
 export interface DevChainContracts {
   dataRegistry: Address
@@ -64,7 +63,8 @@ export interface StartDevChainOptions {
   /**
    * Keep the chain state in this folder (loaded at start, saved on stop and every few seconds),
    * so a dev daemon finds its registrations again after a restart. Default: a temp folder that
-   * stop() removes.
+   * stop() removes. The anvil's pid is kept there too (`anvil.pid`): a start ends an anvil an
+   * earlier run on this folder left behind.
    */
   stateDir?: string
   /** Also mine a block every this many seconds (default: only when a transaction arrives). */
@@ -87,9 +87,13 @@ export async function startDevChain (opts: StartDevChainOptions = {}): Promise<D
   ]
 
   let port = opts.port ?? 0
-  let child: ChildProcess | undefined
+  let child: AnvilProcess | undefined
+  const started = async (): Promise<void> => { if (!ownsStateDir && child !== undefined) await writePidFile(stateDir, child.pid) }
+  const ended = async (): Promise<void> => { if (!ownsStateDir) await removePidFile(stateDir) }
   try {
+    if (!ownsStateDir) await endStaleAnvil(stateDir, stateFile, logger)
     ;({ child, port } = await launch(args, port, logger))
+    await started()
   } catch (err) {
     if (ownsStateDir) await rm(stateDir, { recursive: true, force: true })
     throw err
@@ -99,7 +103,8 @@ export async function startDevChain (opts: StartDevChainOptions = {}): Promise<D
   try {
     contracts = await deployContracts(rpcUrl, accounts[0] as Hex)
   } catch (err) {
-    await terminate(child)
+    await terminateAnvil(child)
+    await ended()
     if (ownsStateDir) await rm(stateDir, { recursive: true, force: true })
     throw err
   }
@@ -128,12 +133,14 @@ export async function startDevChain (opts: StartDevChainOptions = {}): Promise<D
       if (child === undefined) return
       const c = child
       child = undefined
-      await terminate(c)
+      await terminateAnvil(c)
+      await ended()
       logger.info({ rpcUrl }, 'dev chain stopped')
     },
     async restart () {
       if (child !== undefined) return
       ;({ child } = await launch(args, port, logger))
+      await started()
       logger.info({ rpcUrl }, 'dev chain restarted')
     },
     async mine (blocks = 1) {
@@ -143,7 +150,8 @@ export async function startDevChain (opts: StartDevChainOptions = {}): Promise<D
     async stop () {
       const c = child
       child = undefined
-      if (c !== undefined) await terminate(c)
+      if (c !== undefined) await terminateAnvil(c)
+      await ended()
       if (ownsStateDir) await rm(stateDir, { recursive: true, force: true, maxRetries: 3 })
     }
   }
@@ -172,33 +180,31 @@ export function anvilBinaryPath (): string {
   }
 }
 
-async function launch (args: (port: number) => string[], port: number, logger: Logger): Promise<{ child: ChildProcess; port: number }> {
+async function launch (args: (port: number) => string[], port: number, logger: Logger): Promise<{ child: AnvilProcess; port: number }> {
   const binary = anvilBinaryPath()
   let lastError: unknown
   // A port found free can be taken before anvil binds it; a restart on a fixed port may race
   // with the old socket closing. Either way, a few attempts settle it.
   for (let attempt = 0; attempt < 5; attempt++) {
     const tryPort = port === 0 ? await freePort() : port
-    const child = spawn(binary, args(tryPort), { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
-    child.stderr?.on('data', (chunk: Buffer) => { if (stderr.length < 4_000) stderr += chunk.toString() })
-    const killOnExit = (): void => { child.kill('SIGKILL') }
-    process.once('exit', killOnExit)
-    child.once('exit', () => { process.off('exit', killOnExit) })
+    let child: AnvilProcess | undefined
     try {
-      await waitReady(`http://${HOST}:${tryPort}`, child)
+      child = await spawnGuardedAnvil(binary, args(tryPort))
+      child.child.stderr?.on('data', (chunk: Buffer) => { if (stderr.length < 4_000) stderr += chunk.toString() })
+      await waitReady(`http://${HOST}:${tryPort}`, child.child)
       return { child, port: tryPort }
     } catch (err) {
       lastError = new HearthError('CHAIN_UNAVAILABLE', 'anvil did not start', { stderr: stderr.trim().slice(0, 1_000) }, { cause: err })
       logger.warn({ port: tryPort, attempt, stderr: stderr.trim().slice(0, 300) }, 'anvil failed to start, retrying')
-      await terminate(child)
+      if (child !== undefined) await terminateAnvil(child)
       await new Promise((resolve) => setTimeout(resolve, 200 * (attempt + 1)))
     }
   }
   throw lastError
 }
 
-async function waitReady (rpcUrl: string, child: ChildProcess): Promise<void> {
+async function waitReady (rpcUrl: string, child: AnvilProcess['child']): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`anvil exited (${child.exitCode ?? child.signalCode})`)
@@ -216,16 +222,6 @@ async function waitReady (rpcUrl: string, child: ChildProcess): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   throw new Error('anvil did not answer in time')
-}
-
-/** SIGTERM lets anvil write its state file; SIGKILL if it does not exit in time. */
-async function terminate (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((resolve) => child.once('exit', () => { resolve() }))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
-  await exited
-  clearTimeout(timer)
 }
 
 async function freePort (): Promise<number> {

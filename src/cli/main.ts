@@ -14,8 +14,8 @@ export interface MainIO {
 function help (commands: readonly CommandEntry[]): string {
   const width = Math.max(...commands.map((c) => c.name.length))
   return [
-    'usage: hearth [--home DIR] <command> [args]',
-    '       hearth --version',
+    'usage: hearth [--home DIR] <command> [args]   (--home may also follow the command)',
+    '       hearth --version | -v',
     '',
     'HEARTH_HOME (default ~/.hearth) or --home selects the home folder.',
     '',
@@ -27,20 +27,36 @@ function help (commands: readonly CommandEntry[]): string {
   ].join('\n') + '\n'
 }
 
+/**
+ * The global --home option, before or after the command (`--home DIR` or `--home=DIR`, the last
+ * one wins); arguments after `--` are the command's. A message when --home has no folder.
+ */
+export function takeHome (argv: readonly string[]): { home: string | undefined, args: string[] } | string {
+  const args: string[] = []
+  let home: string | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!
+    if (a === '--') { args.push(...argv.slice(i)); break }
+    if (a === '--home' || a.startsWith('--home=')) {
+      const value = a === '--home' ? argv[++i] : a.slice('--home='.length)
+      if (value === undefined || value === '') return '--home needs a folder'
+      home = value
+    } else args.push(a)
+  }
+  return { home, args }
+}
+
 export async function main (argv: string[], io: MainIO = {}): Promise<number> {
   const env = io.env ?? process.env
   const stdout = io.stdout ?? process.stdout
   const stderr = io.stderr ?? process.stderr
   const stdin = io.stdin ?? process.stdin
-  const args = [...argv]
-  let homeRoot = defaultHomeRoot(env)
-  while (args[0] === '--home') {
-    if (args[1] === undefined) { stderr.write('error INVALID_ARGUMENT: --home needs a folder\n'); return EXIT.USAGE }
-    homeRoot = defaultHomeRoot({ HEARTH_HOME: args[1] })
-    args.splice(0, 2)
-  }
+  const global = takeHome(argv)
+  if (typeof global === 'string') { stderr.write(`error INVALID_ARGUMENT: ${global}\n`); return EXIT.USAGE }
+  const { args } = global
+  const homeRoot = global.home === undefined ? defaultHomeRoot(env) : defaultHomeRoot({ HEARTH_HOME: global.home })
   const name = args.shift()
-  if (name === '--version' || name === '-V' || name === 'version') {
+  if (name === '--version' || name === '-V' || name === '-v' || name === 'version') {
     stdout.write(`hearth ${HEARTH_VERSION}\n`)
     return EXIT.OK
   }

@@ -11,8 +11,22 @@ function isParseArgsError (err: unknown): boolean {
   return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
 }
 
+/** node:util parseArgs's messages, said in Hearth's words (they name Node's syntax, not the command's). */
+export function argumentProblem (err: Error): string {
+  const code = (err as { code?: string }).code
+  const option = /'(-[^' ]+)/.exec(err.message)?.[1]
+  const given = /argument '([^']*)'|Unexpected argument '([^']*)'/.exec(err.message)
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option !== undefined) {
+    if (/ambiguous/.test(err.message)) return `${option} needs a value; a value starting with "-" is written ${option}=<value>`
+    return `${option} needs a value`
+  }
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option !== undefined) return `unknown option ${option}`
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument ${JSON.stringify(given?.[1] ?? given?.[2] ?? '')}`
+  return err.message
+}
+
 /** Codes that mean "the arguments were wrong", whichever side found it (README "Exit codes"). */
-const USAGE_CODES = new Set<string>(['INVALID_ARGUMENT', 'INVALID_SCOPE', 'INVALID_PATH'])
+const USAGE_CODES = new Set<string>(['INVALID_ARGUMENT', 'INVALID_SCOPE', 'INVALID_PATH', 'INVALID_JSON'])
 
 export function exitCodeFor (err: HearthError): number {
   if (err.code === 'DAEMON_NOT_RUNNING') return EXIT.NOT_RUNNING
@@ -36,12 +50,14 @@ export async function guarded (ctx: CommandContext, usage: string, body: () => P
     return await body()
   } catch (err) {
     if (err instanceof UsageError || isParseArgsError(err)) {
-      ctx.stderr.write(`error INVALID_ARGUMENT: ${(err as Error).message}\n${usage}\n`)
+      ctx.stderr.write(`error INVALID_ARGUMENT: ${err instanceof UsageError ? err.message : argumentProblem(err as Error)}\n${usage}\n`)
       return EXIT.USAGE
     }
     if (err instanceof HearthError) {
       ctx.stderr.write(`error ${err.code}: ${err.message}\n`)
-      for (const line of detailLines(err.details)) ctx.stderr.write(line)
+      // reasons the message already says are not printed twice
+      const lines = detailLines(err.details)
+      if (!lines.every((line) => err.message.includes(line.slice(4, -1)))) for (const line of lines) ctx.stderr.write(line)
       return exitCodeFor(err)
     }
     ctx.stderr.write(`error INTERNAL: ${err instanceof Error ? err.message : String(err)}\n`)

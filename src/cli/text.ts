@@ -45,3 +45,8 @@ export function renderTree (value: unknown, indent = '  ', maxItems = 20): strin
   }
   return out
 }
+
+/** `1 file`, `3 files`: a count with its noun, plural when it is not one. */
+export function plural (n: number, noun: string, nouns = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : nouns}`
+}

@@ -74,7 +74,7 @@ export async function persistConfigChange (configPath: string, change: ConfigCha
     setPath(file, path, value)
   }
   // the file alone must be valid (environment and flags come and go), and so must the next start
-  resolveConfigWithSources({ file })
+  resolveConfigWithSources({ file, changing: keys })
   const next = resolveConfigWithSources({ ...ambient, file })
   await writeAtomically(configPath, JSON.stringify(file, null, 2) + '\n')
   const overridden: Record<string, string> = {}

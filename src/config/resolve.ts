@@ -10,7 +10,7 @@ import { CONFIG_SCHEMA, envOverrides, keySchema, leafKeys } from './schema.js'
 import type { HearthConfig } from './types.js'
 
 /** Where a key's effective value came from: `default`, `file`, `env HEARTH_X` or `--set`. */
-export type ConfigSource = 'default' | 'file' | `env ${string}` | '--set'
+export type ConfigSource = 'default' | 'file' | `env ${string}` | '--set' | 'config set'
 
 export interface ResolvedConfig {
   config: HearthConfig
@@ -24,6 +24,8 @@ export interface ConfigSources {
   env?: NodeJS.ProcessEnv
   /** `path=value` strings from --set flags. */
   sets?: string[]
+  /** Keys of `file` being changed by `hearth config set` now: a problem with one names the command line, not the file. */
+  changing?: readonly string[]
 }
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
@@ -132,6 +134,7 @@ export function resolveConfigWithSources (input: ConfigSources): ResolvedConfig 
   }
   const raw = deepMerge({}, input.file ?? {}) as Record<string, unknown>
   markSources(input.file ?? {}, '', 'file', sources)
+  for (const path of input.changing ?? []) markSources(getPath(input.file, path), path, 'config set', sources)
   for (const [name, path] of Object.entries(envOverrides())) {
     const text = input.env?.[name]
     if (text === undefined || text === '') continue

@@ -71,7 +71,7 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
     type: 'string',
     enum: ['auto', 'pretty', 'json'],
     default: 'auto',
-    description: 'auto: readable lines (pino-pretty) when stdout is a terminal, JSON lines otherwise',
+    description: 'auto: readable lines (pino-pretty) when stderr (where logs go) is a terminal, JSON lines otherwise',
     'x-env': 'HEARTH_LOG_FORMAT'
   },
   api: object({

@@ -54,7 +54,8 @@ export interface ImportJobs {
   upload (body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
   /** Adds another archive of the same export to a job that has not run yet, and looks at them all again. */
   addPart (id: string, body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
-  run (id: string, connectorId: string): ImportJob
+  /** `include`: optional scopes of the connector to import too (`hearth import --with`). */
+  run (id: string, connectorId: string, include?: readonly string[]): ImportJob
   get (id: string): ImportJob | null
   list (): ImportJob[]
   stop (): Promise<void>
@@ -62,6 +63,9 @@ export interface ImportJobs {
 }
 
 const KEEP_JOBS = 20
+/** How long an uploaded archive waits to be started (README, "The dashboard"), and how many may wait at once. */
+const UNSTARTED_MS = 60 * 60_000
+const UNSTARTED_MAX = 3
 const NAME_OK = /[^A-Za-z0-9._-]+/g
 
 /** The worker's file next to this one: `.ts` under tsx (tests), `.js` when compiled. */
@@ -87,6 +91,26 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
 
   async function discard (job: ImportJob): Promise<void> {
     await rm(folder(job.id), { recursive: true, force: true }).catch((err) => deps.logger.warn({ err, job: job.id }, 'could not remove an uploaded export'))
+  }
+
+  // An upload nobody starts holds up to maxBytes of disk: it is dropped after UNSTARTED_MS, and
+  // beyond UNSTARTED_MAX such uploads the oldest goes first.
+  const expiry = new Map<string, NodeJS.Timeout>()
+  function expire (job: ImportJob, why: string): void {
+    clearTimeout(expiry.get(job.id))
+    expiry.delete(job.id)
+    if (job.state !== 'ready') return
+    job.state = 'failed'
+    job.error = { code: 'CONFLICT', message: `the uploaded archive was removed unstarted: ${why}; upload it again to import it` }
+    void discard(job)
+  }
+  function waitForStart (job: ImportJob): void {
+    clearTimeout(expiry.get(job.id))
+    const timer = setTimeout(() => expire(job, `not started within ${UNSTARTED_MS / 60_000} minutes`), UNSTARTED_MS)
+    timer.unref()
+    expiry.set(job.id, timer)
+    const waiting = [...jobs.values()].filter((j) => j.state === 'ready')
+    for (const old of waiting.slice(0, Math.max(0, waiting.length - UNSTARTED_MAX))) expire(old, `${UNSTARTED_MAX} newer uploads wait to be started`)
   }
 
   function trim (): void {
@@ -171,7 +195,7 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
   /** Asks a worker which connectors fit the job's archive(s). */
   function probe (job: ImportJob): void {
     spawnWorker(job, { mode: 'probe', source: sourceOf(job), dirs: [...deps.connectorDirs] }, (m) => {
-      if (m.type === 'suggestions') { job.suggestions = m.connectors; job.entries = m.entries; job.state = 'ready' }
+      if (m.type === 'suggestions') { job.suggestions = m.connectors; job.entries = m.entries; job.state = 'ready'; waitForStart(job) }
       if (m.type === 'error') { job.error = { code: m.code, message: m.message }; job.state = 'failed' }
     }, () => { if (job.state === 'failed') void discard(job) })
   }
@@ -235,7 +259,7 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
       return job
     },
 
-    run (id, connectorId) {
+    run (id, connectorId, include = []) {
       const job = jobs.get(id)
       if (job === undefined) throw new HearthError('NOT_FOUND', `no import ${id}`)
       if (job.state !== 'ready') throw new HearthError('CONFLICT', `import ${id} is ${job.state}; it can start once its archive has been looked at, and only once`)
@@ -243,8 +267,10 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
         throw new HearthError('NOT_FOUND', `no connector ${JSON.stringify(connectorId)}; installed: ${job.suggestions.map((s) => s.connectorId).join(', ') || 'none'}`)
       }
       job.state = 'running'
+      clearTimeout(expiry.get(job.id))
+      expiry.delete(job.id)
       job.connectorId = connectorId
-      spawnWorker(job, { mode: 'import', source: sourceOf(job), dirs: [...deps.connectorDirs], connectorId, socketPath: deps.socketPath }, (m) => {
+      spawnWorker(job, { mode: 'import', source: sourceOf(job), dirs: [...deps.connectorDirs], connectorId, include: [...include], socketPath: deps.socketPath }, (m) => {
         if (m.type === 'progress') applyProgress(job, m.events)
         else if (m.type === 'summary') {
           const summary = m.summary as ImportSummary
@@ -261,11 +287,15 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
 
     async stop () {
       stopped = true
+      for (const timer of expiry.values()) clearTimeout(timer)
+      expiry.clear()
       await Promise.all([...children.values()].map(async (child) => await new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) { resolve(); return }
         child.once('exit', () => resolve())
         child.kill('SIGTERM')
       })))
+      // uploads are kept only while their import may still run: none can once the daemon stops
+      await Promise.all([...jobs.values()].map(discard))
     },
 
     status () {

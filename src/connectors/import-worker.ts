@@ -5,7 +5,7 @@
 // as JSON in argv[2]:
 //   {mode: 'probe', source, dirs}                          → {type: 'suggestions', ...}
 // (source: one archive, or every part of an export split into several)
-//   {mode: 'import', source, dirs, connectorId, socketPath} → {type: 'progress'}*, {type: 'summary'}
+//   {mode: 'import', source, dirs, connectorId, include?, socketPath} → {type: 'progress'}*, {type: 'summary'}
 import { silentLogger } from '../log.js'
 import { isHearthError } from '../errors.js'
 import { findConnector, loadConnectors } from './loader.js'
@@ -16,7 +16,7 @@ import type { Connector, ExportSource } from './types.js'
 
 export type WorkerRequest =
   | { mode: 'probe'; source: string | string[]; dirs: string[] }
-  | { mode: 'import'; source: string | string[]; dirs: string[]; connectorId: string; socketPath: string }
+  | { mode: 'import'; source: string | string[]; dirs: string[]; connectorId: string; include?: string[]; socketPath: string }
 
 export interface Suggestion { connectorId: string; displayName: string; matches: boolean; firstScope?: string }
 
@@ -77,6 +77,7 @@ async function runOne (req: Extract<WorkerRequest, { mode: 'import' }>): Promise
       connector,
       source: req.source,
       submit: daemonSubmit({ socketPath: req.socketPath }),
+      include: req.include ?? [],
       onProgress: (e) => { batch.push(e.type === 'item' ? { type: 'item', scope: e.scope, status: e.status, done: e.done } : e) }
     })
     clearInterval(timer)

@@ -4,7 +4,7 @@
 // (undeclared scope, clock-like or malformed collectedAt, non-object data) are rejected here with
 // a reason and never reach the daemon. The result names each scope, and each file of the export
 // that was not imported with the reason.
-import { isHearthError } from '../errors.js'
+import { HearthError, isHearthError } from '../errors.js'
 import { silentLogger, type Logger } from '../log.js'
 import { collectedAtProblem } from '../protocol/envelope.js'
 import { checkValueLimits, MAX_DATA_DEPTH } from '../protocol/bounded-json.js'
@@ -62,6 +62,8 @@ export interface ImportOptions {
   source: string | readonly string[]
   submit: Submit
   onProgress?: (event: ImportProgress) => void
+  /** Optional scopes of the connector to import too (`--with`); the others are never read. */
+  include?: readonly string[]
   /** Items submitted at once (default 4): the daemon encrypts and pins in parallel. */
   concurrency?: number
   logger?: Logger
@@ -92,6 +94,10 @@ export function itemProblem (item: unknown, declaredScopes: ReadonlySet<string>)
  */
 export async function runImport (opts: ImportOptions): Promise<ImportSummary> {
   const logger = opts.logger ?? silentLogger()
+  const optional = opts.connector.metadata.scopes.filter((s) => s.optional === true).map((s) => s.scope)
+  for (const scope of opts.include ?? []) {
+    if (!optional.includes(scope)) throw new HearthError('INVALID_ARGUMENT', `${scope} is not an optional scope of ${opts.connector.id}${optional.length > 0 ? ` (optional: ${optional.join(', ')})` : ''}`)
+  }
   let tally: ImportTally | undefined
   // a streamed record left out for breaking a rule: listed with its file, path and code
   const source = await openExport(opts.source, {
@@ -112,8 +118,10 @@ async function submitItems (tally: ImportTally, opts: ImportOptions, source: Exp
   const { connector, submit } = opts
   const concurrency = Math.max(1, Math.floor(opts.concurrency ?? 4))
   const declared = new Set(connector.metadata.scopes.map((s) => s.scope))
+  const include = new Set(opts.include ?? [])
+  const notAsked = new Set(connector.metadata.scopes.filter((s) => s.optional === true && !include.has(s.scope)).map((s) => s.scope))
   const handle = async (item: ConnectorItem): Promise<void> => {
-    const problem = itemProblem(item, declared)
+    const problem = notAsked.has(item.scope) ? `${item.scope} is optional and was not asked for (--with ${item.scope})` : itemProblem(item, declared)
     if (problem !== null) { tally.record(item, 'rejected', [problem]); return }
     // the daemon's rules for a body, checked before it is written: JSON.stringify would turn NaN
     // and ±Infinity into null and overflow its stack on a deep value. The value count is the
@@ -137,7 +145,8 @@ async function submitItems (tally: ImportTally, opts: ImportOptions, source: Exp
     const items = connector.module.read(source, {
       note: (message) => { tally.note(message) },
       skip: (path, reason) => { tally.skip(path, reason) },
-      logger: logger.child({ connector: connector.id })
+      logger: logger.child({ connector: connector.id }),
+      include
     })
     for await (const item of items) {
       tally.itemSeen()

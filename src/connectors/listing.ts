@@ -14,7 +14,7 @@ export function listConnectorsBody (found: { connectors: ReadonlyArray<{ metadat
       connectorId: m.connectorId,
       displayName: m.displayName,
       version: m.version,
-      scopes: m.scopes.map((s) => ({ scope: s.scope, label: s.label, description: s.description }))
+      scopes: m.scopes.map((s) => ({ scope: s.scope, label: s.label, description: s.description, ...(s.optional === true ? { optional: true } : {}) }))
     })),
     errors: found.errors.map((e) => ({ id: e.id, code: e.code, message: e.message }))
   }

@@ -34,15 +34,16 @@ export function checkConnectorMetadata (raw: unknown, folderName: string): Metad
     m.scopes.forEach((s: unknown, i: number) => {
       const at = `scopes[${i}]`
       if (s === null || typeof s !== 'object' || Array.isArray(s)) { problems.push(`${at} must be an object`); return }
-      const { scope, label, description } = s as Record<string, unknown>
+      const { scope, label, description, optional } = s as Record<string, unknown>
       const bad = scopeProblem(scope)
       if (bad !== null) problems.push(`${at}.scope ${typeof scope === 'string' ? JSON.stringify(scope) + ' ' : ''}${bad}`)
       else if (seen.has(scope as string)) problems.push(`${at}.scope ${JSON.stringify(scope)} is listed twice`)
       if (typeof label !== 'string' || label.trim() === '') problems.push(`${at}.label must be a non-empty string`)
       if (typeof description !== 'string') problems.push(`${at}.description must be a string`)
+      if (optional !== undefined && typeof optional !== 'boolean') problems.push(`${at}.optional must be true or false`)
       if (bad === null && typeof label === 'string' && typeof description === 'string') {
         seen.add(scope as string)
-        scopes.push({ scope: scope as string, label, description })
+        scopes.push({ scope: scope as string, label, description, ...(optional === true ? { optional } : {}) })
       }
     })
   }

@@ -6,6 +6,7 @@ import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import { HearthError, isHearthError } from '../errors.js'
 import { DEFAULT_MAX_JSON_VALUES, MAX_DATA_DEPTH, parseBoundedJson } from '../protocol/bounded-json.js'
+import { jsonOfAssignment } from './js-assignment.js'
 import { streamJsonValues, type RefusedRecord } from './json-stream.js'
 import type { ExportEntry, ExportPart, ExportSource, SkippedEntry } from './types.js'
 import { openZip, tooLarge, type ZipItem } from './zip.js'
@@ -184,7 +185,7 @@ function makeSource (backings: Backing[], opts: OpenExportOptions): ExportSource
       }
     },
     stream,
-    streamJson: (path, streamOpts = {}) => streamJsonValues(stream(path), {
+    streamJson: (path, streamOpts = {}) => streamJsonValues(streamOpts.jsAssignment === true ? jsonOfAssignment(stream(path), where(path)) : stream(path), {
       paths: streamOpts.paths ?? ['$.*'],
       what: where(path),
       maxValues: MAX_EXPORT_RECORD_VALUES,

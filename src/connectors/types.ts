@@ -9,6 +9,8 @@ export interface ConnectorScope {
   scope: string
   label: string
   description: string
+  /** Imported only when asked for by name (raw, large or very sensitive data): ReadOptions.include. */
+  optional?: boolean
 }
 
 /** `connector.json` (docs/protocol.md §2.7). */
@@ -97,8 +99,10 @@ export interface ExportSource {
    * time, whatever the file's size. EXPORT_UNREADABLE when the text stops being valid JSON. Each
    * value passes the rules a request body has (depth, exact numbers, value count); one that
    * breaks them is left out and reported in the import's result, and the next one is read.
+   * `jsAssignment`: the file is JavaScript assigning the JSON to a name, as X archives write
+   * (`window.YTD.tweets.part0 = [...]`); the name and `=` are passed over as the bytes stream.
    */
-  streamJson (path: string, opts?: { paths?: string[] }): AsyncIterable<unknown>
+  streamJson (path: string, opts?: { paths?: string[]; jsAssignment?: boolean }): AsyncIterable<unknown>
   close (): Promise<void>
 }
 
@@ -126,6 +130,12 @@ export interface ReadOptions {
    */
   skip (path: string, reason: string): void
   logger: Logger
+  /**
+   * The optional scopes (`"optional": true` in connector.json) the owner asked to import
+   * (`hearth import --with <scope>`). A connector reads and yields an optional scope only when it
+   * is here; otherwise it says so in a note or skip reason.
+   */
+  include?: ReadonlySet<string>
 }
 
 /** The default export of a plugin's `index.js`. */

@@ -17,7 +17,7 @@ import { addDataRoutes } from '../api/routes/data.js'
 import { addSchemaRoutes } from '../api/routes/schemas.js'
 import { addSyncRoutes } from '../api/routes/sync.js'
 import { addPinRoutes, type PinRouteDeps } from '../api/routes/pins.js'
-import { addSystemRoutes } from '../api/routes/system.js'
+import { addSystemRoutes, type SystemRouteDeps } from '../api/routes/system.js'
 import { addConfigRoutes } from '../api/routes/config.js'
 import { addUpstreamRoutes } from '../api/routes/upstream.js'
 import { addImageRoutes } from '../api/routes/images.js'
@@ -45,6 +45,8 @@ export interface OwnerApiDeps {
   masterKey: Uint8Array
   index: FileIndex
   storage: StorageBackend
+  /** Stored files whose blocks the last check found missing, for `/health`. */
+  storageDamage?: SystemRouteDeps['storageDamage']
   pipeline: IngestPipeline
   schemas: Pick<SchemaSetup, 'registry' | 'serving' | 'shipped'>
   sync: SyncControl
@@ -73,7 +75,7 @@ function ownerRouter (deps: OwnerApiDeps): Router {
   addSyncRoutes(router, deps.sync)
   addPinRoutes(router, deps.pinning)
   addSchemaRoutes(router, { registry: deps.schemas.registry, serving: deps.schemas.serving, shipped: deps.schemas.shipped, storage, logger, onSchemaAdded: (schema) => events.emit('schema.added', schema) })
-  addSystemRoutes(router, { startedAt: deps.startedAt, ownerAddress: deps.ownerAddress, index, storage, servicesStatus: deps.servicesStatus })
+  addSystemRoutes(router, { startedAt: deps.startedAt, ownerAddress: deps.ownerAddress, index, storage, ...(deps.storageDamage !== undefined ? { storageDamage: deps.storageDamage } : {}), servicesStatus: deps.servicesStatus })
   addConfigRoutes(router, { configFile: home.config, running: { config: deps.config, sources: deps.configSources }, ambient: deps.configAmbient, logger })
   addConnectorRoutes(router, { dirs: connectorDirs(home), logger })
   addImportRoutes(router, { jobs: deps.importJobs })

@@ -8,7 +8,9 @@
 //   4. every stored ciphertext: read back and verified against its CID; a missing or damaged one
 //      is encrypted and stored again from the plaintext file in data/ when that file still holds
 //      the recorded bytes (SHA-256); when it does not, the same CID is fetched from the configured
-//      IPFS gateways (`restore.gateways`, every block verified); otherwise it is unrepairable;
+//      IPFS gateways (`restore.gateways`, every block verified); otherwise it is unrepairable. A
+//      registered file of this device stored again under a new CID goes back to `stored` (the
+//      next start registers the new CID) with its old file id kept as superseded;
 //   5. data files the index does not know: counted (the daemon's start scan ingests them).
 import { rename } from 'node:fs/promises'
 import { opendir } from 'node:fs/promises'
@@ -41,7 +43,7 @@ export interface DoctorReport {
   /** Stored ciphertexts read back and verified. */
   checked: number
   /** Stored again: from the plaintext in data/ (a new CID) or fetched from a gateway (the same CID). */
-  restored: Array<{ path: string; oldCid: string; cid: string; registered: boolean; from: string }>
+  restored: Array<{ path: string; oldCid: string; cid: string; registered: boolean; from: string; supersedes?: string }>
   unrepairable: Array<{ path: string; cid: string; reason: string }>
   /** Data files on disk the index does not know (the next start ingests them). */
   notIndexed: number
@@ -102,8 +104,16 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
           report.unrepairable.push({ path: record.path, cid: record.cid, reason: `${problem}; no plaintext file with the recorded bytes to store it again from${fetched.tried}` })
           continue
         }
-        await index.put({ ...record, cid: restored.cid, encryptedSize: restored.encryptedSize, updatedAt: Date.now() })
-        report.restored.push({ path: record.path, oldCid: record.cid, cid: restored.cid, registered: record.fileId != null, from: 'data/' })
+        // the chain names the lost CID: this device's registration is redone for the new one
+        const supersedes = record.fileId != null && record.origin === 'local' ? record.fileId : null
+        await index.put({
+          ...record,
+          cid: restored.cid,
+          encryptedSize: restored.encryptedSize,
+          updatedAt: Date.now(),
+          ...(supersedes !== null ? { state: 'stored', fileId: null, supersededFileIds: [...(record.supersededFileIds ?? []), supersedes] } : {})
+        })
+        report.restored.push({ path: record.path, oldCid: record.cid, cid: restored.cid, registered: record.fileId != null, from: 'data/', ...(supersedes !== null ? { supersedes } : {}) })
       }
       progress(`ciphertexts: ${report.checked} checked, ${report.restored.length} stored again, ${report.unrepairable.length} unrepairable`)
     }

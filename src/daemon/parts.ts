@@ -10,6 +10,7 @@ import { createHearthEvents } from '../lifecycle/events.js'
 import { openKv } from '../db/database.js'
 import { createDurableQueue } from '../db/queue.js'
 import { createStorage } from '../storage/factory.js'
+import { createPresenceCheck } from '../storage/presence-check.js'
 import { privateNetworkKey } from '../protocol/keys.js'
 import { deviceStamp } from '../identity/device.js'
 import { chainNotConfigured, createChainRegistrar } from '../chain/registrar.js'
@@ -103,6 +104,17 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   const importJobs = await services.start(importJobsService(createImportJobs({ dir: join(home.root, 'imports'), connectorDirs: connectorDirs(home), socketPath: home.socket, logger, maxBytes: MAX_IMPORT_BYTES })))
   const builders = await setUpBuilders({ config: config.builders, db, index, storage, dataDir: home.data, identity, chain: chain?.client ?? null, permissions: chain?.permissions ?? null, connectorDirs: connectorDirs(home), logger })
   await services.start(ingest)
+  // lost block files are noticed at start (in the background: existence only) and every few hours
+  await services.start(createPresenceCheck({
+    page: async (after, limit) => {
+      const records = await index.all({ limit, ...(after !== undefined ? { after } : {}) })
+      const refs = records.flatMap((r) => r.cid !== null && (r.state === 'stored' || r.state === 'registered') ? [{ path: r.path, cid: r.cid }] : [])
+      return { refs, last: records.length < limit ? null : records[records.length - 1]!.path }
+    },
+    present: async (cid) => await storage.present(cid),
+    onReport: (report) => { storage.notePresence(report) },
+    logger
+  }))
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
     startedAt: deps.startedAt,
@@ -115,6 +127,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     masterKey: identity.masterKey,
     index,
     storage,
+    storageDamage: () => storage.damage(),
     pipeline: ingest.pipeline,
     schemas,
     sync,

@@ -29,6 +29,11 @@ export interface FileRecord {
   errorCode?: string
   /** On-chain DataRegistry file id once registered (decimal string). */
   fileId?: string | null
+  /**
+   * Earlier registrations of this file whose ciphertext was lost and stored again under a new CID
+   * (`hearth doctor`): superseded by the registration of the new one.
+   */
+  supersededFileIds?: string[]
   origin: FileOrigin
   /** ms since epoch of the last state change. */
   updatedAt: number

@@ -11,6 +11,7 @@ import { open, constants } from 'node:fs/promises'
 import { openSync, fstatSync, readSync, closeSync } from 'node:fs'
 import { join } from 'node:path'
 import { HearthError } from '../errors.js'
+import { mtimeMsOf } from '../storage/file-times.js'
 import { resolveInsideData } from './layout.js'
 
 /** Default largest data file read, equal to the API's default body limit. */
@@ -33,8 +34,9 @@ export async function readDataFile (dataDir: string, rel: string, opts: { maxByt
   // O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever.
   const fh = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
   try {
-    const st = await fh.stat()
-    if (!st.isFile()) {
+    const exact = await fh.stat({ bigint: true })
+    const st = { size: Number(exact.size), mtimeMs: mtimeMsOf(exact) }
+    if (!exact.isFile()) {
       throw new HearthError('FILE_UNREADABLE', `${rel} is not a regular file`, { path: rel, reasons: ['not a regular file (a FIFO, socket or device, or a link to one)'] })
     }
     if (st.size > opts.maxBytes) throw tooLarge(rel, st.size, opts.maxBytes)
@@ -89,8 +91,9 @@ export function readSmallDataFileSync (realDir: string, name: string, maxBytes: 
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : null
   }
   try {
-    const st = fstatSync(fd)
-    if (!st.isFile() || st.size > maxBytes) return null
+    const exact = fstatSync(fd, { bigint: true })
+    const st = { size: Number(exact.size), mtimeMs: mtimeMsOf(exact) }
+    if (!exact.isFile() || st.size > maxBytes) return null
     const buf = Buffer.allocUnsafe(st.size + 1)
     const bytesRead = readSync(fd, buf, 0, buf.byteLength, null)
     if (bytesRead > st.size) return null

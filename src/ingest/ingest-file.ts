@@ -8,10 +8,11 @@ import type { FileOrigin, FileRecord } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
 import { parseEnvelopeBytes, type Envelope } from '../protocol/envelope.js'
 import { classifyDataPath, absoluteDataPath, type PathClass } from './layout.js'
+import { sizeAndMtime } from '../storage/file-times.js'
 import { readDataFile, sha256Hex, type DataFile } from './data-file.js'
 import type { PathLocks } from './path-locks.js'
 import { journalEntryOf, type JournalEntry, type StoredCiphertext } from './journal.js'
-import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, type IngestDeps, type IngestResult, type IngestPathOptions } from './pipeline-contract.js'
+import { FINAL_STATES, JOURNAL_MAX_BYTES, isTransientFailure, type IngestDeps, type IngestIndex, type IngestResult, type IngestPathOptions } from './pipeline-contract.js'
 
 /** States a file leaves by itself (schema known, storage back): never skipped as unchanged. */
 const WAITING_STATES = new Set(['waiting-schema', 'waiting-storage'])
@@ -24,6 +25,21 @@ export function unchangedSince (existing: FileRecord | null, st: { size: number;
 /** A stored version of a name under its archive path `path#cid`; none for a version not stored. */
 export function archivedVersion (existing: FileRecord): FileRecord | undefined {
   return FINAL_STATES.has(existing.state) ? { ...existing, path: `${existing.path}#${existing.cid ?? 'old'}`, updatedAt: Date.now() } : undefined
+}
+
+/**
+ * A file gone from the data folder whose record stored nothing (rejected, or waiting for its
+ * schema, never encrypted) leaves the index with it: no list or count names a file that is not
+ * there. A stored version stays (its ciphertext is the data; `hearth rm` deletes a scope).
+ */
+export function storesNothing (record: FileRecord | null | undefined): record is FileRecord {
+  return record != null && record.cid === null && (record.state === 'rejected' || record.state === 'waiting-schema') && !record.path.includes('#')
+}
+
+/** The `missing` outcome of a path whose file is gone, forgetting its record when it stored nothing. */
+export async function goneFile (index: Pick<IngestIndex, 'delete'>, rel: string, existing: FileRecord | null | undefined): Promise<IngestResult> {
+  if (storesNothing(existing)) await index.delete(rel)
+  return { outcome: 'missing', path: rel }
 }
 
 export type DataPath = Extract<PathClass, { kind: 'data' }>
@@ -80,13 +96,13 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
       try {
         // follows a symlink (stat never opens, so a FIFO cannot block here): the size and mtime
         // compared below are the target's, the ones that change when the data does
-        found = await stat(abs)
+        found = await stat(abs, { bigint: true })
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'missing', path: rel }
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return await goneFile(deps.index, rel, await deps.index.get(rel))
         throw err
       }
       if (found.isDirectory()) return { outcome: 'ignored', path: rel, reason: 'a folder' }
-      st = found
+      st = sizeAndMtime(found)
       existing = await deps.index.get(rel) ?? null
     }
     if (existing !== null && unchangedSince(existing, st)) {
@@ -113,7 +129,7 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
     } catch (err) {
       if (isHearthError(err)) return await reject(base, err.code, (err.details?.reasons as string[] | undefined) ?? [err.message])
       const code = (err as NodeJS.ErrnoException).code
-      if (code === 'ENOENT') return { outcome: 'missing', path: rel }
+      if (code === 'ENOENT') return await goneFile(deps.index, rel, existing)
       return await reject(base, 'FILE_UNREADABLE', [`cannot read the file: ${code ?? (err as Error).message}`])
     }
     base.size = bytes.byteLength

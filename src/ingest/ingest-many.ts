@@ -11,9 +11,10 @@ import { asStorageFull } from '../errors.js'
 import type { FileOrigin } from '../db/types.js'
 import type { ResolvedSchema } from '../registry/types.js'
 import { absoluteDataPath, classifyDataPath, resolveInsideDataSync } from './layout.js'
+import { sizeAndMtime } from '../storage/file-times.js'
 import { readSmallDataFileSync } from './data-file.js'
 import type { PathLocks } from './path-locks.js'
-import { type DataPath, type FileIngest, type SeenFile } from './ingest-file.js'
+import { goneFile, type DataPath, type FileIngest, type SeenFile } from './ingest-file.js'
 import { JOURNAL_MAX_BYTES, type IngestDeps, type IngestResult } from './pipeline-contract.js'
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown }
@@ -104,16 +105,16 @@ export function createBatchIngest (ctx: { deps: IngestDeps; locks: PathLocks; ma
           const existing = records[i] ?? null
           if (opts.justWritten !== true) {
             // follows a symlink, as ingestLocked's stat does: the target's size and mtime change with the data
-            const st = await stat(absoluteDataPath(deps.dataDir, file.rel)).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err })
-            if (st === null) { results[at] = { ok: true, value: { outcome: 'missing', path: file.rel } }; return }
+            const st = await stat(absoluteDataPath(deps.dataDir, file.rel), { bigint: true }).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err })
+            if (st === null) { results[at] = { ok: true, value: await goneFile(deps.index, file.rel, existing) }; return }
             if (st.isDirectory()) { results[at] = { ok: true, value: { outcome: 'ignored', path: file.rel, reason: 'a folder' } }; return }
             // a changed file: ingestLocked reads it, with the stat and record already here
-            results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, { existing, stat: st, schemaByUrl }) }
+            results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, { existing, stat: sizeAndMtime(st), schemaByUrl }) }
             return
           }
           const real = folders!.get(file.scopeFolder) ?? null
           const read = real === null ? null : readSmallDataFileSync(real, file.name, syncReadMax)
-          if (read === 'missing') { results[at] = { ok: true, value: { outcome: 'missing', path: file.rel } }; return }
+          if (read === 'missing') { results[at] = { ok: true, value: await goneFile(deps.index, file.rel, existing) }; return }
           const seen: SeenFile | undefined = read === null ? undefined : { existing, stat: read, read, schemaByUrl }
           results[at] = { ok: true, value: await ingestLocked(file, opts.origin ?? 'local', opts.waitIfIncomplete === true, seen) }
         } catch (err) {

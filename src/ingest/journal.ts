@@ -21,7 +21,7 @@
 // the peer's file is fetched again.
 import { randomBytes } from 'node:crypto'
 import { lstat } from 'node:fs/promises'
-import type { Stats } from 'node:fs'
+import type { BigIntStats } from 'node:fs'
 import type { BatchOp, HearthDatabase, Sublevel } from '../db/database.js'
 import type { FileRecord } from '../db/types.js'
 import type { FileIndex, Replaced } from '../db/file-index.js'
@@ -29,6 +29,7 @@ import type { Logger } from '../log.js'
 import type { StorageBackend } from '../storage/types.js'
 import type { SyncFiles } from '../storage/deferred-sync.js'
 import { writeFileDurably } from '../storage/durable-file.js'
+import { mtimeMsOf, reportedMtimeMs } from '../storage/file-times.js'
 import { absoluteDataPath } from './layout.js'
 import { readDataFileOrNull, sha256Hex } from './data-file.js'
 import { decodeJournalEntry, encodeJournalEntry, type StoredEntry } from './journal-entry.js'
@@ -59,13 +60,19 @@ export interface JournalEntry {
   link?: { ino?: number; mtimeMs?: number; earlier?: FileRecord | Replaced }
 }
 
-async function lstatOrNull (abs: string): Promise<Stats | null> {
-  return await lstat(abs).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err })
+async function lstatOrNull (abs: string): Promise<BigIntStats | null> {
+  return await lstat(abs, { bigint: true }).catch((err: NodeJS.ErrnoException) => { if (err.code === 'ENOENT') return null; throw err })
 }
 
-/** Whether the file at a name (`st`) is the one an entry's link put there. */
-function linkedThere (link: NonNullable<JournalEntry['link']>, st: { ino: number; mtimeMs: number }): boolean {
-  return (link.ino === undefined || st.ino === link.ino) && (link.mtimeMs === undefined || st.mtimeMs === link.mtimeMs)
+/**
+ * Whether the file at a name (`st`) is the one an entry's link put there: its inode, and its mtime
+ * in whole microseconds from the exact nanoseconds (file-times.ts), which a time set here has on
+ * every Node version; or its mtime as plain stat reports it, which an entry of an earlier version
+ * of Hearth may hold.
+ */
+function linkedThere (link: NonNullable<JournalEntry['link']>, st: BigIntStats): boolean {
+  return (link.ino === undefined || Number(st.ino) === link.ino) &&
+    (link.mtimeMs === undefined || mtimeMsOf(st) === link.mtimeMs || reportedMtimeMs(st) === link.mtimeMs)
 }
 
 /** A stored ciphertext; `unsynced` when storage wrote it without a sync (the journal covers it). */
@@ -221,8 +228,8 @@ export function createIngestJournal (deps: IngestJournalDeps): IngestJournal {
     const current = await readDataFileOrNull(deps.dataDir, received.path, received.size)
     // never written (or the name is another file's): the peer's file is fetched again
     if (current === null || sha256Hex(current) !== received.sha256) return
-    const st = await lstat(absoluteDataPath(deps.dataDir, received.path))
-    await deps.index.put({ ...received, mtimeMs: st.mtimeMs, updatedAt: Date.now() })
+    const st = await lstat(absoluteDataPath(deps.dataDir, received.path), { bigint: true })
+    await deps.index.put({ ...received, mtimeMs: mtimeMsOf(st), updatedAt: Date.now() })
     deps.logger.info({ path: received.path, cid: received.cid }, 'received file indexed from its intent')
   }
 

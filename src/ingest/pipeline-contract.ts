@@ -36,6 +36,8 @@ export interface IngestIndex {
   /** The record `derive` makes from the path's current one, written without reading it first (FileIndex.putDerived). */
   putDerived (path: string, derive: Derive, opts?: { also?: BatchOp[] }): Promise<FileRecord>
   byCid (cid: string): Promise<FileRecord[]>
+  /** Removes a path's record (FileIndex.delete): a file that stored nothing and is gone from the data folder. */
+  delete (path: string): Promise<boolean>
   /** Undoes a write: what it replaced back, the earlier record or tombstone, or neither (FileIndex.revert). */
   revert (path: string, earlier: FileRecord | Replaced | null, opts?: { also?: BatchOp[] }): Promise<void>
 }

@@ -4,6 +4,7 @@
 // a file for a local one and register it again (see publishJournaled and writeReceived for the
 // crash windows).
 import { lstat } from 'node:fs/promises'
+import { mtimeMsOf } from '../storage/file-times.js'
 import { HearthError } from '../errors.js'
 import type { FileRecord } from '../db/types.js'
 import type { Replaced } from '../db/file-index.js'
@@ -43,7 +44,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
     if (indexed != null && FINAL_STATES.has(indexed.state)) return 'exists'
     // a ciphertext not yet durable is journaled with the record (the receive hook makes it durable otherwise)
     const block = unstored === undefined ? undefined : { path: received.path, ciphertext: unstored.ciphertext, cid: received.cid, files: unstored.files }
-    return await record({ ...received, mtimeMs: (await lstat(abs)).mtimeMs }, block)
+    return await record({ ...received, mtimeMs: mtimeMsOf(await lstat(abs, { bigint: true })) }, block)
   }
 
   /**

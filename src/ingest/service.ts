@@ -11,6 +11,7 @@ import { settle, type Settled } from './ingest-many.js'
 import { createRetrySet } from './retry-set.js'
 import { createWorkQueue } from './work-queue.js'
 import { scanDataFolder, type ScanProgress } from './scanner.js'
+import { sweepGoneFiles } from './gone-sweep.js'
 import { watchDataFolder } from './watcher.js'
 import { createUnsettledFiles } from './unsettled.js'
 import { createIngestJournal, type IngestJournal } from './journal.js'
@@ -160,7 +161,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     if (settings.usePolling) {
       // filesystems without change notifications (network mounts): a periodic reconcile scan,
       // cheap for unchanged files (one stat and one index read each)
-      const pollTimer = setInterval(() => { void scanDataFolder({ dataDir: deps.pipeline.dataDir, queue: scanWork }).catch((err) => logger.warn({ err }, 'polling scan failed')) }, settings.pollIntervalMs)
+      const pollTimer = setInterval(() => { void scanDataFolder({ dataDir: deps.pipeline.dataDir, queue: scanWork }).then(sweepGone).catch((err) => logger.warn({ err }, 'polling scan failed')) }, settings.pollIntervalMs)
       pollTimer.unref()
       stops.push(() => { clearInterval(pollTimer) })
       return
@@ -190,7 +191,13 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
         logger.info({ scan: p }, p.done ? 'initial scan finished' : 'initial scan progress')
         if (p.seen > 0) print(p.done ? `initial scan done: ${p.seen} files checked` : `initial scan: ${p.seen} files checked so far`)
       }
-    }).then(resolveScanned, rejectScanned)
+    }).then(async (p) => { await sweepGone(); return p }).then(resolveScanned, rejectScanned)
+  }
+  const sweepGone = async (): Promise<void> => {
+    const forgotten = await sweepGoneFiles({ dataDir: deps.pipeline.dataDir, index: deps.index, push: (rel) => work.push(rel) })
+    if (forgotten === 0) return
+    logger.info({ files: forgotten }, 'rejected or waiting files deleted while not watched: forgetting them')
+    await work.idle()
   }
 
   const retryWaitingFiles = (): void => {

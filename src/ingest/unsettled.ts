@@ -5,6 +5,7 @@
 // read as a fresh file again. Change events that come meanwhile are handled as usual (and a read
 // that finds the file complete ends its wait here).
 import { stat } from 'node:fs/promises'
+import { sizeAndMtime } from '../storage/file-times.js'
 import { absoluteDataPath } from './layout.js'
 
 export interface Seen { size: number; mtimeMs: number }
@@ -29,9 +30,10 @@ export function createUnsettledFiles (opts: {
 
   async function lookAgain (rel: string, seen: Seen): Promise<void> {
     waiting.delete(rel)
-    const st = await stat(absoluteDataPath(opts.dataDir, rel)).catch(() => null)
+    const st = await stat(absoluteDataPath(opts.dataDir, rel), { bigint: true }).catch(() => null)
     if (closed || st === null) return // gone: nothing to ingest
-    opts.recheck(rel, st.size === seen.size && st.mtimeMs === seen.mtimeMs)
+    const now = sizeAndMtime(st)
+    opts.recheck(rel, now.size === seen.size && now.mtimeMs === seen.mtimeMs)
   }
 
   return {

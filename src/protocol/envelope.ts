@@ -57,7 +57,11 @@ export function envelopeProblems (value: unknown): string[] {
   if (!isPlainObject(value)) return [`envelope must be a JSON object, got ${describeType(value)}`]
   const reasons: string[] = []
   const v = value as Record<string, unknown>
-  if (typeof v.$schema !== 'string' || v.$schema.length === 0) reasons.push('$schema must be a non-empty string (the schema definitionUrl)')
+  if (typeof v.$schema !== 'string' || v.$schema.length === 0) {
+    // the one field a person writing a file by hand cannot guess: say where it comes from
+    const scope = scopeProblem(v.scope) === null ? String(v.scope) : '<scope>'
+    reasons.push(`$schema must be a non-empty string: the definitionUrl of the scope's schema (\`hearth schema show ${scope}\` prints it; \`hearth put ${scope}\` writes the file with it)`)
+  }
   if (v.version !== ENVELOPE_VERSION) reasons.push(`version must be the string "${ENVELOPE_VERSION}"`)
   const scopeReason = scopeProblem(v.scope)
   if (scopeReason !== null) reasons.push(`scope ${scopeReason}`)

@@ -21,8 +21,10 @@ export interface ShippedSchema {
 }
 
 /**
- * Every `*.json` in `dir`, parsed, in file name order. A broken file is a packaging bug, so it
- * fails loudly, naming the file; two files for one scope and version are refused too.
+ * Every `*.json` in `dir`, parsed, ordered by scope and then by version, oldest first (a scope's
+ * current definition is `<scope>.json`, an older one still shipped so its files stay readable
+ * offline is `<scope>@<version>.json`). A broken file is a packaging bug, so it fails loudly,
+ * naming the file; two files for one scope and version are refused too.
  */
 export async function loadShippedSchemaFiles (dir = shippedSchemasDir()): Promise<ShippedSchema[]> {
   let names: string[]
@@ -53,7 +55,19 @@ export async function loadShippedSchemaFiles (dir = shippedSchemasDir()): Promis
     seen.set(key, name)
     out.push({ file, definition })
   }
-  return out
+  return out.sort((a, b) => a.definition.scope < b.definition.scope ? -1 : a.definition.scope > b.definition.scope ? 1
+    : compareVersions(a.definition.version, b.definition.version))
+}
+
+/** Semantic versions compared number by number ("1.10.0" after "1.9.0"). */
+function compareVersions (a: string, b: string): number {
+  const pa = a.split(/[.+-]/).map(Number)
+  const pb = b.split(/[.+-]/).map(Number)
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (Number.isFinite(pa[i]) ? pa[i]! : 0) - (Number.isFinite(pb[i]) ? pb[i]! : 0)
+    if (d !== 0) return d
+  }
+  return 0
 }
 
 export async function loadShippedSchemas (dir = shippedSchemasDir()): Promise<SchemaDefinition[]> {
@@ -62,15 +76,31 @@ export async function loadShippedSchemas (dir = shippedSchemasDir()): Promise<Sc
 
 /**
  * Add every shipped definition as a non-sticky local schema: it becomes its scope's latest only
- * where the scope has none yet (or only an older shipped one), never over a chain schema or the
- * owner's own choice.
+ * where the scope has none yet (or only an older shipped one), never over another chain schema or
+ * the owner's own choice. A scope still pointing at an older shipped version after that — that
+ * version was registered on chain, so its id is a chain id now — moves to the newest shipped one
+ * (older versions stay known, so their files keep validating).
  */
 export async function installShippedSchemas (
-  registry: Pick<SchemaRegistry, 'addLocalSchema'>, storage: Pick<StorageBackend, 'add'>, opts: { dir?: string } = {}
+  registry: Pick<SchemaRegistry, 'addLocalSchema' | 'cache' | 'remember'>, storage: Pick<StorageBackend, 'add'>, opts: { dir?: string } = {}
 ): Promise<Array<AddLocalResult & { file: string }>> {
   const results: Array<AddLocalResult & { file: string }> = []
   for (const { file, definition } of await loadShippedSchemaFiles(opts.dir)) {
     results.push({ file, ...await registry.addLocalSchema(definition, { storage, sticky: false }) })
+  }
+  for (let i = 0; i < results.length; i++) {
+    const newest = results[i]!
+    const scope = newest.schema.scope
+    if (newest.latest || results[i + 1]?.schema.scope === scope) continue
+    const older = new Set(results.filter((r) => r.schema.scope === scope && r !== newest).map((r) => r.schema.definitionUrl))
+    const pointer = await registry.cache.latest(scope)
+    if (older.size === 0 || pointer === null || pointer.sticky) continue
+    const current = await registry.cache.byId(pointer.id)
+    if (current === null || !older.has(current.definitionUrl)) continue
+    await registry.remember(newest.schema, { latest: true })
+    for (let j = 0; j < results.length; j++) {
+      if (results[j]!.schema.scope === scope) results[j] = { ...results[j]!, latest: j === i }
+    }
   }
   return results
 }

@@ -6,7 +6,7 @@
 import { open, link, rename, unlink, mkdir } from 'node:fs/promises'
 import { dirname, join, basename } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { futimesSeconds } from './file-times.js'
+import { futimesSeconds, mtimeMsOf } from './file-times.js'
 
 export type DirSync = (dir: string) => Promise<void>
 
@@ -96,7 +96,7 @@ export async function writeFileDurably (path: string, bytes: Uint8Array, opts: D
       if (opts.mtimeMs !== undefined) await fh.utimes(futimesSeconds(opts.mtimeMs), futimesSeconds(opts.mtimeMs))
       // the set mtime is metadata fdatasync may leave behind
       if (opts.syncDir !== null || opts.syncFile === true) await (opts.mtimeMs !== undefined ? fh.sync() : fh.datasync())
-      mtimeMs = opts.mtime === false ? 0 : (await fh.stat()).mtimeMs
+      mtimeMs = opts.mtime === false ? 0 : mtimeMsOf(await fh.stat({ bigint: true }))
     } finally {
       await fh.close()
     }

@@ -44,6 +44,7 @@ import { SmallBlocks, TieredBlockstore, fitsSmallBlocks } from './small-blocks.j
 import { createFileWriter, type FileWriter } from './file-writer.js'
 import { openEmbeddedStores, startHelia, type HeliaNode } from './embedded-open.js'
 import { embeddedStorageError } from './backend-errors.js'
+import { allBlocksPresent } from './block-presence.js'
 import { code as RAW_CODEC } from 'multiformats/codecs/raw'
 
 export interface EmbeddedStorageOptions {
@@ -323,6 +324,14 @@ class EmbeddedStorage implements StorageBackend {
     } catch {
       return false
     }
+  }
+
+  async present (cid: string): Promise<boolean> {
+    let parsed: CID
+    try { parsed = parseCid(cid) } catch { return false }
+    if (this.#stopped) return false
+    if (this.#deferred.has(parsed)) return true
+    return await allBlocksPresent(this.blockstore, parsed)
   }
 
   async unpin (cid: string): Promise<void> {

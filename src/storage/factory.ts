@@ -12,6 +12,7 @@ import { withVerifiedReads } from './verified-reads.js'
 import { joinPieces, type StreamPiece } from './stream-pieces.js'
 import { checkKuboOptions } from './kubo-options.js'
 import type { SharedFileWriting } from './file-writer.js'
+import type { PresenceReport } from './presence-check.js'
 
 export type StorageBackendKind = StorageBackend['kind']
 
@@ -26,9 +27,15 @@ export interface StorageConfig {
   kubo?: KuboConnection
 }
 
-/** A storage backend with the service shape; its status is the backend kind and its health. */
+/** A storage backend with the service shape; its status is the backend kind, its health and the last check for lost blocks. */
 export interface StorageService extends StorageBackend, Service {
-  status (): Promise<{ backend: StorageBackendKind } & StorageHealth>
+  status (): Promise<{ backend: StorageBackendKind; presence?: PresenceReport } & StorageHealth>
+  /** Whether every block of the content exists here (the backend's `present`, else `has`). */
+  present (cid: string): Promise<boolean>
+  /** The last check for lost blocks (presence-check.ts), shown in the status. */
+  notePresence (report: PresenceReport): void
+  /** The missing files the last check found, or null (none, or not checked yet). */
+  damage (): { missing: number; checked: number; repair: string } | null
 }
 
 /**
@@ -70,6 +77,7 @@ class StorageHolder implements StorageService {
   readonly name = 'storage'
   #backend: StorageBackend | null = null
   #starting: Promise<StorageBackend> | null = null
+  #presence: PresenceReport | null = null
 
   constructor (readonly kind: StorageBackendKind, private readonly open: () => Promise<StorageBackend>) {}
 
@@ -90,8 +98,15 @@ class StorageHolder implements StorageService {
     if (backend !== null) await backend.stop()
   }
 
-  async status (): Promise<{ backend: StorageBackendKind } & StorageHealth> {
-    return { backend: this.kind, ...await this.health() }
+  async status (): Promise<{ backend: StorageBackendKind; presence?: PresenceReport } & StorageHealth> {
+    return { backend: this.kind, ...await this.health(), ...(this.#presence !== null ? { presence: this.#presence } : {}) }
+  }
+
+  notePresence (report: PresenceReport): void { this.#presence = report }
+
+  damage (): { missing: number; checked: number; repair: string } | null {
+    const p = this.#presence
+    return p === null || p.state !== 'damaged' ? null : { missing: p.missing, checked: p.checked, repair: p.repair ?? '' }
   }
 
   async add (bytes: Uint8Array, opts?: { signal?: AbortSignal }): Promise<string> { return await this.#started().add(bytes, opts) }
@@ -117,6 +132,10 @@ class StorageHolder implements StorageService {
   async pin (cid: string, opts?: { signal?: AbortSignal }): Promise<void> { await this.#started().pin(cid, opts) }
   async get (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array> { return await this.#started().get(cid, opts) }
   async has (cid: string): Promise<boolean> { return this.#backend === null ? false : await this.#backend.has(cid) }
+  async present (cid: string): Promise<boolean> {
+    const backend = this.#started()
+    return await (backend.present?.(cid) ?? backend.has(cid))
+  }
   async unpin (cid: string): Promise<void> { await this.#started().unpin(cid) }
   async peerAddresses (): Promise<string[]> {
     const backend = this.#started()

@@ -4,7 +4,7 @@
 import { closeSync, fstatSync, futimesSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { CreateFile, StagedFile, WriterError } from './file-writer.js'
-import { futimesSeconds } from './file-times.js'
+import { futimesSeconds, mtimeMsOf } from './file-times.js'
 
 /** Writes all of `bytes` to an open descriptor (a regular file takes them in one call, nearly always). */
 function writeAll (fd: number, bytes: Uint8Array): void {
@@ -59,8 +59,8 @@ function stageThrough (given: string, { bytes, mode, mtimeMs }: CreateFile, spar
     try {
       writeAll(fd, bytes)
       if (mtimeMs !== undefined) futimesSync(fd, futimesSeconds(mtimeMs), futimesSeconds(mtimeMs))
-      const st = fstatSync(fd)
-      return { temp, mtimeMs: st.mtimeMs, ino: st.ino }
+      const st = fstatSync(fd, { bigint: true })
+      return { temp, mtimeMs: mtimeMsOf(st), ino: Number(st.ino) }
     } finally {
       closeSync(fd)
     }

@@ -54,6 +54,11 @@ export interface StorageBackend {
   readVerified? (cid: string, opts?: { signal?: AbortSignal }): Promise<Uint8Array | null>
   /** Whether the content is available locally without any network fetch. */
   has (cid: string): Promise<boolean>
+  /**
+   * Whether every block of the content still exists here, by existence alone (no pin taken as
+   * proof, no leaf read): the check for lost block files. Optional: `has` otherwise.
+   */
+  present? (cid: string): Promise<boolean>
   /** Drop the pin; the blocks may be garbage-collected later. Unknown CIDs are not an error. */
   unpin (cid: string): Promise<void>
   /**

@@ -1,6 +1,8 @@
 // The dashboard service: loads the shipped page, keeps the login sessions, and serves the
 // dashboard listener on `ui.listen` through the API server (one route table, see listener.ts).
-// A dashboard that cannot listen (the port is taken) is reported, and the daemon runs on.
+// A dashboard that cannot listen (the port is taken) is reported with the setting to change, and
+// the daemon runs on. The route table is served before the dashboard listens: a login link asked
+// for meanwhile answers DAEMON_STARTING (the CLI asks again), never "off".
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { ApiServer } from '../api/server.js'
@@ -21,7 +23,7 @@ export interface Dashboard {
   start (api: Pick<ApiServer, 'listen'>): Promise<void>
   /** The dashboard's address (http://host:port/), or null when it is not listening. */
   url (): string | null
-  /** A one-time login link; throws CONFLICT when the dashboard is not listening. */
+  /** A one-time login link; DAEMON_STARTING before the dashboard listens, CONFLICT when it could not. */
   loginLink (): { url: string; expiresAt: string }
   status (): { listening: boolean; url: string | null; sessions: number; error?: string }
 }
@@ -50,8 +52,8 @@ export function createDashboard (deps: DashboardDeps): Dashboard {
         boundPort = bound.port ?? port
       } catch (err) {
         if (err instanceof HearthError) throw err // a configuration mistake stops the daemon like any other
-        failure = `cannot listen on ${deps.listen}: ${(err as Error).message}`
-        deps.logger.warn({ listen: deps.listen, err: (err as Error).message }, 'dashboard not started')
+        failure = listenFailure(deps.listen, err as NodeJS.ErrnoException)
+        deps.logger.warn({ listen: deps.listen, err: (err as Error).message }, `dashboard not started: ${failure}`)
         return
       }
       // port 0: the cookie name and the allowed Host values follow the port actually bound
@@ -61,7 +63,10 @@ export function createDashboard (deps: DashboardDeps): Dashboard {
     },
     url: () => address,
     loginLink () {
-      if (address === null) throw new HearthError('CONFLICT', failure !== undefined ? `the dashboard is not running: ${failure}` : 'the dashboard is off (ui.enabled is false)')
+      if (failure !== undefined) throw new HearthError('CONFLICT', `the dashboard is not running: ${failure}`, { key: 'ui.listen' })
+      if (address === null) {
+        throw new HearthError('DAEMON_STARTING', 'the dashboard is still starting; ask again in 1 s', { starting: 'dashboard', retryAfterSeconds: 1 })
+      }
       const link = sessions.createLink()
       return { url: `${address}login?token=${link.token}`, expiresAt: new Date(link.expiresAt).toISOString() }
     },
@@ -69,4 +74,12 @@ export function createDashboard (deps: DashboardDeps): Dashboard {
       return { listening: address !== null, url: address, sessions: sessions.status().sessions, ...(failure !== undefined ? { error: failure } : {}) }
     }
   }
+}
+
+/** Why the dashboard could not listen, naming the setting that moves it. */
+function listenFailure (listen: string, err: NodeJS.ErrnoException): string {
+  const move = 'choose another with ui.listen (HEARTH_UI_LISTEN), e.g. 127.0.0.1:0 for any free port'
+  if (err.code === 'EADDRINUSE') return `port ${listen} is taken (another program, or another daemon, listens there): ${move}`
+  if (err.code === 'EACCES') return `not allowed to listen on ${listen} (a port under 1024?): ${move}`
+  return `cannot listen on ${listen} (${err.message}): ${move}`
 }

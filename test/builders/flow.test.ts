@@ -21,17 +21,8 @@ import { chainArgs } from '../support/chain-daemon.js'
 import { waitFor } from '../support/data-files.js'
 import { tempDir } from '../support/tmp.js'
 import { testBuilder, type BuilderResponse } from '../support/builder-client.js'
+import { endpointOf, LISTEN, OWNER_KEY } from '../support/builder-daemon.js'
 
-const OWNER_KEY: Hex = '0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'
-
-
-const LISTEN = ['--set', 'builders.listen="127.0.0.1:0"']
-
-function endpointOf (d: DaemonProcess): { port: number; audience: string } {
-  const m = /^builders {2}(\S+) {2}\(port (\d+)\)$/m.exec(d.output())
-  assert.ok(m !== null, `no builder listener line in:\n${d.output()}`)
-  return { audience: m[1]!, port: Number(m[2]) }
-}
 
 function refused (r: BuilderResponse, status: number, code: string): void {
   assert.equal(r.status, status, `${code}: ${JSON.stringify(r.json)}`)

@@ -8,7 +8,7 @@ import { isHearthError, type ErrorCode } from '../../src/errors.js'
 import { checkPatterns, coveringPattern, patternProblem, patternWithin } from '../../src/protocol/scope-pattern.js'
 import { grantJson, parseGrant } from '../../src/builders/grant.js'
 import { permissionTypedData, recoverPermissionSigner, PERMISSION_TYPES } from '../../src/builders/typed-data.js'
-import { bodyHash, checkSignedFacts, parseAuthorization, recoverSigner, signRequest } from '../../src/builders/web3-signed.js'
+import { acceptedUntilMs, bodyHash, checkSignedFacts, parseAuthorization, recoverSigner, replayKey, signRequest } from '../../src/builders/web3-signed.js'
 
 const builder = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d')
 const other = privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a')
@@ -117,4 +117,19 @@ test('the malleable twin of a signature (high s, flipped v) is refused, so a sig
   const v = Number.parseInt(parsed.signature.slice(130), 16)
   const twin = `${parsed.signature.slice(0, 66)}${(n - s).toString(16).padStart(64, '0')}${(v === 27 ? 28 : 27).toString(16)}` as Hex
   await assert.rejects(recoverSigner(parsed.encoded, twin), (e: unknown) => isHearthError(e, 'SIGNATURE_INVALID'))
+})
+
+test('every encoding of one signature has one replay key, and it is remembered as long as it is accepted', async () => {
+  const parsed = parseAuthorization(await signRequest(sign, { aud: AUD, method: 'GET', uri: '/v1/data' }))
+  const v = Number.parseInt(parsed.signature.slice(130), 16)
+  const zeroOne = `${parsed.signature.slice(0, 130)}0${v - 27}` as Hex
+  const signer = await recoverSigner(parsed.encoded, zeroOne)
+  assert.equal(signer, builder.address)
+  assert.equal(replayKey(parsed.encoded, signer), replayKey(parsed.encoded, await recoverSigner(parsed.encoded, parsed.signature)))
+  assert.notEqual(replayKey(parsed.encoded, signer), replayKey(parsed.encoded, other.address))
+  // accepted in the last second before acceptedUntilMs, refused from it on
+  const until = acceptedUntilMs(parsed.payload)
+  const facts = { method: 'GET', uri: '/v1/data', body: new Uint8Array(), now: Math.floor((until - 1) / 1000) }
+  checkSignedFacts(parsed.payload, facts, AUD)
+  rejects('SIGNATURE_EXPIRED', () => { checkSignedFacts(parsed.payload, { ...facts, now: Math.floor(until / 1000) }, AUD) })
 })

@@ -65,7 +65,7 @@ describe('a new user on the CLI', () => {
     const bad = join(d.home.root, 'bad.json')
     await writeFile(bad, '{\n  "username": "alice",\n  "bio": oops\n}\n')
     const r2 = await runCli(d.home, ['put', 'instagram.profile', bad])
-    assert.equal(r2.code, EXIT.FAILURE)
+    assert.equal(r2.code, EXIT.USAGE)
     assert.match(r2.stderr, new RegExp(`^error INVALID_JSON: ${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is not JSON: line 3, column 10: `))
     const r3 = await runCli(d.home, ['put', 'instagram.profile', '-'], '{"username": "a",}')
     assert.match(r3.stderr, /^error INVALID_JSON: stdin is not JSON: line 1, column 18: /)
@@ -150,7 +150,7 @@ describe('a new user on the CLI', () => {
   })
 
   it('status prints readable text, not JSON fragments', async () => {
-    const r = await runCli(d.home, ['status'])
+    const r = await runCli(d.home, ['status', '--verbose'])
     assert.equal(r.code, EXIT.OK, r.stderr)
     assert.match(r.stdout, /^owner {6}0x[0-9a-fA-F]{40}\n/)
     assert.match(r.stdout, /^sync {7}peer 12D3Koo\S+, \d+ of \d+ device\(s\) connected$/m)

@@ -45,7 +45,7 @@ test('hearth connectors lists shipped and the owner\'s connectors, and reports b
 
   const text = await run(connectorsCommand, home, [])
   assert.equal(text.code, EXIT.OK)
-  assert.match(text.out, /^chatgpt {2}ChatGPT 1\.1\.0\n {2}chatgpt\.conversations {2}Your ChatGPT conversations\n {4}Every conversation/m)
+  assert.match(text.out, /^chatgpt {2}ChatGPT 1\.2\.0\n {2}chatgpt\.conversations {2}Your ChatGPT conversations\n {4}Every conversation/m)
   assert.match(text.out, /^ {2}spotify\.savedTracks {2}Your saved Spotify tracks$/m)
   assert.match(text.out, /^notes {2}My notes 0\.1\.0$/m)
   assert.match(text.err, /^plugin broken not loaded: PLUGIN_INVALID: .*connector\.json is not valid JSON/m)
@@ -54,7 +54,7 @@ test('hearth connectors lists shipped and the owner\'s connectors, and reports b
   assert.equal(json.code, EXIT.OK)
   const body = JSON.parse(json.out)
   assert.deepEqual(body, JSON.parse(JSON.stringify(listConnectorsBody(await loadConnectors(connectorDirs(home))))))
-  assert.deepEqual(body.connectors.map((c: { connectorId: string }) => c.connectorId), ['chatgpt', 'instagram', 'notes', 'spotify', 'youtube'])
+  assert.deepEqual(body.connectors.map((c: { connectorId: string }) => c.connectorId), ['chatgpt', 'google-maps', 'instagram', 'notes', 'reddit', 'spotify', 'twitter', 'youtube'])
   assert.deepEqual(body.errors.map((e: { id: string; code: string }) => [e.id, e.code]), [['broken', 'PLUGIN_INVALID']])
 
   assert.equal((await run(connectorsCommand, home, ['extra'])).code, EXIT.USAGE)
@@ -71,7 +71,7 @@ test('hearth import without a daemon, with an unknown or broken connector, or ba
 
   const unknown = await run(importCommand, home, ['tiktok', zip])
   assert.equal(unknown.code, EXIT.NOT_FOUND)
-  assert.match(unknown.err, /^error NOT_FOUND: no connector "tiktok"; installed: chatgpt, instagram, spotify, youtube\n/)
+  assert.match(unknown.err, /^error NOT_FOUND: no connector "tiktok"; installed: chatgpt, google-maps, instagram, reddit, spotify, twitter, youtube\n/)
 
   const broken = await run(importCommand, home, ['broken', zip])
   assert.equal(broken.code, EXIT.FAILURE)
@@ -95,13 +95,15 @@ test('hearth import through the real daemon: counts, file paths, re-import store
   assert.equal(first.code, EXIT.OK, first.err + first.out)
   assert.match(first.err, /^reading .*instagram-jane\.zip \(zip, \d+ entries, exported 2024-05-04T10:20:30Z\)$/m)
   assert.match(first.out, /^ {2}instagram\.profile +1 +0 +0 +0$/m)
+  // the progress line's last count is the summary's, however fast the import was
+  assert.match(first.err, /^ {2}2 items: 2 stored, 0 duplicate, 0 rejected, 0 waiting for a schema$/m)
   assert.match(first.out, /^ {2}instagram\.posts +1 +0 +0 +0$/m)
   const profileFile = join(home.data, 'instagram.profile', '2024-05-04T10-20-30Z.json')
   const postsFile = join(home.data, 'instagram.posts', '2024-05-04T10-20-30Z.json')
   assert.ok(first.out.includes(`\n  ${profileFile}\n`), first.out)
   assert.ok(first.out.includes(`\n  ${postsFile}\n`), first.out)
   assert.ok((await stat(profileFile)).isFile())
-  assert.match(first.out, /^not imported:\n {2}start_here\.html: not read: the instagram connector does not know this file/m)
+  assert.match(first.out, /^not imported:\n {2}start_here\.html: the export's own index page$/m)
   assert.match(first.out, /^ {2}- 1 media file\(s\) \(photos, videos, audio\) are not imported themselves/m)
 
   const latest = await d.request({ path: '/v1/data/instagram.profile' })
@@ -114,7 +116,7 @@ test('hearth import through the real daemon: counts, file paths, re-import store
     const summary = JSON.parse(again.out)
     assert.deepEqual(summary.total, { items: 2, stored: 0, duplicate: 2, rejected: 0, waiting: 0 })
     assert.deepEqual(summary.scopes.map((s: { paths: string[] }) => s.paths).slice(0, 2), [[profileFile], [postsFile]])
-    assert.deepEqual(summary.skipped, [{ path: 'start_here.html', reason: 'not read: the instagram connector does not know this file (plugins/README.md says how to report a layout)' }])
+    assert.deepEqual(summary.skipped, [{ path: 'start_here.html', reason: "the export's own index page" }])
   }
   assert.deepEqual(await readdir(join(home.data, 'instagram.profile')), ['2024-05-04T10-20-30Z.json'])
   const versions = await d.request({ path: '/v1/data/instagram.posts/versions' })

@@ -2,6 +2,7 @@
 // archive, then each further part; the worker process reads them as one tree.
 import assert from 'node:assert/strict'
 import { Readable } from 'node:stream'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { createImportJobs, type ImportJob } from '../../src/connectors/import-jobs.js'
@@ -10,6 +11,7 @@ import { silentLogger } from '../../src/log.js'
 import { startDataServer } from '../support/connectors-daemon.js'
 import { tempDir } from '../support/tmp.js'
 import { zipBytes } from './fixtures/exports.js'
+import { takeout } from './fixtures/google-maps.js'
 import { categoryFiles } from './fixtures/instagram.js'
 import { PLUGINS_DIR, SCHEMAS_DIR } from './fixtures/run.js'
 
@@ -49,4 +51,44 @@ test('import jobs: a second part is added to an uploaded export, and the import 
 
   await assert.rejects(jobs.addPart(uploaded.id, Readable.from([Buffer.from(part2)]), meta('late.zip', part2)), (err) => isHearthError(err, 'CONFLICT'))
   await assert.rejects(jobs.addPart('nope', Readable.from([Buffer.from(part2)]), meta('x.zip', part2)), (err) => isHearthError(err, 'NOT_FOUND'))
+})
+
+test('import jobs: an optional scope is imported only when the start names it in `with`', async (t) => {
+  const dir = await tempDir(t)
+  const server = await startDataServer(t, { dir, schemasDir: SCHEMAS_DIR })
+  const jobs = createImportJobs({ dir: join(dir, 'imports'), connectorDirs: [PLUGINS_DIR], socketPath: server.socketPath, logger: silentLogger(), maxBytes: 10 * 1024 * 1024 })
+  await jobs.start()
+  t.after(async () => { await jobs.stop() })
+  const zip = zipBytes(takeout('2022'))
+  const stored = async (include?: string[]): Promise<Array<[string, number]>> => {
+    const job = await jobs.upload(Readable.from([Buffer.from(zip)]), { name: 'takeout.zip', declaredBytes: zip.length, modifiedAt: null })
+    await until(() => jobs.get(job.id), ['ready'])
+    jobs.run(job.id, 'google-maps', include)
+    const done = await until(() => jobs.get(job.id), ['done', 'failed'])
+    assert.equal(done.state, 'done', JSON.stringify(done.error))
+    return done.summary!.scopes.map((s) => [s.scope, s.stored + s.duplicate])
+  }
+  assert.deepEqual(await stored(), [['googlemaps.visits', 2], ['googlemaps.activities', 1], ['googlemaps.locations', 0]])
+  assert.deepEqual(await stored(['googlemaps.locations']), [['googlemaps.visits', 2], ['googlemaps.activities', 1], ['googlemaps.locations', 2]])
+})
+
+test('import jobs: unstarted uploads are bounded in number and removed when the daemon stops', async (t) => {
+  const dir = await tempDir(t)
+  const server = await startDataServer(t, { dir, schemasDir: SCHEMAS_DIR })
+  const jobs = createImportJobs({ dir: join(dir, 'imports'), connectorDirs: [PLUGINS_DIR], socketPath: server.socketPath, logger: silentLogger(), maxBytes: 10 * 1024 * 1024 })
+  await jobs.start()
+  t.after(async () => { await jobs.stop() })
+  const zip = zipBytes(categoryFiles('2025', { followers: [['friend.one', 1717000000]] }))
+  const uploaded: ImportJob[] = []
+  for (let i = 0; i < 4; i++) {
+    const job = await jobs.upload(Readable.from([Buffer.from(zip)]), { name: `export-${i}.zip`, declaredBytes: zip.length, modifiedAt: null })
+    uploaded.push(await until(() => jobs.get(job.id), ['ready', 'failed']))
+  }
+  // the fourth waiting upload pushed out the first, and its archive is gone from disk
+  const first = jobs.get(uploaded[0]!.id)!
+  assert.equal(first.state, 'failed')
+  assert.match(first.error?.message ?? '', /removed unstarted: 3 newer uploads wait to be started/)
+  assert.deepEqual((await readdir(join(dir, 'imports'))).sort(), uploaded.slice(1).map((j) => j.id).sort())
+  await jobs.stop()
+  assert.deepEqual(await readdir(join(dir, 'imports')), [], 'no upload outlives the daemon')
 })

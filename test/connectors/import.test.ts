@@ -79,6 +79,7 @@ test('import: a Spotify export fills every scope; a broken, an unknown and an em
     ...accountHistoryFiles(),
     'Spotify Account Data/StreamingHistory_music_2.json': '[{"endTime": "2024-03-01 10:00", "artistName": "Daft Punk", "trackName": "Aerodynamic", "msPlayed": 1000}, {"endTime": ',
     'Spotify Account Data/Inferences.json': { inferences: ['1P_Custom_Coffee_Lovers'] },
+    'Spotify Account Data/Hologram2030.json': { a: 1 },
     'Spotify Account Data/Podcasts/no-data.txt': 'No data',
     'Spotify Account Data/cover.jpg': new Uint8Array([0xff, 0xd8, 0xff])
   })
@@ -93,11 +94,13 @@ test('import: a Spotify export fills every scope; a broken, an unknown and an em
   assert.deepEqual(summary.skipped.map((k) => k.path), [
     'Spotify Account Data/StreamingHistory_music_2.json',
     'Spotify Account Data/Inferences.json',
+    'Spotify Account Data/Hologram2030.json',
     'Spotify Account Data/Podcasts/no-data.txt'
   ])
   assert.match(summary.skipped[0]!.reason, /is not valid JSON: .* \(the 1 record\(s\) before the damage were read\)$/)
-  assert.match(summary.skipped[1]!.reason, /^not read: the spotify connector does not know this file/)
-  assert.equal(summary.skipped[2]!.reason, 'the export says this category is empty (no-data.txt)')
+  assert.equal(summary.skipped[1]!.reason, 'advertising segments Spotify inferred: left out', 'a file the connector knows says why it is left out')
+  assert.match(summary.skipped[2]!.reason, /^not read: the spotify connector does not know this file/, 'only an unknown file asks for a report')
+  assert.equal(summary.skipped[3]!.reason, 'the export says this category is empty (no-data.txt)')
   assert.deepEqual(summary.notes, [
     '1 play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)',
     '1 media file(s) (photos, videos, audio) are not imported themselves; the imported data refers to them by their path in the export'

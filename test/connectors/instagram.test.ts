@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import { fixMojibake } from '../../plugins/instagram/index.js'
 import { tempDir } from '../support/tmp.js'
 import { writeBothExports, writeZipExport } from './fixtures/exports.js'
-import { carouselPost, instagramExportFiles, metaJson, singlePost, type Categories, type Layout, type ProfileSpec } from './fixtures/instagram.js'
+import { carouselPost, instagramExportFiles, metaJson, PROFILE_PATH, singlePost, type Categories, type Layout, type ProfileSpec } from './fixtures/instagram.js'
 import { assertItemsValid, readItems, shippedConnector } from './fixtures/run.js'
 
 const JANE: ProfileSpec = {
@@ -34,6 +34,8 @@ const ABSENT_NOTES = [
   'no likes in this export: nothing for instagram.likes',
   'no saved posts in this export: nothing for instagram.saved',
   'no comments in this export: nothing for instagram.comments',
+  'no stories in this export: nothing for instagram.stories',
+  'no profile photos in this export: nothing for instagram.profilePhotos',
   'no messages/inbox/ in this export: nothing for instagram.conversations'
 ]
 
@@ -46,6 +48,8 @@ const CATEGORIES: Categories = {
   saved: [['café.tokyo', 'https://www.instagram.com/p/SaVeD1/', T + 300]],
   comments: [['friend.one', 'Magnifique 😍 vue', T + 400]],
   reelComments: [['zoë_ü', 'lol 😂', T + 500]],
+  stories: [['media/stories/202405/17900000000000020.mp4', T + 600, 'Zürich 🇨🇭'], ['media/stories/202405/17900000000000019.jpg', T + 550, '']],
+  profilePhotos: [['media/profile/202405/17900000000000030.jpg', T + 700, true], ['media/profile/201901/17800000000000031.jpg', T - 100000, undefined]],
   threads: [{
     folder: 'friendone_1234567890',
     title: 'friend.one',
@@ -161,8 +165,9 @@ test('instagram: every category of an export, in each layout (2023, 2024, 2025�
   for (const [layout, r] of Object.entries(layouts)) {
     await assertItemsValid(r.items)
     assert.deepEqual(r.notes, [], layout)
-    assert.deepEqual(r.skipped, [], layout)
-    assert.deepEqual(r.items.map((i) => i.scope), ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations'], layout)
+    assert.deepEqual(r.skipped, [{ path: layout === '2023' ? 'index.html' : 'start_here.html', reason: "the export's own index page" }], layout)
+    assert.deepEqual(r.items.map((i) => i.scope), ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.stories', 'instagram.profilePhotos', 'instagram.conversations'], layout)
+    assert.doesNotMatch(JSON.stringify(r.items), /latitude|48\.85|android-0123/, `${layout}: no camera, place or device data`)
   }
   const data = (layout: keyof typeof layouts, scope: string): any => layouts[layout].items.find((i) => i.scope === scope)!.data
   for (const layout of [2023, 2024, 2025] as const) {
@@ -177,6 +182,14 @@ test('instagram: every category of an export, in each layout (2023, 2024, 2025�
       { text: 'Magnifique 😍 vue', on: 'post', mediaOwner: 'friend.one', createdAt: '2024-05-29T16:33:20Z' },
       { text: 'lol 😂', on: 'reel', mediaOwner: 'zoë_ü', createdAt: '2024-05-29T16:35:00Z' }
     ] })
+    assert.deepEqual(data(layout, 'instagram.stories'), { stories: [
+      { createdAt: '2024-05-29T16:36:40Z', uri: 'media/stories/202405/17900000000000020.mp4', kind: 'video', caption: 'Zürich 🇨🇭' },
+      { createdAt: '2024-05-29T16:35:50Z', uri: 'media/stories/202405/17900000000000019.jpg', kind: 'photo' }
+    ] }, `${layout} stories, mojibake repaired`)
+    assert.deepEqual(data(layout, 'instagram.profilePhotos'), { photos: [
+      { uri: 'media/profile/202405/17900000000000030.jpg', createdAt: '2024-05-29T16:38:20Z', current: true },
+      { uri: 'media/profile/201901/17800000000000031.jpg', createdAt: '2024-05-28T12:40:00Z' }
+    ] }, `${layout} profile photos`)
     assert.deepEqual(data(layout, 'instagram.conversations'), data(2024, 'instagram.conversations'))
     assert.deepEqual(data(layout, 'instagram.posts'), data(2024, 'instagram.posts'), `${layout}: posts from content/ or media/`)
   }
@@ -207,8 +220,7 @@ test('instagram: a partial export with a broken file and an empty category impor
   const r = await readItems(connector, await writeZipExport(dir, 'partial.zip', files))
   await assertItemsValid(r.items)
   assert.deepEqual(r.items.map((i) => i.scope), ['instagram.following', 'instagram.comments'])
-  assert.equal(r.skipped.length, 1)
-  assert.equal(r.skipped[0]!.path, 'connections/followers_and_following/followers_1.json')
+  assert.deepEqual(r.skipped.map((s) => s.path), ['connections/followers_and_following/followers_1.json', 'start_here.html'])
   assert.match(r.skipped[0]!.reason, /is not valid JSON/)
 })
 
@@ -219,4 +231,41 @@ test('instagram: mojibake repair leaves genuine Latin-1 and already-correct text
   assert.equal(fixMojibake('東京 café'), '東京 café', 'characters above U+00FF mean the text was never mangled')
   assert.equal(fixMojibake('plain ascii'), 'plain ascii')
   assert.deepEqual(fixMojibake({ 'Caf\u00c3\u00a9': ['\u00e2\u0098\u0095', 1, null, true] }), { Café: ['☕', 1, null, true] })
+})
+
+test('instagram: the files it knows and leaves out say why; only unknown files are left to the import to list', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('instagram')
+  const files = {
+    ...instagramExportFiles({ layout: '2024', profile: JANE }),
+    'ads_information/ads_and_topics/ads_viewed.json': metaJson({ impressions_history_ads_seen: [{ string_map_data: { Author: { value: 'Brand' } } }] }),
+    'ads_information/instagram_ads_and_businesses/advertisers_using_your_activity_or_information.json': '{}',
+    'apps_and_websites_off_of_instagram/apps_and_websites/your_activity_off_meta_technologies.json': '{}',
+    'security_and_login_information/login_and_profile_creation/login_activity.json': metaJson({ account_history_login_history: [{ string_map_data: { 'IP Address': { value: '192.0.2.7' } } }] }),
+    'connections/contacts/synced_contacts.json': metaJson({ contacts_contact_info: [{ string_map_data: { 'Contact Information': { value: '+33 6 00 00 00 00' } } }] }),
+    'personal_information/personal_information/account_information.json': metaJson({ profile_account_insights: [{ string_map_data: { Email: { value: 'jane@example.com' } } }] }),
+    'personal_information/information_about_you/locations_of_interest.json': '{}',
+    'logged_information/recent_searches/account_searches.json': '{}',
+    'preferences/media_settings/consents.json': '{}',
+    'your_instagram_activity/story_sticker_interactions/polls.json': '{}',
+    'your_instagram_activity/content/reels.json': '{}',
+    'connections/followers_and_following/blocked_profiles.json': '{}',
+    'your_instagram_activity/saved/saved_collections.json': '{}',
+    'your_instagram_activity/messages/secret_conversations.json': '{}',
+    'your_instagram_activity/hologram_posts/holograms_1.json': '{}'
+  }
+  const zip = await writeZipExport(dir, 'known.zip', { ...files, ...instagramExportFiles({ layout: '2024', categories: { stories: CATEGORIES.stories!, profilePhotos: CATEGORIES.profilePhotos! } }) })
+  const r = await readItems(connector, zip)
+  assert.deepEqual((await readItems(connector, zip)).items, r.items, 'reading the same export again gives the same items')
+  assert.deepEqual(r.items.map((i) => i.scope), ['instagram.profile', 'instagram.stories', 'instagram.profilePhotos'])
+  const reasons = new Map(r.skipped.map((s) => [s.path, s.reason]))
+  assert.equal(reasons.get('ads_information/ads_and_topics/ads_viewed.json'), 'advertising data (ads seen and clicked, interests Meta inferred): left out')
+  assert.equal(reasons.get('security_and_login_information/login_and_profile_creation/login_activity.json'), 'logins, devices and IP addresses: left out')
+  assert.equal(reasons.get('connections/contacts/synced_contacts.json'), "your phone's contacts (other people's phone numbers and e-mails): left out")
+  assert.equal(reasons.get('personal_information/personal_information/account_information.json'), 'account details (e-mail, phone, places Meta inferred): left out')
+  assert.equal(reasons.get('your_instagram_activity/content/reels.json'), 'not imported yet')
+  assert.equal(r.skipped.length, Object.keys(files).length - 3, 'every file but the profile, the photo and the unknown one (the stories and profile photos are read)')
+  assert.equal(reasons.has('your_instagram_activity/hologram_posts/holograms_1.json'), false, 'an unknown file is left for the import to list as unknown')
+  assert.equal(reasons.has(PROFILE_PATH), false, 'a rule never hides a file that was read')
+  assert.doesNotMatch(JSON.stringify(r.items), /jane@example|192\.0\.2|\+33/)
 })

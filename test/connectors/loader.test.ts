@@ -26,18 +26,21 @@ test('loader: the shipped connectors load, and their listing is what GET /v1/con
   assert.equal(shippedPluginsDir(), PLUGINS_DIR)
   const loaded = await loadConnectors(PLUGINS_DIR)
   assert.deepEqual(loaded.errors, [])
-  assert.deepEqual(loaded.connectors.map((c) => c.id), ['chatgpt', 'instagram', 'spotify', 'youtube'])
+  assert.deepEqual(loaded.connectors.map((c) => c.id), ['chatgpt', 'google-maps', 'instagram', 'reddit', 'spotify', 'twitter', 'youtube'])
   const body = listConnectorsBody(loaded)
   assert.deepEqual(body.connectors.map((c) => [c.connectorId, c.displayName, c.scopes.map((s) => s.scope)]), [
     ['chatgpt', 'ChatGPT', ['chatgpt.conversations', 'chatgpt.conversations.shared']],
-    ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.conversations']],
+    ['google-maps', 'Google Maps Timeline (Location History)', ['googlemaps.visits', 'googlemaps.activities', 'googlemaps.locations']],
+    ['instagram', 'Instagram', ['instagram.profile', 'instagram.posts', 'instagram.followers', 'instagram.following', 'instagram.likes', 'instagram.saved', 'instagram.comments', 'instagram.stories', 'instagram.profilePhotos', 'instagram.conversations']],
+    ['reddit', 'Reddit', ['reddit.posts', 'reddit.comments', 'reddit.saved', 'reddit.votes', 'reddit.subscriptions']],
     ['spotify', 'Spotify', ['spotify.savedTracks', 'spotify.playlists', 'spotify.streamingHistory']],
-    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions']]
+    ['twitter', 'X (Twitter)', ['twitter.tweets', 'twitter.likes', 'twitter.directMessages', 'twitter.followers', 'twitter.following']],
+    ['youtube', 'YouTube (Google Takeout)', ['youtube.history', 'youtube.searches', 'youtube.subscriptions', 'youtube.playlists', 'youtube.likes', 'youtube.comments']]
   ])
   for (const c of body.connectors) {
     assert.match(c.version, /^\d+\.\d+\.\d+$/)
     for (const s of c.scopes) {
-      assert.deepEqual(Object.keys(s), ['scope', 'label', 'description'])
+      assert.deepEqual(Object.keys(s), ['scope', 'label', 'description', ...(s.optional === true ? ['optional'] : [])])
       assert.ok(s.label.length > 0 && s.description.length > 20, `${s.scope} has words for a consent screen`)
       const shipped = JSON.parse(await readFile(join(SCHEMAS_DIR, `${s.scope}.json`), 'utf8')) as { scope: string; description: string }
       assert.equal(shipped.scope, s.scope, `${s.scope} has a shipped schema`)
@@ -59,7 +62,8 @@ test('loader: each broken plugin is reported with PLUGIN_INVALID and the others 
       { scope: 'Bad.scope', label: 'x', description: 'x' },
       { scope: 'ok.scope', label: '', description: 'x' },
       { scope: 'ok.twice', label: 'a', description: 'a' },
-      { scope: 'ok.twice', label: 'b', description: 'b' }
+      { scope: 'ok.twice', label: 'b', description: 'b' },
+      { scope: 'ok.maybe', label: 'c', description: 'c', optional: 'yes' }
     ]),
     'index.js': GOOD_MODULE
   })
@@ -86,6 +90,7 @@ test('loader: each broken plugin is reported with PLUGIN_INVALID and the others 
   assert.match(byId.badscopes!.message, /scopes\[0\]\.scope "Bad\.scope" segment 1 \(source\) must match/)
   assert.match(byId.badscopes!.message, /scopes\[1\]\.label must be a non-empty string/)
   assert.match(byId.badscopes!.message, /scopes\[3\]\.scope "ok\.twice" is listed twice/)
+  assert.match(byId.badscopes!.message, /scopes\[4\]\.optional must be true or false/)
   assert.match(byId.mismatch!.message, /connectorId "other" must equal the plugin folder's name "mismatch"/)
   assert.match(byId.noindex!.message, /no index\.js \/ index\.mjs \/ index\.ts/)
   assert.match(byId.throws!.message, /index\.js failed to load: boom at import/)
@@ -148,7 +153,7 @@ test('GET /v1/connectors lists what is installed without running any plugin code
   assert.equal(reply.status, 200)
   const body = reply.body as ReturnType<typeof listConnectorsBody>
   assert.deepEqual(body, listConnectorsBody(await scanConnectors([PLUGINS_DIR, root])))
-  assert.deepEqual(body.connectors.map((c) => c.connectorId), ['chatgpt', 'eager', 'instagram', 'spotify', 'youtube'])
+  assert.deepEqual(body.connectors.map((c) => c.connectorId), ['chatgpt', 'eager', 'google-maps', 'instagram', 'reddit', 'spotify', 'twitter', 'youtube'])
   assert.deepEqual(body.errors.map((e) => [e.id, e.code]), [['broken', 'PLUGIN_INVALID']])
   await assert.rejects(access(marker), 'scanning never imports a plugin')
 

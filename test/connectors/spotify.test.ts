@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { tempDir } from '../support/tmp.js'
 import { writeBothExports, writeZipExport } from './fixtures/exports.js'
-import { accountHistoryFiles, extendedHistoryFiles, playlistFile, TRACKS, yourLibrary } from './fixtures/spotify.js'
+import { accountHistoryFiles, extendedHistoryFiles, extendedTrack, playlistFile, TRACKS, yourLibrary } from './fixtures/spotify.js'
 import { assertItemsValid, readItems, shippedConnector } from './fixtures/run.js'
 
 test('spotify: account data gives the saved tracks and one history item per month', async (t) => {
@@ -21,6 +21,10 @@ test('spotify: account data gives the saved tracks and one history item per mont
   await assertItemsValid(fromZip.items)
   assert.deepEqual(fromZip.notes, ['no Playlist1.json in this export: nothing for spotify.playlists', '1 play(s) without a time, track or episode skipped (e.g. audiobooks, removed content)'])
 
+  assert.deepEqual(fromZip.skipped, [
+    { path: 'Spotify Account Data/Read_Me_First.pdf', reason: "the export's own documentation" },
+    { path: 'Spotify Account Data/Userdata.json', reason: 'account details (e-mail, phone, birth date, address): left out' }
+  ], 'files it knows and leaves out say why')
   const [library, january, february] = fromZip.items
   assert.equal(fromZip.items.length, 3)
   assert.equal(library!.scope, 'spotify.savedTracks')
@@ -48,7 +52,7 @@ test('spotify: account data gives the saved tracks and one history item per mont
   assert.equal(february!.collectedAt, '2024-02-14T08:15:00Z')
 })
 
-test('spotify: the extended history keeps details but not IP address or username; audiobooks and video are left out', async (t) => {
+test('spotify: the extended history keeps details but not IP address or username; audiobooks are left out, video plays kept', async (t) => {
   const dir = await tempDir(t)
   const connector = await shippedConnector('spotify')
   const zip = await writeZipExport(dir, 'extended.zip', extendedHistoryFiles())
@@ -62,7 +66,7 @@ test('spotify: the extended history keeps details but not IP address or username
   assert.deepEqual(items.map((i) => [i.data.month, i.collectedAt]), [
     ['2019-07', '2019-07-01T10:00:00Z'],
     ['2023-12', '2023-12-31T23:59:59Z'],
-    ['2024-01', '2024-01-03T07:00:00Z']
+    ['2024-01', '2024-01-05T08:00:00Z']
   ])
   assert.deepEqual((items[1]!.data as { plays: unknown[] }).plays, [{
     endedAt: '2023-12-31T23:59:59Z',
@@ -82,7 +86,8 @@ test('spotify: the extended history keeps details but not IP address or username
     incognito: false
   }])
   const january = (items[2]!.data as { plays: Array<Record<string, unknown>> }).plays
-  assert.equal(january.length, 2)
+  assert.equal(january.length, 4)
+  assert.deepEqual(january.slice(2).map((p) => [p.kind, p.track ?? p.episode, p.platform]), [['track', 'Rain on Me', 'android'], ['episode', 'Ep. 12 (video)', 'ios']], 'Streaming_History_Video_* rows are plays')
   assert.equal(january[0]!.offline, true)
   assert.equal('incognito' in january[0]!, false, 'a null flag is left out, not guessed')
   assert.deepEqual(january[1], {
@@ -104,7 +109,7 @@ test('spotify: the extended history keeps details but not IP address or username
   assert.doesNotMatch(JSON.stringify(items), /192\.0\.2\.10|"jane"/)
 })
 
-test('spotify: with both histories in one folder the extended one wins; missing files give notes, not items', async (t) => {
+test('spotify: with both histories in one folder they are merged by time range; missing files give notes, not items', async (t) => {
   const dir = await tempDir(t)
   const connector = await shippedConnector('spotify')
   const both = await readItems(connector, await writeZipExport(dir, 'both.zip', {
@@ -113,8 +118,11 @@ test('spotify: with both histories in one folder the extended one wins; missing 
     ...extendedHistoryFiles()
   }))
   await assertItemsValid(both.items)
-  assert.ok(both.notes.includes('both the extended and the account-data streaming history are here; using the extended one'))
-  assert.deepEqual(both.items.map((i) => i.data.month ?? i.scope), ['spotify.savedTracks', '2019-07', '2023-12', '2024-01'])
+  assert.ok(both.notes.includes('both streaming histories are here: the extended one covers 2019-07-01T10:00:00Z to 2024-01-05T08:00:00Z; 4 account-data play(s) outside that range added, 1 inside it taken from the extended history'), both.notes.join('\n'))
+  assert.deepEqual(both.items.map((i) => i.data.month ?? i.scope), ['spotify.savedTracks', '2019-07', '2023-12', '2024-01', '2024-02'])
+  const january = (both.items[3]!.data as { plays: Array<{ endedAt: string }> }).plays
+  assert.deepEqual(january.map((p) => p.endedAt), ['2024-01-02T08:00:00Z', '2024-01-03T07:00:00Z', '2024-01-05T07:00:00Z', '2024-01-05T08:00:00Z', '2024-01-15T07:30:00Z', '2024-01-31T23:59:00Z'],
+    'the account-data play of 2024-01-01 is inside the extended range and left to it; the later ones are added')
   assert.deepEqual(both.items[0]!.data, { tracks: [] }, 'an empty library is an empty snapshot')
 
   const empty = await readItems(connector, await writeZipExport(dir, 'empty.zip', { 'Spotify Account Data/Userdata.json': { username: 'jane' } }))
@@ -175,6 +183,55 @@ test('spotify: playlists (tracks, episodes, local files), a file that is not JSO
       { name: 'Old faves', lastModified: '2021-06-01', items: [{ kind: 'track', track: 'First Love', artist: '宇多田ヒカル', album: 'First Love', uri: 'spotify:track:3vEyT8LhT2ImuAj2BixRCs' }] }
     ]
   })
-  assert.deepEqual(r.skipped, [{ path: names[2]!, reason: 'video plays are not part of spotify.streamingHistory' }])
+  assert.deepEqual(r.skipped, [
+    { path: 'Spotify Account Data/Marquee.json', reason: 'advertising segments Spotify inferred: left out' },
+    { path: 'Spotify Account Data/Userdata.json', reason: 'account details (e-mail, phone, birth date, address): left out' }
+  ], 'a known file is not read at all, so its damage does not matter')
 
+})
+
+test('spotify: an extended history that ends before the account data keeps every later play; identical rows in two files count once; re-reading is identical', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('spotify')
+  const track = (ts: string, ms: number): Record<string, unknown> => extendedTrack(ts, 'One More Time', 'Daft Punk', 'Discovery', 'spotify:track:0DiWol3AO6WpXZgp0goxAV', ms)
+  const extendedRows = [track('2024-11-30T10:00:30Z', 1000), track('2024-12-31T21:15:42Z', 2000)]
+  const accountRows = [
+    { endTime: '2024-12-31 21:15', artistName: 'Daft Punk', trackName: 'One More Time', msPlayed: 2000 }, // the extended row's play
+    { endTime: '2025-01-01 00:10', artistName: 'Daft Punk', trackName: 'One More Time', msPlayed: 3000 },
+    { endTime: '2025-01-01 00:10', artistName: 'Daft Punk', trackName: 'One More Time', msPlayed: 3000 }, // played twice in a minute: both kept
+    { endTime: '2026-02-01 08:00', podcastName: 'The Daily', episodeName: 'Feb 1', msPlayed: 60000 }
+  ]
+  const files = {
+    // the 2023 extended export and the 2025 one hold the same rows under different names
+    'Spotify Extended Streaming History/Streaming_History_Audio_2024.json': extendedRows,
+    'MyData/endsong_0.json': extendedRows,
+    'Spotify Account Data/StreamingHistory_music_0.json': accountRows.slice(0, 3),
+    'Spotify Account Data/StreamingHistory_podcast_0.json': accountRows.slice(3),
+    'Spotify Account Data/SearchQueries.json': [{ searchQuery: 'daft' }],
+    'Spotify Account Data/Inferences.json': { inferences: ['1P_Custom_Segment'] },
+    'Spotify Account Data/Identifiers.json': { identifierType: 'email', identifierValue: 'jane@example.com' },
+    'Spotify Technical Log Information/AccountActivity.json': [{ ip: '192.0.2.44' }],
+    'Spotify Account Data/NewFeature2027.json': {}
+  }
+  const zip = await writeZipExport(dir, 'merge.zip', files)
+  const first = await readItems(connector, zip)
+  await assertItemsValid(first.items)
+  const plays = first.items.flatMap((i) => (i.data as { plays: Array<{ endedAt: string; msPlayed: number }> }).plays.map((p) => [p.endedAt, p.msPlayed]))
+  assert.deepEqual(plays, [
+    ['2024-11-30T10:00:30Z', 1000],
+    ['2024-12-31T21:15:42Z', 2000],
+    ['2025-01-01T00:10:00Z', 3000],
+    ['2025-01-01T00:10:00Z', 3000],
+    ['2026-02-01T08:00:00Z', 60000]
+  ])
+  assert.deepEqual(first.items.map((i) => i.label), ['2024-11: 1 plays', '2024-12: 1 plays', '2025-01: 2 plays', '2026-02: 1 plays'])
+  assert.deepEqual(first.skipped.map((s) => [s.path.split('/').at(-1), s.reason]), [
+    ['Identifiers.json', 'account details (e-mail, phone, birth date, address): left out'],
+    ['Inferences.json', 'advertising segments Spotify inferred: left out'],
+    ['SearchQueries.json', 'not imported yet'],
+    ['AccountActivity.json', 'app and device logs (device ids, IP addresses): left out']
+  ], 'NewFeature2027.json is not known: the import lists it as unknown')
+  assert.doesNotMatch(JSON.stringify(first.items), /jane|192\.0\.2|1P_Custom|daft"/)
+  const again = await readItems(connector, zip)
+  assert.deepEqual(again.items, first.items)
 })

@@ -8,7 +8,7 @@ import { startDataServer } from '../support/connectors-daemon.js'
 import { tempDir } from '../support/tmp.js'
 import { EXPORT_TIME, writeBothExports, writeZipExport } from './fixtures/exports.js'
 import { assertItemsValid, readItems, SCHEMAS_DIR, shippedConnector } from './fixtures/run.js'
-import { CHANNELS, searchHtml, watchJson, youtubeTakeout, type Search, type Watch } from './fixtures/youtube.js'
+import { adClicksJson, CHANNELS, commentsCsv, playlistsBlocks, playlistsNow, searchHtml, searchJson, watchJson, youtubeTakeout, type Search, type Watch } from './fixtures/youtube.js'
 
 // Newest first, as Takeout writes them; whole seconds so the HTML (which has no fraction) matches.
 const WATCHES: Watch[] = [
@@ -27,10 +27,14 @@ test('youtube: watch history, searches and subscriptions; the HTML export gives 
   const connector = await shippedConnector('youtube')
   const fromJson = await readItems(connector, (await writeBothExports(dir, 'takeout-json', youtubeTakeout('json', WATCHES, SEARCHES))).zip)
   const fromHtml = await readItems(connector, await writeZipExport(dir, 'takeout-html.zip', youtubeTakeout('html', WATCHES, SEARCHES)))
+  const absent = [
+    'no playlists/ in this export: nothing for youtube.playlists or youtube.likes',
+    'no comments/comments.csv in this export: nothing for youtube.comments'
+  ]
   for (const r of [fromJson, fromHtml]) {
     await assertItemsValid(r.items)
-    assert.deepEqual(r.notes, [])
-    assert.deepEqual(r.skipped, [])
+    assert.deepEqual(r.notes, absent)
+    assert.deepEqual(r.skipped, [{ path: 'Takeout/archive_browser.html', reason: "Takeout's index page of the archive" }])
   }
   assert.deepEqual(fromJson.items.map((i) => [i.scope, i.data.month ?? '', i.collectedAt]), [
     ['youtube.history', '2024-01', '2024-01-15T12:00:00.000Z'],
@@ -83,15 +87,23 @@ test('youtube: older exports (subscriptions.json), unreadable times, other produ
       { snippet: { title: 'Kurzgesagt – In a Nutshell', resourceId: { kind: 'youtube#channel', channelId: 'UCxxxxxxxxxxxxxxxxxxxxx1' }, publishedAt: '2016-02-03T10:00:00.000Z' } },
       { snippet: { title: 'no id' } }
     ],
-    'Takeout/YouTube/playlists/Watch later.json': '{"broken": '
+    'Takeout/YouTube/playlists/Watch later.json': '{"broken": ',
+    'Takeout/YouTube/playlists/likes.json': [
+      { snippet: { title: 'A liked video', publishedAt: '2018-05-06T07:08:09.000Z', resourceId: { kind: 'youtube#video', videoId: 'eeeeeeeeeee' } } },
+      { snippet: { title: 'no id' } }
+    ]
   }
   const r = await readItems(connector, await writeZipExport(dir, 'old.zip', files))
   await assertItemsValid(r.items)
-  assert.deepEqual(r.items.map((i) => i.scope), ['youtube.history', 'youtube.searches', 'youtube.subscriptions'])
+  assert.deepEqual(r.items.map((i) => i.scope), ['youtube.history', 'youtube.searches', 'youtube.subscriptions', 'youtube.likes'])
   assert.deepEqual(r.notes, [
     '2 watch-history entr(y/ies) without a readable time, or from another product, left out',
-    '1 search-history entr(y/ies) without a readable time, or from another product, left out'
+    '1 search-history entr(y/ies) without a readable time, or from another product, left out',
+    'no comments/comments.csv in this export: nothing for youtube.comments'
   ])
+  assert.deepEqual(r.items[3]!.data, { videos: [{ videoId: 'eeeeeeeeeee', likedAt: '2018-05-06T07:08:09.000Z', title: 'A liked video' }] }, 'pre-2020 likes.json')
+  assert.equal(r.skipped.length, 1)
+  assert.match(r.skipped[0]!.reason, /Watch later\.json .*is not valid JSON/)
   assert.deepEqual(r.items[2]!.data, { channels: [{ id: 'UCxxxxxxxxxxxxxxxxxxxxx1', url: 'https://www.youtube.com/channel/UCxxxxxxxxxxxxxxxxxxxxx1', title: 'Kurzgesagt – In a Nutshell', subscribedAt: '2016-02-03T10:00:00.000Z' }] })
 })
 
@@ -108,11 +120,92 @@ test('youtube: importing a Takeout twice stores nothing new', async (t) => {
   const dir = await tempDir(t)
   const server = await startDataServer(t, { dir, schemasDir: SCHEMAS_DIR })
   const connector = await shippedConnector('youtube')
-  const zip = await writeZipExport(dir, 'takeout.zip', youtubeTakeout('html', WATCHES, SEARCHES))
+  const zip = await writeZipExport(dir, 'takeout.zip', { ...youtubeTakeout('html', WATCHES, SEARCHES), ...playlistsNow(), 'Takeout/YouTube and YouTube Music/comments/comments.csv': commentsCsv('current') })
   const submit = daemonSubmit({ socketPath: server.socketPath })
   const first = await runImport({ connector, source: zip, submit })
-  assert.deepEqual(first.scopes.map((s) => [s.scope, s.stored]), [['youtube.history', 3], ['youtube.searches', 2], ['youtube.subscriptions', 1]])
-  assert.deepEqual(first.skipped, [{ path: 'Takeout/archive_browser.html', reason: 'not read: the youtube connector does not know this file (plugins/README.md says how to report a layout)' }])
+  assert.deepEqual(first.scopes.map((s) => [s.scope, s.stored]), [
+    ['youtube.history', 3], ['youtube.searches', 2], ['youtube.subscriptions', 1], ['youtube.playlists', 1], ['youtube.likes', 1], ['youtube.comments', 1]
+  ])
+  assert.deepEqual(first.skipped, [{ path: 'Takeout/archive_browser.html', reason: "Takeout's index page of the archive" }])
   const again = await runImport({ connector, source: zip, submit })
-  assert.deepEqual(again.total, { items: 6, stored: 0, duplicate: 6, rejected: 0, waiting: 0 })
+  assert.deepEqual(again.total, { items: 9, stored: 0, duplicate: 9, rejected: 0, waiting: 0 })
+})
+
+test('youtube: Google Ads clicks in the search history are left out, never stored as searches', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('youtube')
+  const at = new Date('2024-07-02T12:00:00Z')
+  const files = {
+    'Takeout/YouTube and YouTube Music/history/search-history.json': [...adClicksJson(at), ...searchJson(SEARCHES.slice(0, 1)),
+      // an ad click without the details line still says "Visited"
+      { header: 'YouTube', title: 'Visited https://shop.example/?gclid=Cj0KCQ', titleUrl: 'https://shop.example/?gclid=Cj0KCQ', time: at.toISOString(), products: ['YouTube'] }]
+  }
+  const r = await readItems(connector, await writeZipExport(dir, 'ads.zip', files))
+  await assertItemsValid(r.items)
+  assert.deepEqual(r.items.map((i) => i.data), [{ month: '2024-07', searches: [{ query: 'pain au levain recette', searchedAt: '2024-07-02T19:00:00.000Z', url: 'https://www.youtube.com/results?search_query=pain+au+levain+recette' }] }])
+  assert.ok(r.notes.includes('2 Google Ads click(s) ("Visited …") in search-history left out: they are not searches and their links carry advertising ids'), r.notes.join('\n'))
+  assert.doesNotMatch(JSON.stringify(r.items), /Visited|googleadservices|gclid|AdvertisingId/)
+
+  const html = await readItems(connector, await writeZipExport(dir, 'ads-html.zip', {
+    'Takeout/YouTube and YouTube Music/history/search-history.html': searchHtml(SEARCHES).replace('<div class="outer-cell',
+      '<div class="outer-cell mdl-cell"><div class="mdl-grid"><div class="header-cell mdl-cell"><p class="mdl-typography--title">YouTube<br></p></div>' +
+      '<div class="content-cell mdl-cell mdl-typography--body-1">Visited&nbsp;<a href="https://www.googleadservices.com/pagead/aclk?ai=DChcSEwi">Boulangerie</a><br>Jul 2, 2024, 2:00:00\u202fPM CEST<br></div>' +
+      '<div class="content-cell mdl-cell mdl-typography--body-1 mdl-typography--text-right"></div>' +
+      '<div class="content-cell mdl-cell mdl-typography--caption"><b>Products:</b><br>&emsp;YouTube<br><b>Details:</b><br>&emsp;From Google Ads<br></div></div></div><div class="outer-cell')
+  }))
+  assert.equal(html.items.flatMap((i) => i.data.searches as unknown[]).length, 2)
+  assert.doesNotMatch(JSON.stringify(html.items), /Visited|googleadservices/)
+  assert.ok(html.notes.some((n) => n.startsWith('1 Google Ads click(s)')), html.notes.join('\n'))
+})
+
+test('youtube: playlists and liked videos in the 2024 and the 2020–2023 layouts; comments in three column orders', async (t) => {
+  const dir = await tempDir(t)
+  const connector = await shippedConnector('youtube')
+  const now = await readItems(connector, await writeZipExport(dir, 'now.zip', {
+    ...playlistsNow(),
+    'Takeout/YouTube and YouTube Music/comments/comments.csv': commentsCsv('current'),
+    'Takeout/YouTube and YouTube Music/comments/comments(1).csv': commentsCsv('mid2024'),
+    'Takeout/YouTube and YouTube Music/channels/channel.csv': 'Channel ID,Channel Title (Original),Channel Visibility\nUCxxxxxxxxxxxxxxxxxxxxx0,Me,Public\n',
+    'Takeout/YouTube and YouTube Music/video metadata/videos.csv': 'Video ID,Title\n',
+    'Takeout/YouTube and YouTube Music/live chats/live chats.csv': 'Live Chat ID\n',
+    'Takeout/YouTube and YouTube Music/shorts/new-2027-thing.json': '{}'
+  }))
+  await assertItemsValid(now.items)
+  const byScope = (scope: string): Array<Record<string, unknown>> => now.items.filter((i) => i.scope === scope).map((i) => i.data)
+  assert.deepEqual(byScope('youtube.playlists'), [{ playlists: [
+    { title: 'Recettes, desserts 🍰', id: 'PLxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx1', visibility: 'Private', createdAt: '2024-03-01T10:00:00.000Z', updatedAt: '2024-03-02T10:00:00.000Z',
+      videos: [{ videoId: 'aaaaaaaaaa1', addedAt: '2024-03-01T10:05:00.000Z' }, { videoId: 'aaaaaaaaaa2', addedAt: '2024-03-01T10:06:00.500Z' }] },
+    { title: 'Watch later', id: 'WL', visibility: 'Private', createdAt: '2015-01-01T00:00:00.000Z', updatedAt: '2024-05-01T00:00:00.000Z', videos: [] }
+  ] }])
+  assert.deepEqual(byScope('youtube.likes'), [{ videos: [{ videoId: 'bbbbbbbbbb1', likedAt: '2024-04-30T21:00:00.000Z' }] }])
+  assert.deepEqual(now.items.filter((i) => i.scope === 'youtube.comments').map((i) => [i.collectedAt, i.data]), [
+    ['2024-07-14T07:39:35.956Z', { month: '2024-07', comments: [{ id: 'Ugy0000000000000000000003', text: '> quoted\nand my answer', commentedAt: '2024-07-14T07:39:35.956Z', videoId: 'aaaaaaaaaa3' }] }],
+    ['2025-02-12T08:00:00.000Z', { month: '2025-02', comments: [
+      { id: 'Ugz0000000000000000000005', text: 'plain text comment', commentedAt: '2025-02-12T08:00:00.000Z', postId: 'UgkxPost000000000000000000' },
+      { id: 'Ugz0000000000000000000004', text: '@someone thanks!', commentedAt: '2025-02-11T19:04:00.000Z', videoId: 'aaaaaaaaaa4' }
+    ] }]
+  ])
+  assert.ok(now.notes.includes('1 comment(s) without an id, a time or text left out'))
+  assert.doesNotMatch(JSON.stringify(now.items), /UCxxxxxxxxxxxxxxxxxxxxx0|UCyyyy/, 'the account\'s channel id and mentioned channel ids are not kept')
+  assert.deepEqual(now.skipped.map((s) => [s.path.replace('Takeout/YouTube and YouTube Music/', ''), s.reason]), [
+    ['channels/channel.csv', "your channel's settings: not imported yet"],
+    ['live chats/live chats.csv', 'live-chat messages: not imported yet'],
+    ['video metadata/videos.csv', "your uploaded videos' details: not imported yet"]
+  ], 'shorts/new-2027-thing.json is unknown: the import asks for a report')
+
+  const old = await readItems(connector, await writeZipExport(dir, 'blocks.zip', { ...playlistsBlocks(), 'Takeout/YouTube and YouTube Music/comments/comments.csv': commentsCsv('old') }))
+  await assertItemsValid(old.items)
+  assert.deepEqual(old.items.filter((i) => i.scope !== 'youtube.comments').map((i) => i.data), [
+    { playlists: [{ title: 'Road trip', id: 'PLxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx2', visibility: 'Public', description: 'Best of', createdAt: '2021-01-01T00:00:00.000Z', updatedAt: '2021-06-01T00:00:00.000Z', videos: [{ videoId: 'ccccccccccc', addedAt: '2021-02-03T04:05:06.000Z' }] }] },
+    { videos: [{ videoId: 'ddddddddddd', likedAt: '2021-03-04T05:06:07.000Z' }] }
+  ])
+  const comments = old.items.filter((i) => i.scope === 'youtube.comments').flatMap((i) => (i.data as { comments: Array<{ text: string; parentId?: string }> }).comments)
+  assert.deepEqual(comments.map((c) => [c.text, c.parentId]), [['Line one, with a comma\nline two', 'Ugx0000000000000000000009'], ['Superbe recette, merci ! 🍰', undefined]])
+
+  // a header in another language: the columns by their known order
+  const french = commentsCsv('old').replace(/^[^\n]*/, 'ID du commentaire,ID de la chaîne,Horodatage,Prix,ID parent,ID vidéo,Texte')
+  const fr = await readItems(connector, await writeZipExport(dir, 'fr.zip', { 'Takeout/YouTube and YouTube Music/comments/comments.csv': french }))
+  assert.equal(fr.items.flatMap((i) => i.data.comments as unknown[]).length, 2)
+  const again = await readItems(connector, await writeZipExport(dir, 'now-again.zip', { ...playlistsNow(), 'Takeout/YouTube and YouTube Music/comments/comments.csv': commentsCsv('current') }))
+  assert.deepEqual(again.items.filter((i) => i.scope === 'youtube.likes'), now.items.filter((i) => i.scope === 'youtube.likes'), 'the same export gives the same items')
 })

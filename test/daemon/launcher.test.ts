@@ -41,7 +41,7 @@ test('a daemon started through bin/hearth.js runs with those flags and reports i
   assert.equal(proc.node, process.version)
   for (const key of ['rss', 'heapTotal', 'heapUsed', 'external', 'arrayBuffers']) assert.ok(Number.isSafeInteger(proc.memory[key]) && proc.memory[key]! >= 0, key)
   assert.ok(proc.memory.rss! > proc.memory.heapUsed!)
-  const cli = await runCli(d.home, ['status'])
+  const cli = await runCli(d.home, ['status', '--verbose'])
   assert.equal(cli.code, 0, cli.stderr)
   assert.match(cli.stdout, /^memory +\d+ MB resident, V8 heap \d+ of \d+ MB \(node v[\d.]+ --max-semi-space-size=\d+\)$/m)
   assert.equal(await d.stop(), 0)

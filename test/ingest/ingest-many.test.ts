@@ -141,6 +141,7 @@ test('a scan\'s changed file is looked up once: its stat and record from the bat
     put: async (record, opts) => await r.index.put(record, opts),
     putDerived: async (path, derive, opts) => await r.index.putDerived(path, derive, opts),
     byCid: async (cid) => await r.index.byCid(cid),
+    delete: async (path) => await r.index.delete(path),
     revert: async (path, earlier, opts) => { await r.index.revert(path, earlier, opts) }
   }
   const pipeline = createIngestPipeline({ dataDir: r.dataDir, index: counted, storage: r.storage, schemas: schemaLookup, validate: r.validate, masterKey: MASTER, logger: silentLogger() })

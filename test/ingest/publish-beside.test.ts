@@ -18,7 +18,8 @@ import type { IngestIndex } from '../../src/ingest/pipeline.js'
 import { collectedAtToFileName } from '../../src/protocol/envelope.js'
 import { SCOPE } from '../support/ingest-fixtures.js'
 import { tempDir } from '../support/tmp.js'
-import { tearFile } from '../support/power-cut.js'
+import { fileMtimeMs } from '../support/file-mtime.js'
+import { setMtimeNs, tearFile } from '../support/power-cut.js'
 import { futimesSeconds } from '../../src/storage/file-times.js'
 import { sha256Hex } from '../../src/ingest/data-file.js'
 import { blockDirs, decrypts, indexWith, journalKeys, rig } from '../support/journal-rig.js'
@@ -84,8 +85,7 @@ test('a journaled POST is indexed while its data file is created: one batch hold
     const res = await r.pipeline.submit(SCOPE, { username: `user${i}` })
     assert.equal(res.status, 'stored')
     if (res.status !== 'stored') return
-    const st = await stat(at(root, res.path))
-    assert.equal(res.record.mtimeMs, st.mtimeMs, 'the record says the file\'s mtime: the start-up scan finds it unchanged')
+    assert.equal(res.record.mtimeMs, await fileMtimeMs(at(root, res.path)), 'the record says the file\'s mtime: the start-up scan finds it unchanged')
     assert.equal(asked[i]?.mtimeMs, res.record.mtimeMs, 'the mtime was given to the create')
     await decrypts(r.storage, res.record.cid!, await readFile(at(root, res.path)))
     assert.equal((await r.pipeline.ingestPath(res.path)).outcome, 'unchanged')
@@ -119,11 +119,11 @@ test('killed after a POST\'s record and entry are committed but before its data 
   const bytes = await readFile(at(root, rel))
   assert.equal(JSON.parse(bytes.toString()).data.username, 'never-answered')
   await decrypts(second.storage, record.cid!, bytes) // the block from the journal
-  assert.equal((await stat(at(root, rel))).mtimeMs, record.mtimeMs, 'written again with the mtime its link names')
+  assert.equal((await fileMtimeMs(at(root, rel))), record.mtimeMs, 'written again with the mtime its link names')
   const scanned = await second.pipeline.ingestPath(rel)
   assert.equal(scanned.outcome, 'unchanged', 'the same bytes and mtime: the record is kept')
   assert.equal(scanned.record?.cid, record.cid)
-  assert.equal((await second.index.get(rel))?.mtimeMs, (await stat(at(root, rel))).mtimeMs)
+  assert.equal((await second.index.get(rel))?.mtimeMs, (await fileMtimeMs(at(root, rel))))
   assert.equal(await second.index.count(), 1)
 })
 
@@ -200,7 +200,7 @@ test('a POST to a name whose record outlived its file: the old version is archiv
   assert.equal(res.status, 'stored')
   if (res.status !== 'stored') return
   assert.equal(res.path, rel)
-  assert.equal(res.record.mtimeMs, (await stat(at(root, rel))).mtimeMs)
+  assert.equal(res.record.mtimeMs, (await fileMtimeMs(at(root, rel))))
   assert.equal((await r.index.get(`${rel}#${old.cid!}`))?.cid, old.cid, 'the old version under its archive path')
   assert.equal((await r.index.get(rel))?.cid, res.record.cid)
   assert.equal((await journalKeys(r.db)).length, 1)
@@ -218,7 +218,7 @@ test('killed between a taken name\'s record and its revert: replay finds another
       // a copy that kept its times (cp -p, rsync -t), made in our millisecond
       const ms = Math.floor(asked.at(-1)!.mtimeMs!)
       await utimes(path, futimesSeconds(ms), futimesSeconds(ms))
-      assert.equal((await stat(path)).mtimeMs, ms)
+      assert.equal(await fileMtimeMs(path), ms)
     },
     answer: () => 'hang-after' // the link found the name taken; the revert never ran
   })
@@ -264,14 +264,14 @@ test('on a filesystem that keeps its own times the record and the journal entry 
     assert.equal(res.status, 'stored')
     if (res.status !== 'stored') return
     paths.push(res.path)
-    assert.equal((await r.index.get(res.path))?.mtimeMs, (await stat(at(root, res.path))).mtimeMs, 'the file\'s own mtime')
+    assert.equal((await r.index.get(res.path))?.mtimeMs, (await fileMtimeMs(at(root, res.path))), 'the file\'s own mtime')
     assert.equal((await r.pipeline.ingestPath(res.path)).outcome, 'unchanged')
   }
   assert.equal(typeof asked[0]?.mtimeMs, 'number', 'the first asked for an mtime')
   assert.equal(asked[1]?.mtimeMs, undefined, 'the second is indexed after its file, with the mtime the file got')
   const entries = (await journalKeys(r.db)).map(([, v]) => decodeJournalEntry(v))
   assert.deepEqual(entries.map((e) => e.path), paths, 'one entry each, the first one\'s replaced')
-  assert.equal(entries[0]!.link?.mtimeMs, (await stat(at(root, paths[0]!))).mtimeMs, 'its link names the file\'s mtime')
+  assert.equal(entries[0]!.link?.mtimeMs, (await fileMtimeMs(at(root, paths[0]!))), 'its link names the file\'s mtime')
   const bytes = await readFile(at(root, paths[0]!))
   await r.close()
   await tearFile(at(root, paths[0]!), { length: 0 }) // a power cut
@@ -298,7 +298,7 @@ test('a power cut during a replay (the file it wrote back torn again) loses no a
   const second = await rig(t, root)
   assert.equal(await second.journal.replay(), 1)
   assert.deepEqual(await readFile(file), bytes)
-  assert.equal((await stat(file)).mtimeMs, res.record.mtimeMs, 'written back with the mtime its link names')
+  assert.equal((await fileMtimeMs(file)), res.record.mtimeMs, 'written back with the mtime its link names')
   // the power goes again before the replay's writes are durable: the entries' drop is lost, and
   // the file it wrote is torn as an unsynced one would be
   await second.db.batch(entries.map(([key, value]) => ({ type: 'put', sublevel: second.db.sublevel('ingest-journal', { valueEncoding: 'view' }), key, value })), { sync: true })
@@ -311,6 +311,42 @@ test('a power cut during a replay (the file it wrote back torn again) loses no a
   assert.equal((await third.index.get(res.path))?.cid, res.record.cid, 'the acknowledged record kept')
   await decrypts(third.storage, res.record.cid!, bytes)
   assert.equal((await third.pipeline.ingestPath(res.path)).outcome, 'unchanged')
+})
+
+test('a POST\'s file whose time the platform kept to the nanosecond past the mark\'s microsecond (as Node 24 does), torn by a power cut, is known by its link and restored, from a binary entry and from one in the JSON form of earlier versions', async (t) => {
+  const root = await tempDir(t, 'hearth-beside-')
+  const { writer } = hookedWriter(t, root, {})
+  const first = await rig(t, root, 60_000, undefined, writer)
+  const posted = []
+  for (const username of ['binary', 'json']) {
+    const res = await first.pipeline.submit(SCOPE, { username })
+    assert.equal(res.status, 'stored')
+    if (res.status !== 'stored') return
+    posted.push({ rel: res.path, record: res.record, bytes: await readFile(at(root, res.path)) })
+  }
+  const entries = await journalKeys(first.db)
+  assert.equal(entries.length, 2)
+  // the second entry as the JSON form wrote it (bytes in base64, the same link)
+  const [key, value] = entries[1]!
+  const e = decodeJournalEntry(value)
+  assert.ok(e.link?.mtimeMs !== undefined && e.data !== undefined && e.ciphertext !== undefined, 'a link with the mtime asked for')
+  const json = { path: e.path, data: Buffer.from(e.data).toString('base64'), ciphertext: Buffer.from(e.ciphertext).toString('base64'), cid: e.cid, link: e.link }
+  await first.db.batch([{ type: 'put', sublevel: first.db.sublevel('ingest-journal', { valueEncoding: 'view' }), key, value: Buffer.from(JSON.stringify(json)) }], { sync: true })
+  await first.close() // a power cut before the checkpoint
+  for (const p of posted) {
+    const micros = BigInt(Math.round(p.record.mtimeMs * 1000))
+    await setMtimeNs(at(root, p.rel), micros * 1000n + 576n) // the mark's microsecond, and nanoseconds
+    await tearFile(at(root, p.rel), { length: 0 })
+  }
+
+  const second = await rig(t, root)
+  assert.equal(await second.journal.replay(), 2)
+  for (const p of posted) {
+    assert.deepEqual(await readFile(at(root, p.rel)), p.bytes, `${p.rel} restored, not taken for another writer's file`)
+    assert.equal((await second.index.get(p.rel))?.cid, p.record.cid, 'the acknowledged record kept')
+    assert.equal(await fileMtimeMs(at(root, p.rel)), p.record.mtimeMs, 'written back with the mtime its link names')
+    assert.equal((await second.pipeline.ingestPath(p.rel)).outcome, 'unchanged')
+  }
 })
 
 test('a POST to a name that had a record, its file torn by a power cut between its entry\'s batch and its record\'s: replay restores the file (ours by its mtime) and unpins the block no record names, and the scan indexes the file as the name\'s next version', async (t) => {

@@ -113,7 +113,7 @@ test('every stored ciphertext is pinned on a 3-peer IPFS Cluster, verified, and 
   await t.test('hearth status and hearth storage pins show the services', async () => {
     const status = await runCli(d.home, ['status'])
     assert.equal(status.code, 0, status.stderr)
-    assert.match(status.stdout, /storage\s+kubo ok \(Kubo 0\.43\.1, [\d.]+ MB\)/)
+    assert.match(status.stdout, /storage\s+kubo ok \(Kubo 0\.43\.1\), [\d.]+ \w+ stored/)
     assert.match(status.stdout, /pinning\s+cluster http:\/\/127\.0\.0\.1:\d+: 7 pinned; 0 with work left/)
     assert.match(status.stdout, /pinning\s+refused .*last error PINNING_AUTH_REFUSED/)
     const pins = await runCli(d.home, ['storage', 'pins', '--service', 'cluster'])

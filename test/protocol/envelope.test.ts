@@ -37,6 +37,7 @@ test('every field rule is reported, all at once', () => {
   const reasons = reasonsOf({ $schema: 7, version: 1, scope: 'Instagram.profile', collectedAt: 'yesterday', data: [] })
   assert.equal(reasons.length, 5)
   assert.match(reasons[0]!, /^\$schema must be a non-empty string/)
+  assert.match(reasons[0]!, /`hearth schema show <scope>` prints it/, 'a bad scope: the hint names no scope')
   assert.equal(reasons[1], 'version must be the string "1.0"')
   assert.equal(reasons[2], 'scope segment 1 (source) must match ^[a-z0-9][a-z0-9_]*$')
   assert.match(reasons[3]!, /^collectedAt must be ISO 8601 UTC/)
@@ -178,4 +179,9 @@ test('a collectedAt is a real date and time exactly when a Date set to its field
     }
   }
   assert.equal(real, 2 * (365 * 12 + 5), 'two real times a day; years 0, 4, 400, 2000 and 2024 are leap years')
+})
+
+test('a missing $schema names the command that prints it for the file\'s scope', () => {
+  const { $schema: _schema, ...rest } = GOOD
+  assert.deepEqual(reasonsOf(rest), [`$schema must be a non-empty string: the definitionUrl of the scope's schema (\`hearth schema show ${GOOD.scope}\` prints it; \`hearth put ${GOOD.scope}\` writes the file with it)`])
 })

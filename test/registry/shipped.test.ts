@@ -24,19 +24,21 @@ test('every shipped schema parses, is named after its scope, and has a sample th
 
   const validators = createSchemaValidators()
   for (const { file, definition } of shipped) {
-    assert.equal(basename(file), `${definition.scope}.json`, 'one file per scope, named after it')
+    const newest = shipped.filter((s) => s.definition.scope === definition.scope).at(-1)!
+    assert.equal(basename(file), newest.definition === definition ? `${definition.scope}.json` : `${definition.scope}@${definition.version}.json`,
+      'a scope\'s current definition is named after it, an older version still shipped after its version')
     assert.match(definition.version, /^\d+\.\d+\.\d+$/, `${file}: semantic version`)
     assert.ok((definition.description ?? '').length > 20, `${file}: describes the data`)
-    const sample = JSON.parse(await readFile(new URL(`${definition.scope}.json`, SAMPLES), 'utf8')) as Sample
-    const target = { definitionUrl: `shipped:${definition.scope}`, definition }
+    const sample = JSON.parse(await readFile(new URL(basename(file), SAMPLES), 'utf8')) as Sample
+    const target = { definitionUrl: `shipped:${basename(file)}`, definition }
     assert.deepEqual(validators.validateData(target, sample.data), { ok: true }, `${definition.scope} sample`)
     for (const bad of sample.invalid ?? []) {
       assert.deepEqual(validators.validateData(target, bad.data), { ok: false, reasons: bad.reasons }, `${definition.scope} invalid sample`)
     }
   }
   // Every sample belongs to a shipped schema (no stale samples).
-  const sampleScopes = (await readdir(SAMPLES)).map((n) => n.replace(/\.json$/, '')).sort()
-  assert.deepEqual(sampleScopes, [...scopes].sort())
+  assert.deepEqual((await readdir(SAMPLES)).sort(), shipped.map((s) => basename(s.file)).sort())
+  assert.deepEqual(shipped.filter((s) => s.definition.scope === 'chatgpt.conversations').map((s) => s.definition.version), ['1.0.0', '2.0.0'], 'versions in order, oldest first')
 })
 
 test('the shipped folder is found relative to the module', async () => {
@@ -69,18 +71,46 @@ test('installing the shipped schemas makes every scope usable offline, and a sec
   const registry = createSchemaRegistry({ cache: opened.cache, sources: [] })
   const first = await installShippedSchemas(registry, storage)
   const shipped = await loadShippedSchemas()
+  const current = shipped.filter((d, i) => shipped[i + 1]?.scope !== d.scope)
   assert.equal(first.length, shipped.length)
   assert.ok(first.every((r) => r.added && r.latest && r.schema.id === `local:${r.schema.definitionUrl.slice('ipfs://'.length)}`))
-  for (const definition of shipped) {
+  for (const definition of current) {
     const resolved = await registry.byScope(definition.scope)
-    assert.deepEqual(resolved?.definition, definition)
+    assert.deepEqual(resolved?.definition, definition, `${definition.scope}: the newest shipped version is the scope's latest`)
   }
+  const older = first.find((r) => r.schema.scope === 'chatgpt.conversations' && r.schema.definition.version === '1.0.0')!
+  assert.equal((await registry.byDefinitionUrl(older.schema.definitionUrl))?.definition.version, '1.0.0', 'an older version stays known: its files still validate')
 
   await opened.close()
   const reopened = await openCache(t, opened.dir)
   const again = createSchemaRegistry({ cache: reopened.cache, sources: [] })
   const second = await installShippedSchemas(again, storage)
-  assert.ok(second.every((r) => !r.added && r.latest))
+  assert.ok(second.every((r) => !r.added), 'nothing new')
+  assert.deepEqual(second.filter((r) => !r.latest).map((r) => `${r.schema.scope}@${r.schema.definition.version}`), ['chatgpt.conversations@1.0.0', 'reddit.comments@1.0.0'], 'only the older versions are not the latest')
   assert.deepEqual(second.map((r) => r.schema.id), first.map((r) => r.schema.id), 'same bytes, same CIDs')
   assert.equal((await again.list()).length, shipped.length)
+})
+
+test('a newer shipped version replaces an older shipped one the chain registered, but never the owner\'s own choice', async (t) => {
+  const storage = await startStorage(t)
+  const v1 = definitionDoc('demo.items', { version: '1.0.0' })
+  const v2 = definitionDoc('demo.items', { version: '2.0.0', description: 'Demo items, second version: every item with its parent.' })
+  const before = await tempDir(t)
+  await writeFile(join(before, 'demo.items.json'), JSON.stringify(v1))
+  const after = await tempDir(t)
+  await writeFile(join(after, 'demo.items@1.0.0.json'), JSON.stringify(v1))
+  await writeFile(join(after, 'demo.items.json'), JSON.stringify(v2))
+
+  for (const sticky of [false, true]) {
+    const opened = await openCache(t)
+    const registry = createSchemaRegistry({ cache: opened.cache, sources: [] })
+    const [installed] = await installShippedSchemas(registry, storage, { dir: before })
+    // the daemon registered v1 on chain: its local id became a chain id
+    await registry.replaceSchemaId(installed!.schema.id, '42')
+    if (sticky) await registry.addLocalSchema(definitionDoc('demo.items', { version: '1.5.0', description: 'the owner\'s own definition' }), { storage, sticky: true })
+    const results = await installShippedSchemas(registry, storage, { dir: after })
+    assert.deepEqual(results.map((r) => [r.schema.definition.version, r.latest]), [['1.0.0', false], ['2.0.0', !sticky]])
+    assert.equal((await registry.byScope('demo.items', { refresh: 'never' }))?.definition.version, sticky ? '1.5.0' : '2.0.0')
+    await opened.close()
+  }
 })

@@ -7,6 +7,7 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createFileWriter } from '../../src/storage/file-writer.js'
 import { tempDir } from '../support/tmp.js'
+import { fileMtimeMs } from '../support/file-mtime.js'
 
 test('createNew writes a new name whole with its mode and mtime, never over an existing one, leaves no temp, and keeps the errno of a failure', async (t) => {
   const dir = await tempDir(t)
@@ -16,7 +17,7 @@ test('createNew writes a new name whole with its mode and mtime, never over an e
   const first = await writer.createNew(path, Buffer.from('{"a":1}'))
   assert.equal(first.written, true)
   const st = await stat(path)
-  assert.equal(st.mtimeMs, first.mtimeMs, 'the mtime the index records')
+  assert.equal(await fileMtimeMs(path), first.mtimeMs, 'the mtime the index records')
   assert.equal(st.mode & 0o777, 0o600)
   const second = await writer.createNew(path, Buffer.from('{"b":2}'))
   assert.equal(second.written, false, 'the name is taken')
@@ -121,7 +122,7 @@ test('a create in two halves: stageNew puts the bytes in a temp (null when the n
   ])
   assert.deepEqual(published.map((p) => p.written), [true, true, false, false])
   assert.equal(await readFile(join(scope, 'a.json'), 'utf8'), '{"a":1}')
-  assert.equal((await stat(join(scope, 'a.json'))).mtimeMs, a!.mtimeMs, 'the mtime the index recorded before the name appeared')
+  assert.equal((await fileMtimeMs(join(scope, 'a.json'))), a!.mtimeMs, 'the mtime the index recorded before the name appeared')
   assert.equal(await readFile(join(dir, 'new-scope', 'b.json'), 'utf8'), '{"b":1}', 'a missing folder is made')
   assert.equal(await readFile(join(scope, 'c.json'), 'utf8'), 'someone else', 'never over a name taken meanwhile')
   assert.deepEqual((await readdir(scope)).sort(), ['a.json', 'c.json', 'there.json'])
@@ -158,11 +159,11 @@ test('a create asked for with an mtime gets exactly that mtime before its name a
     const expected = i === 0 ? when : when + i - 1
     assert.equal(w.written, true)
     assert.equal(w.mtimeMs, expected, `${name}: the mtime asked for`)
-    assert.equal((await stat(join(dir, 'scope', name))).mtimeMs, expected, `${name}: what a later stat (the start-up scan) sees`)
+    assert.equal((await fileMtimeMs(join(dir, 'scope', name))), expected, `${name}: what a later stat (the start-up scan) sees`)
   }
   assert.equal(staged!.mtimeMs, when + 99)
   assert.equal((await writer.publish(staged!, join(dir, 'scope', 'staged.json'))).written, true)
-  assert.equal((await stat(join(dir, 'scope', 'staged.json'))).mtimeMs, when + 99)
+  assert.equal((await fileMtimeMs(join(dir, 'scope', 'staged.json'))), when + 99)
 })
 
 test('the writer thread runs at a lower priority than the main thread (10 steps below the niceness it started with, as far as 19), so waking it does not preempt request handling on two cores', { skip: process.platform !== 'linux' }, async (t) => {

@@ -12,7 +12,7 @@ export interface TestBuilder {
   /** A signed request; `sign` overrides fields of the payload or the signing key. */
   request (req: { method?: string; path: string; body?: unknown; grantId?: string; sign?: Partial<SignedPayload> & { key?: PrivateKeyAccount; ttlSeconds?: number }; header?: string | null }): Promise<BuilderResponse>
   /** The Authorization header alone (for replays). */
-  header (req: { method?: string; path: string; body?: unknown; grantId?: string }): Promise<string>
+  header (req: { method?: string; path: string; body?: unknown; grantId?: string; sign?: Partial<SignedPayload> & { key?: PrivateKeyAccount; ttlSeconds?: number } }): Promise<string>
   send (method: string, path: string, body: string | undefined, authorization: string | null): Promise<BuilderResponse>
 }
 

@@ -66,6 +66,7 @@ export function indexWith (index: FileIndex, over: Partial<IngestIndex> = {}): I
     getMany: async (paths) => await index.getMany(paths),
     prior: async (path) => await index.prior(path),
     byCid: async (cid) => await index.byCid(cid),
+    delete: async (path) => await index.delete(path),
     revert: async (path, earlier, opts) => { await index.revert(path, earlier, opts) },
     put: async (record, opts) => await index.put(record, opts),
     putDerived: async (path, derive, opts) => await index.putDerived(path, derive, opts),

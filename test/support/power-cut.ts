@@ -13,7 +13,14 @@ export async function tearFile (path: string, damage: { length: number } | { gar
   const { mtimeNs } = await stat(path, { bigint: true })
   if ('length' in damage) await truncate(path, damage.length)
   else await writeFile(path, damage.garbage)
-  // node's utimes keeps microseconds; coreutils' touch sets nanoseconds (utimensat)
+  await setMtimeNs(path, mtimeNs)
+}
+
+/**
+ * Sets `path`'s mtime to the nanosecond: Node 20's and 22's utimes keep whole microseconds, 24's
+ * a double's nanoseconds; coreutils' touch sets exactly these (utimensat), on every version.
+ */
+export async function setMtimeNs (path: string, mtimeNs: bigint): Promise<void> {
   const seconds = mtimeNs / 1_000_000_000n
   const nanos = (mtimeNs % 1_000_000_000n).toString().padStart(9, '0')
   await run('touch', ['-m', '-d', `@${seconds}.${nanos}`, path])

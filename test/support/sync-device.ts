@@ -17,6 +17,7 @@ import { buildEnvelope, collectedAtToFileName, parseEnvelopeBytes, serializeEnve
 import { masterKeyFromSignature, privateNetworkKey, scopeKeyHex, signMasterKey, type MasterKey } from '../../src/protocol/keys.js'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import type { StorageBackend } from '../../src/storage/types.js'
+import { mtimeMsOf } from '../../src/storage/file-times.js'
 import { createSyncEngine, type SyncEngine, type SyncEngineOptions, type ReceiveOutcome } from '../../src/sync/engine.js'
 import { createSyncNode, type SyncNode } from '../../src/sync/node.js'
 
@@ -120,10 +121,10 @@ export async function startDevice (opts: DeviceOptions): Promise<TestDevice> {
   const master = opts.owner.masterKey
 
   async function indexFile (path: string, scope: string, collectedAt: string, schemaId: string, cid: string, plaintext: Uint8Array, encryptedSize: number, origin: FileRecord['origin'], fileId: string | null): Promise<FileRecord> {
-    const st = await lstat(join(dataDir, path))
+    const st = await lstat(join(dataDir, path), { bigint: true })
     const record: FileRecord = {
       path, scope, collectedAt, schemaId, cid, size: plaintext.byteLength, encryptedSize,
-      sha256: sha256Hex(plaintext), mtimeMs: st.mtimeMs, state: fileId !== null ? 'registered' : 'stored',
+      sha256: sha256Hex(plaintext), mtimeMs: mtimeMsOf(st), state: fileId !== null ? 'registered' : 'stored',
       fileId, origin, updatedAt: Date.now()
     }
     return await index.put(record)

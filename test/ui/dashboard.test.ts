@@ -19,7 +19,7 @@ import { startUpstreamSim } from '../support/upstream-sim.js'
 import { homeLayout } from '../../src/home.js'
 
 // evaluated in the page, not in Node
-declare const document: { activeElement: { textContent: string | null; tagName: string } | null; documentElement: { scrollWidth: number; clientWidth: number } }
+declare const document: { activeElement: { textContent: string | null; tagName: string } | null; documentElement: { scrollWidth: number; clientWidth: number; scrollHeight: number } }
 declare const window: unknown
 
 const SYNC_ENV = { HEARTH_SYNC: 'true', HEARTH_MDNS: 'false', HEARTH_SYNC_LISTEN: '/ip4/127.0.0.1/tcp/0' }
@@ -63,6 +63,13 @@ async function keepScreenshot (path: string, name: string): Promise<void> {
 
 async function pageShot (b: TestBrowser, name: string, page: Page = b.page): Promise<void> {
   await keepScreenshot(await b.shot(name, page), name)
+}
+
+/** A screenshot of part of the page (the phone's header and tab bar). */
+async function clip (b: TestBrowser, name: string, area: { x: number; y: number; width: number; height: number }): Promise<string> {
+  const path = join(b.shotsDir, `${name}.png`)
+  await b.page.screenshot({ path, clip: area })
+  return path
 }
 
 async function goTo (page: Page, base: string, route: string): Promise<void> {
@@ -273,6 +280,31 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
     assert.equal(left.json.total, 0)
   })
 
+  await t.test('a ChatGPT conversation: the current branch by default, every branch on request, sources as links; a 1.0.0 file shown whole', async () => {
+    const conversation = {
+      id: 'conv-ui', title: 'Bread', currentMessage: 'a2',
+      messages: [
+        { id: 'q1', role: 'user', text: 'How long to proof?', contentType: 'text' },
+        { id: 'a1', parent: 'q1', role: 'assistant', text: 'An hour (regenerated away).', contentType: 'text' },
+        { id: 'a2', parent: 'q1', role: 'assistant', text: 'Until doubled, about two hours.', contentType: 'text', sources: [{ url: 'https://bread.example/proof', title: 'Proofing guide' }], citations: [{ at: 30, sources: [0] }] }
+      ]
+    }
+    const posted = await d.request({ method: 'POST', path: '/v1/data/chatgpt.conversations?collectedAt=2024-02-01T00:00:00Z', body: conversation })
+    assert.equal(posted.status, 201, JSON.stringify(posted.json))
+    const old = await d.request({ method: 'POST', path: '/v1/data/chatgpt.conversations?collectedAt=2023-02-01T00:00:00Z', body: { id: 'conv-old', title: 'Old', messages: [{ id: 'm1', role: 'user', text: 'an old question', contentType: 'text' }] } })
+    assert.equal(old.status, 201, JSON.stringify(old.json))
+    await goTo(page, base, 'data/chatgpt.conversations/2024-02-01T00:00:00Z')
+    const view = page.getByRole('region', { name: 'Conversation' })
+    await view.getByText('Until doubled, about two hours.').waitFor()
+    assert.equal(await view.getByText('An hour (regenerated away).').count(), 0, 'another branch is not shown by default')
+    assert.equal(await view.getByRole('link', { name: 'Proofing guide' }).getAttribute('href'), 'https://bread.example/proof')
+    await view.getByRole('button', { name: 'Show every branch (1 more)' }).click()
+    await view.getByText('An hour (regenerated away).').waitFor()
+    await pageShot(b, 'data-conversation')
+    await goTo(page, base, 'data/chatgpt.conversations/2023-02-01T00:00:00Z')
+    await page.getByRole('region', { name: 'Conversation' }).getByText('an old question').waitFor()
+  })
+
   await t.test('devices: this device\'s address and QR code, add one by address, see it online, remove it', async () => {
     const other = await startDaemonProcess(t, { home: await homeOf(), env: SYNC_ENV })
     const address = /sync\s+peer \S+ on (\S+)/.exec(other.output())![1]!
@@ -316,26 +348,43 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
     await b.shot('images-empty')
   })
 
-  await t.test('settings: values with their source; an edit is validated and persisted to config.json', async () => {
+  await t.test('settings: sections closed, a filter, one Save per section that says what applies now and what needs a restart', async () => {
     await goTo(page, base, 'settings')
-    // the schema's range is in the input (the browser refuses -5 itself); what only the daemon
-    // can judge is refused by it, with the reason, and nothing is written
-    const url = page.locator('form.setting', { hasText: 'upstream.baseUrl' })
-    await url.getByRole('textbox').fill('not a url')
-    await url.getByRole('button', { name: 'Save' }).click()
-    await url.getByText(/Not saved \(CONFIG_INVALID\)/).waitFor()
+    const groups = page.locator('details.settings-group')
+    assert.ok(await groups.count() >= 8)
+    assert.equal(await page.locator('details.settings-group[open]').count(), 0, 'every section starts closed')
+    assert.ok(await page.evaluate(() => document.documentElement.scrollHeight) < 2500, 'closed sections make a short page')
+    assert.equal(await page.getByRole('button', { name: /^Save/ }).filter({ visible: true }).count(), 0)
+
+    // the filter opens the sections that match and hides the rest
+    await page.getByLabel('Find a setting').fill('baseUrl')
+    const upstream = page.locator('details#cfg-upstream')
+    await upstream.locator('[data-key="upstream.baseUrl"]').waitFor()
+    assert.equal(await page.locator('details.settings-group').filter({ visible: true }).count(), 1)
+    // what only the daemon can judge is refused by it, with the reason, and nothing is written
+    await upstream.locator('[data-key="upstream.baseUrl"]').getByRole('textbox').fill('not a url')
+    await upstream.getByRole('button', { name: 'Save upstream (1 change)' }).click()
+    await upstream.getByText(/Not saved \(CONFIG_INVALID\)/).waitFor()
     await assert.rejects(readFile(d.home.config, 'utf8'), { code: 'ENOENT' })
-    const form = page.locator('form.setting', { hasText: 'sync.intervalMs' })
-    await form.getByText('default', { exact: true }).waitFor()
-    const input = form.getByRole('spinbutton')
+    await upstream.getByRole('button', { name: 'Undo changes' }).click()
+
+    await page.getByLabel('Find a setting').fill('')
+    const sync = page.locator('details#cfg-sync')
+    await sync.locator('summary').click()
+    const interval = sync.locator('[data-key="sync.intervalMs"]')
+    await interval.getByText('default', { exact: true }).waitFor()
+    const input = interval.getByRole('spinbutton')
     assert.equal(await input.getAttribute('min'), '100')
     await input.fill('120000')
-    await form.getByRole('button', { name: 'Save' }).click()
-    await form.getByText(/Saved to config.json\. Takes effect when the daemon restarts/).waitFor()
+    await sync.getByText('Some of these changes need a restart.').waitFor()
+    await sync.getByRole('button', { name: 'Save sync (1 change)' }).click()
+    await sync.getByText('Saved to config.json. Takes effect when the daemon restarts: sync.intervalMs.').waitFor()
     const file = JSON.parse(await readFile(d.home.config, 'utf8'))
     assert.equal(file.sync.intervalMs, 120000)
-    const env = page.locator('form.setting', { hasText: 'logLevel' })
-    await env.getByText('env HEARTH_LOG_LEVEL', { exact: true }).waitFor()
+    await page.getByLabel('Find a setting').fill('log')
+    await page.locator('[data-key="logLevel"]').getByText('env HEARTH_LOG_LEVEL', { exact: true }).waitFor()
+    await page.getByLabel('Find a setting').fill('')
+    await sync.locator('[data-key="sync.intervalMs"]').waitFor()
     await pageShot(b, 'settings')
   })
 
@@ -345,7 +394,23 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
     await page.getByRole('heading', { name: 'Files', exact: true }).waitFor()
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`)
+    // the header is one line (Log out beside the brand), and every page's tab is on the screen
+    const header = await page.locator('header.top').boundingBox()
+    const logout = await page.getByRole('button', { name: 'Log out' }).boundingBox()
+    const brand = await page.locator('header.top .brand').boundingBox()
+    assert.ok(header !== null && logout !== null && brand !== null)
+    assert.ok(Math.abs((logout.y + logout.height / 2) - (brand.y + brand.height / 2)) < 8, 'Log out on the brand\'s line')
+    assert.ok(header.height < 70, `header ${header.height}px tall`)
+    const nav = page.getByRole('navigation', { name: 'Dashboard pages' })
+    assert.equal(await nav.evaluate((el) => el.scrollWidth - el.clientWidth), 0, 'the tab bar does not scroll sideways')
+    for (const tab of await nav.getByRole('link').all()) {
+      const box = await tab.boundingBox()
+      assert.ok(box !== null && box.x >= 0 && box.x + box.width <= 390, `${await tab.textContent()} is on the screen`)
+    }
     await pageShot(b, 'overview-phone')
+    const top = await page.locator('header.top').boundingBox()
+    const bar = await nav.boundingBox()
+    await keepScreenshot(await clip(b, 'phone-header', { x: 0, y: 0, width: 390, height: Math.ceil(bar!.y + bar!.height - top!.y) }), 'phone-header')
     await page.setViewportSize({ width: 1280, height: 900 })
   })
 

@@ -37,10 +37,12 @@ function Request ({ request, onDecided }) {
 
 function Requests ({ onChange }) {
   const { data, error, loading, reload } = useApi('/v1/access-requests?status=pending', { every: 3000 })
+  const status = useApi('/v1/status')
+  const listenerOff = status.data !== undefined && status.data.builders?.listener == null
   if (loading && data === undefined) return html`<${Loading} />`
   const requests = data?.requests ?? []
   return html`<${ErrorNote} error=${error} />
-    ${requests.length === 0 ? html`<p class="muted">No access request is waiting for you.</p>` : requests.map((r) => html`<${Request} key=${r.id} request=${r} onDecided=${() => { reload(); onChange() }} />`)}`
+    ${requests.length === 0 ? html`<p class="muted">No access request is waiting for you.</p>${listenerOff ? html`<p class="note small">The builder listener is off, so no builder can reach this daemon to ask. Set <code>builders.listen</code> (for example <code>127.0.0.1:8471</code>) under <a href="#/settings">Settings → builders</a> and restart the daemon.</p>` : null}` : requests.map((r) => html`<${Request} key=${r.id} request=${r} onDecided=${() => { reload(); onChange() }} />`)}`
 }
 
 function Grants ({ version }) {

@@ -3,6 +3,7 @@
 // Deleting a scope is `DELETE /v1/data/{scope}`, the same call as `hearth rm`.
 import { useState } from 'preact/hooks'
 import { api, html, useApi, useAction, Section, Facts, Table, Badge, ErrorNote, Loading, Pager, Confirm, fmtBytes, fmtTime, shortId, link, download } from '../lib.js'
+import { Conversation } from './conversation.js'
 
 const PAGE = 20
 
@@ -54,8 +55,8 @@ function Versions ({ scope }) {
       ${loading && data === undefined ? html`<${Loading} />` : data ? html`
         <p class="muted">${data.total} version${data.total === 1 ? '' : 's'}, newest first.</p>
         <${Table} caption=${`Versions of ${scope}`} rows=${data.versions} rowKey=${(v) => v.path} columns=${[
-          { label: 'Collected', cell: (v) => v.collectedAt && (v.state === 'stored' || v.state === 'registered') ? html`<a href=${link('data', scope, v.fileId ? `fileId:${v.fileId}` : v.collectedAt)}>${fmtTime(v.collectedAt)}</a>` : fmtTime(v.collectedAt) },
-          { label: 'State', cell: (v) => html`<${Badge} value=${v.state} />` },
+          { label: 'Collected', cls: 'nowrap', cell: (v) => v.collectedAt && (v.state === 'stored' || v.state === 'registered') ? html`<a href=${link('data', scope, v.fileId ? `fileId:${v.fileId}` : v.collectedAt)}>${fmtTime(v.collectedAt)}</a>` : fmtTime(v.collectedAt) },
+          { label: 'State', cell: (v) => html`<${Badge} value=${v.state} />${v.reasons?.length > 0 && v.state !== 'stored' && v.state !== 'registered' ? html`<ul class="reasons small">${v.reasons.slice(0, 5).map((r) => html`<li>${r}</li>`)}</ul>` : null}` },
           { label: 'CID', cell: (v) => v.url ? html`<code title=${v.url}>${shortId(v.url.replace('ipfs://', ''), 8)}</code>` : '–' },
           { label: 'File id', cell: (v) => v.fileId ?? '–', cls: 'num' },
           { label: 'Origin', cell: (v) => v.origin ?? '–' },
@@ -100,7 +101,9 @@ function Version ({ scope, which }) {
         <button type="button" onClick=${() => download(`${scope}-${data.collectedAt}.json`, data)}>Download</button>`}>
         <${Facts} rows=${[['Scope', data.scope], ['Collected', data.collectedAt], ['Schema', html`<code class="wrap">${data.$schema}</code>`], ['Envelope version', data.version]]} />
         <h3>Data</h3>
-        ${raw ? html`<pre class="raw" tabindex="0" aria-label="Raw JSON">${JSON.stringify(data, null, 2)}</pre>` : html`<div class="envelope"><${Value} value=${data.data} /></div>`}
+        ${raw ? html`<pre class="raw" tabindex="0" aria-label="Raw JSON">${JSON.stringify(data, null, 2)}</pre>`
+          : data.scope === 'chatgpt.conversations' && Array.isArray(data.data?.messages) ? html`<${Conversation} data=${data.data} />`
+          : html`<div class="envelope"><${Value} value=${data.data} /></div>`}
       <//>` : null}`
 }
 

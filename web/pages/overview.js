@@ -103,6 +103,7 @@ export function OverviewPage () {
         <${Facts} rows=${[
           ['Backend', storage.backend],
           ['Health', html`<${Badge} value=${storage.ok ? 'ok' : 'failing'} tone=${storage.ok ? 'ok' : 'bad'} />`],
+          storage.presence?.state === 'damaged' ? ['Lost', html`<${Badge} value=${`damaged (${storage.presence.missing} missing)`} tone="bad" /> ${storage.presence.repair}`] : null,
           ['Detail', storage.detail ?? '–'],
           storage.version !== undefined ? ['Kubo version', storage.version] : null,
           storage.bytes !== undefined ? ['Size', storage.bytes === null ? 'measuring…' : fmtBytes(storage.bytes)] : null,

@@ -41,8 +41,8 @@ export function SchemasPage () {
         { label: 'Scope', cell: (s) => html`<strong>${s.scope}</strong>${s.latest ? html` <${Badge} value="latest" tone="ok" />` : null}` },
         { label: 'Name', cell: (s) => html`${s.name} <span class="muted">${s.version}</span>${s.description ? html`<details><summary>About</summary><p>${s.description}</p></details>` : null}` },
         { label: 'Source', cell: (s) => html`<${Badge} value=${s.source ?? 'unknown'} tone=${SOURCE_TONE[s.source] ?? 'muted'} />` },
-        { label: 'Id', cell: (s) => html`<code title=${s.id}>${shortId(s.id, 12)}</code>` },
-        { label: 'Added', cell: (s) => fmtTime(s.addedAt) }
+        { label: 'Id', cell: (s) => html`<code class="id">${s.id}</code>` },
+        { label: 'Added', cell: (s) => fmtTime(s.addedAt), cls: 'nowrap' }
       ]} />`}
       ${data?.sources?.length ? html`<p class="muted">Lookup sources: ${data.sources.map((x) => typeof x === 'string' ? x : x.name ?? JSON.stringify(x)).join(', ')}</p>` : null}
     <//>`

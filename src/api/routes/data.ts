@@ -38,7 +38,8 @@ export function versionView (r: FileRecord): Record<string, unknown> {
     size: r.size,
     origin: r.origin,
     ...(r.reasons !== undefined ? { reasons: r.reasons } : {}),
-    ...(r.errorCode !== undefined ? { errorCode: r.errorCode } : {})
+    ...(r.errorCode !== undefined ? { errorCode: r.errorCode } : {}),
+    ...(r.supersededFileIds !== undefined ? { supersededFileIds: r.supersededFileIds } : {})
   }
 }
 

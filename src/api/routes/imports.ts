@@ -4,7 +4,7 @@
 //   GET  /v1/imports/:id                → the job: state, suggestions, live counts, the summary at the end
 //   POST /v1/imports/:id/parts?name=<file name>  body: another archive of the same export (platforms
 //                                       send large exports in parts) → the job, probing all its parts
-//   POST /v1/imports/:id/start {connector} → runs that connector over the archive(s)
+//   POST /v1/imports/:id/start {connector, with?} → runs that connector over the archive(s), with its optional scopes named in `with`
 import { HearthError } from '../../errors.js'
 import type { ImportJobs } from '../../connectors/import-jobs.js'
 import { ok } from '../http.js'
@@ -33,10 +33,12 @@ export function addImportRoutes (router: Router, deps: { jobs: ImportJobs }): vo
   })
 
   router.post('/v1/imports/:id/start', async (req) => {
-    const body = await req.json() as { connector?: unknown } | null
-    if (typeof body !== 'object' || body === null || typeof body.connector !== 'string' || body.connector.length > 100) {
-      throw new HearthError('INVALID_BODY', 'expected {"connector": "<connector id>"}')
+    const body = await req.json() as { connector?: unknown; with?: unknown } | null
+    const include = body?.with ?? []
+    if (typeof body !== 'object' || body === null || typeof body.connector !== 'string' || body.connector.length > 100 ||
+      !Array.isArray(include) || include.length > 20 || !include.every((s) => typeof s === 'string' && s.length <= 200)) {
+      throw new HearthError('INVALID_BODY', 'expected {"connector": "<connector id>", "with"?: ["<optional scope>", …]}')
     }
-    return ok(deps.jobs.run(req.params.id!, body.connector), 202)
+    return ok(deps.jobs.run(req.params.id!, body.connector, include as string[]), 202)
   })
 }

@@ -12,6 +12,8 @@ export interface SystemRouteDeps {
   ownerAddress: string
   index: FileIndex
   storage: StorageBackend
+  /** Stored files whose blocks the last check found missing (null: none, or not checked yet). */
+  storageDamage?: () => { missing: number; checked: number; repair: string } | null
   /** The running services' own reports by name (storage, chain, sync, upstream, ingest, ...). */
   servicesStatus (): Promise<Record<string, unknown>>
 }
@@ -42,15 +44,18 @@ export function addStartingRoutes (router: Router, deps: StartingRouteDeps): voi
 export function addSystemRoutes (router: Router, deps: SystemRouteDeps): void {
   const started = deps.startedAt ?? Date.now()
   // /health answers from memory only, so it answers whatever the index's state; a damaged index
-  // makes it `degraded` (the daemon serves what the damage does not touch) and says what to do.
+  // or lost ciphertext makes it `degraded` (the daemon serves what the damage does not touch) and
+  // says what to do.
   router.get('/health', async () => {
     const damage = deps.index.damage()
+    const lost = deps.storageDamage?.() ?? null
     return ok({
-      status: damage === null ? 'ok' : 'degraded',
+      status: damage === null && lost === null ? 'ok' : 'degraded',
       version: HEARTH_VERSION,
       owner: deps.ownerAddress,
       uptimeMs: Date.now() - started,
-      ...(damage !== null ? { index: { status: 'damaged', ...damage } } : {})
+      ...(damage !== null ? { index: { status: 'damaged', ...damage } } : {}),
+      ...(lost !== null ? { storage: { status: 'damaged', ...lost } } : {})
     })
   })
 

@@ -16,8 +16,24 @@ const REQUESTS_USAGE = `usage: hearth requests [--all] [--json]          pending
 const GRANTS_USAGE = `usage: hearth grants [--json]                   grants: scopes, expiry, state, on-chain state, reads so far
        hearth grants revoke <id>                  enforced at once, then revoked on chain`
 
-const LOG_USAGE = `usage: hearth access-log [--builder ADDRESS] [--scope SCOPE] [--since ISO|unix] [--limit N] [--json]
-  every builder read and refusal, oldest first from --since`
+const LOG_USAGE = `usage: hearth access-log [--builder ADDRESS] [--scope SCOPE] [--since ISO|unix] [--limit N] [--cursor C] [--json]
+  every builder read and refusal, newest first (as the dashboard lists them), back to --since;
+  a full page ends with the command for the next one (--cursor)`
+
+/** What each grant chain state (README, "Builders") means, printed after it. */
+const CHAIN_STATES: Record<string, string> = {
+  local: 'no chain: this daemon\'s record only',
+  queued: 'waiting to be sent to the chain',
+  'on-chain': 'registered on chain',
+  'revoke-queued': 'revocation waiting to be sent to the chain',
+  'revoked-on-chain': 'revoked on chain',
+  never: 'revoked before it was sent: it never goes on chain'
+}
+
+function chainState (state: unknown): string {
+  const meaning = CHAIN_STATES[String(state)]
+  return meaning === undefined ? String(state) : `${String(state)} (${meaning})`
+}
 
 function when (unix: number): string {
   return unix === 0 ? 'never' : new Date(unix * 1000).toISOString()
@@ -78,7 +94,7 @@ export const requestsCommand: Command = {
         const body = sub === 'approve' ? { ...(values.scope !== undefined ? { scopes: values.scope } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}) } : {}
         const r = await callDaemon(ctx, { method: 'POST', path: `/v1/access-requests/${encodeURIComponent(id)}/${sub}`, body })
         if (values.json === true) writeJson(ctx, r)
-        else if (sub === 'approve') ctx.stdout.write(`approved: grant ${String(r.grant.grantId)} for ${String(r.grant.builder)}: ${(r.grant.scopes as string[]).join(', ')}, expires ${when(r.grant.expiresAt)} (${String(r.grant.chain)})\n`)
+        else if (sub === 'approve') ctx.stdout.write(`approved: grant ${String(r.grant.grantId)} for ${String(r.grant.builder)}: ${(r.grant.scopes as string[]).join(', ')}, expires ${when(r.grant.expiresAt)} chain ${chainState(r.grant.chain)}\n`)
         else ctx.stdout.write(`denied ${id}\n`)
         return EXIT.OK
       }
@@ -107,7 +123,7 @@ export const grantsCommand: Command = {
       if (sub === 'revoke') {
         if (id === undefined) throw new UsageError('grants revoke takes a grant id')
         const g = await callDaemon(ctx, { method: 'POST', path: `/v1/grants/${encodeURIComponent(id)}/revoke` })
-        if (values.json === true) writeJson(ctx, g); else ctx.stdout.write(`revoked ${String(g.grantId)} (${String(g.chain)})\n`)
+        if (values.json === true) writeJson(ctx, g); else ctx.stdout.write(`revoked ${String(g.grantId)}: the builder's reads are refused from now on; chain ${chainState(g.chain)}\n`)
         return EXIT.OK
       }
       if (sub !== undefined) throw new UsageError('grants takes revoke <id>, or nothing')
@@ -115,7 +131,7 @@ export const grantsCommand: Command = {
       if (values.json === true) { writeJson(ctx, r); return EXIT.OK }
       if (r.grants.length === 0) ctx.stdout.write('no grants\n')
       for (const g of r.grants as Array<Record<string, any>>) {
-        ctx.stdout.write(`${String(g.grantId)}  ${String(g.state).padEnd(7)}  ${String(g.builder)}  ${(g.scopes as string[]).join(',')}  expires ${when(g.expiresAt)}  reads ${String(g.reads)}  chain ${String(g.chain)}${g.permissionId !== null ? ` #${String(g.permissionId)}` : ''}${g.chainError !== null ? ` (${String(g.chainError)})` : ''}\n`)
+        ctx.stdout.write(`${String(g.grantId)}  ${String(g.state).padEnd(7)}  ${String(g.builder)}  ${(g.scopes as string[]).join(',')}  expires ${when(g.expiresAt)}  reads ${String(g.reads)}  chain ${chainState(g.chain)}${g.permissionId !== null ? ` #${String(g.permissionId)}` : ''}${g.chainError !== null ? ` (${String(g.chainError)})` : ''}\n`)
       }
       return EXIT.OK
     })
@@ -130,7 +146,7 @@ export const accessLogCommand: Command = {
       const { values, positionals } = parseArgs({
         args: ctx.args,
         allowPositionals: true,
-        options: { json: { type: 'boolean' }, builder: { type: 'string' }, scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' } }
+        options: { json: { type: 'boolean' }, builder: { type: 'string' }, scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' } }
       })
       if (positionals.length > 0) throw new UsageError('access-log takes only options')
       const q = new URLSearchParams()
@@ -138,13 +154,18 @@ export const accessLogCommand: Command = {
       if (values.scope !== undefined) q.set('scope', values.scope)
       if (values.since !== undefined) q.set('since', values.since)
       q.set('limit', values.limit ?? '1000')
+      q.set('order', 'desc')
+      if (values.cursor !== undefined) q.set('cursor', values.cursor)
       const r = await callDaemon(ctx, { path: `/v1/access-logs?${q.toString()}` })
       if (values.json === true) { writeJson(ctx, r); return EXIT.OK }
       if (r.entries.length === 0) ctx.stdout.write('no entries\n')
       for (const e of r.entries as Array<Record<string, any>>) {
         ctx.stdout.write(`${String(e.at)}  ${String(e.status)} ${String(e.errorCode ?? 'ok').padEnd(22)} ${String(e.action).padEnd(14)} ${String(e.builder ?? '-')}  ${String(e.scope ?? '-')}  grant ${String(e.grantId ?? '-')}  ${String(e.bytes)} B  ${String(e.ip ?? '')}\n`)
       }
-      if (r.next !== null) ctx.stdout.write(`(more: --since after ${String(r.entries[r.entries.length - 1].at)})\n`)
+      if (r.next !== null) {
+        const again = ctx.args.filter((a, i) => a !== '--cursor' && ctx.args[i - 1] !== '--cursor' && !a.startsWith('--cursor=') && a !== '--json')
+        ctx.stdout.write(`more (older): hearth access-log ${[...again, '--cursor', String(r.next)].join(' ')}\n`)
+      }
       return EXIT.OK
     })
   }

@@ -11,6 +11,7 @@ import { daemonSubmit } from '../../connectors/submit.js'
 import { listConnectorsBody } from '../../connectors/listing.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
+import { plural } from '../text.js'
 
 export { listConnectorsBody, type ConnectorsBody } from '../../connectors/listing.js'
 
@@ -27,7 +28,7 @@ export const connectorsCommand: Command = {
       if (body.connectors.length === 0) ctx.stdout.write('no connectors installed\n')
       for (const c of body.connectors) {
         ctx.stdout.write(`${c.connectorId}  ${c.displayName} ${c.version}\n`)
-        for (const s of c.scopes) ctx.stdout.write(`  ${s.scope}  ${s.label}\n    ${s.description}\n`)
+        for (const s of c.scopes) ctx.stdout.write(`  ${s.scope}  ${s.label}${s.optional === true ? ' (optional: import --with ' + s.scope + ')' : ''}\n    ${s.description}\n`)
       }
       for (const e of body.errors) ctx.stderr.write(`plugin ${e.id} not loaded: ${e.code}: ${e.message}\n`)
       return EXIT.OK
@@ -35,8 +36,9 @@ export const connectorsCommand: Command = {
   }
 }
 
-const IMPORT_USAGE = 'usage: hearth import <connector> <export.zip|folder|file.json> [more parts …] [--json] [--concurrency N]\n' +
+const IMPORT_USAGE = 'usage: hearth import <connector> <export.zip|folder|file.json> [more parts …] [--json] [--concurrency N] [--with <scope> …]\n' +
   '  reads a platform export with the connector and stores its data through the daemon;\n' +
+  '  --with imports an optional scope too (raw location points: hearth connectors marks them);\n' +
   '  an export split into several archives is given as all of them, or as the folder holding them;\n' +
   '  importing the same export again stores nothing new'
 export const importCommand: Command = {
@@ -47,7 +49,7 @@ export const importCommand: Command = {
       const { values, positionals } = parseArgs({
         args: ctx.args,
         allowPositionals: true,
-        options: { json: { type: 'boolean' }, concurrency: { type: 'string' } }
+        options: { json: { type: 'boolean' }, concurrency: { type: 'string' }, with: { type: 'string', multiple: true } }
       })
       if (positionals.length < 2) throw new UsageError('import takes a connector id and the path of an export (or of each of its parts)')
       const [id, ...exportPaths] = positionals as [string, ...string[]]
@@ -65,13 +67,16 @@ export const importCommand: Command = {
       // Fail fast, before reading a large export, when there is no daemon to submit to.
       await callDaemon(ctx, { path: '/health', timeoutMs: 10_000 })
 
+      const progress = progressPrinter(ctx)
       const summary = await runImport({
         connector,
         source: exportPaths.map((p) => resolve(p)),
         submit: daemonSubmit({ socketPath: ctx.home.socket }),
-        onProgress: progressPrinter(ctx),
-        concurrency
+        onProgress: progress.onProgress,
+        concurrency,
+        include: values.with ?? []
       })
+      progress.finish()
       const located = withAbsolutePaths(summary, ctx.home.data)
       if (values.json === true) writeJson(ctx, located)
       else printSummary(ctx, located)
@@ -89,29 +94,35 @@ function withAbsolutePaths (summary: ImportSummary, dataDir: string): ImportSumm
   }
 }
 
-function progressPrinter (ctx: CommandContext): (e: ImportProgress) => void {
+/** The import's progress on stderr; `finish` prints the last count, so it agrees with the summary. */
+function progressPrinter (ctx: CommandContext): { onProgress: (e: ImportProgress) => void; finish: () => void } {
   const tty = (ctx.stderr as { isTTY?: boolean }).isTTY === true
   const counts = { stored: 0, duplicate: 0, rejected: 0, 'waiting-schema': 0 }
   let last = 0
-  const line = (done: number): string => `  ${done} item(s): ${counts.stored} stored, ${counts.duplicate} duplicate, ${counts.rejected} rejected, ${counts['waiting-schema']} waiting for a schema`
-  return (e) => {
+  let done = 0
+  let printed = 0
+  const line = (): string => `  ${plural(done, 'item')}: ${counts.stored} stored, ${counts.duplicate} duplicate, ${counts.rejected} rejected, ${counts['waiting-schema']} waiting for a schema`
+  const print = (): void => { printed = done; ctx.stderr.write(tty ? `\r\x1b[K${line()}` : `${line()}\n`) }
+  const finish = (): void => { if (done !== printed && !tty) print() }
+  return { finish, onProgress: (e) => {
     if (e.type === 'opened') {
       const what = e.parts > 1 ? `${e.parts} parts` : e.kind
-      ctx.stderr.write(`reading ${e.location} (${what}, ${e.entries} entries, exported ${e.exportedAt})\n`)
+      ctx.stderr.write(`reading ${e.location} (${what}, ${plural(e.entries, 'entry', 'entries')}, exported ${e.exportedAt})\n`)
     } else if (e.type === 'skipped') {
       // Listed in the summary; the progress line stays about items.
     } else if (e.type === 'note') {
       ctx.stderr.write(`${tty ? '\r\x1b[K' : ''}note: ${e.message}\n`)
     } else {
       counts[e.status]++
+      done = e.done
       const now = Date.now()
       // One line a second (or a rewritten line on a terminal): thousands of items must not flood the log.
       if (now - last >= 1000) {
         last = now
-        ctx.stderr.write(tty ? `\r\x1b[K${line(e.done)}` : `${line(e.done)}\n`)
+        print()
       }
     }
-  }
+  } }
 }
 
 function printSummary (ctx: CommandContext, s: ImportSummary): void {
@@ -129,7 +140,7 @@ function printSummary (ctx: CommandContext, s: ImportSummary): void {
     out('files:')
     for (const r of withFiles) {
       if (r.paths.length <= 5) for (const p of r.paths) out(`  ${p}`)
-      else for (const dir of new Set(r.paths.map((p) => dirname(p)))) out(`  ${dir}/ (${r.paths.filter((p) => dirname(p) === dir).length} files)`)
+      else for (const dir of new Set(r.paths.map((p) => dirname(p)))) out(`  ${dir}/ (${plural(r.paths.filter((p) => dirname(p) === dir).length, 'file')})`)
     }
   }
   if (s.rejected.length > 0) {

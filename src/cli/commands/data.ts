@@ -6,6 +6,8 @@ import { HearthError } from '../../errors.js'
 import { callDaemon, guarded, UsageError, writeJson } from '../output.js'
 import { findJsonProblem } from '../json-position.js'
 import { waitingLine, type WaitingForSchema } from './sync.js'
+import { confirmOrRefuse } from '../confirm.js'
+import { plural } from '../text.js'
 
 async function readAll (stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = []
@@ -137,17 +139,45 @@ export const versionsCommand: Command = {
   }
 }
 
-const RM_USAGE = 'usage: hearth rm <scope> [--json]\n  deletes the local files and index entries of <scope> and unpins their ciphertexts'
+const RM_USAGE = `usage: hearth rm <scope> [--yes] [--json]
+  deletes <scope> on this device (its files, index entries and unpinned ciphertexts) and on every
+  other device of yours that syncs with it; asks first on a terminal, --yes skips the question`
+
+/** Who a deletion reaches besides this device: the devices sync knows, or why none. */
+async function otherDevices (ctx: CommandContext): Promise<{ count: number; enabled: boolean }> {
+  const s = await callDaemon(ctx, { path: '/v1/peers' }).catch(() => null)
+  if (s?.enabled !== true) return { count: 0, enabled: false }
+  return { count: Array.isArray(s.peers) ? s.peers.length : 0, enabled: true }
+}
+
+function reachLine (devices: { count: number; enabled: boolean }): string {
+  if (!devices.enabled) return 'sync is disabled here: your other devices delete it once sync is on and they sync with this one'
+  if (devices.count === 0) return 'no other device is known here yet; any that syncs with this one later deletes it too'
+  return devices.count === 1 ? 'your other device known here deletes it when it next syncs with this one' : `your ${devices.count} other devices known here delete it when they next sync with this one`
+}
+
 export const rmCommand: Command = {
   name: 'rm',
   usage: RM_USAGE,
   async run (ctx) {
     return await guarded(ctx, RM_USAGE, async () => {
-      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' } } })
+      const { values, positionals } = parseArgs({ args: ctx.args, allowPositionals: true, options: { json: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' } } })
       if (positionals.length !== 1) throw new UsageError('rm takes one scope')
-      const result = await callDaemon(ctx, { method: 'DELETE', path: `/v1/data/${enc(positionals[0]!)}` })
-      if (values.json === true) writeJson(ctx, result)
-      else ctx.stdout.write(`deleted ${String(result.deleted)} file(s) of ${String(result.scope)}, unpinned ${String(result.unpinned)}\n`)
+      const scope = positionals[0]!
+      if (values.yes !== true) {
+        const [listed, devices] = await Promise.all([callDaemon(ctx, { path: `/v1/data/${enc(scope)}/versions?limit=1` }), otherDevices(ctx)])
+        const reach = devices.enabled && devices.count > 0 ? ` and on your ${plural(devices.count, 'other device')} (when they next sync with this one)` : ''
+        await confirmOrRefuse(ctx, {
+          yes: false,
+          command: `hearth rm ${scope}`,
+          question: `Delete ${plural(Number(listed.total), 'version')} of ${scope} on this device${reach}? On-chain registrations stay.`,
+          declined: `not deleted: ${scope} is unchanged`
+        })
+      }
+      const result = await callDaemon(ctx, { method: 'DELETE', path: `/v1/data/${enc(scope)}` })
+      const devices = await otherDevices(ctx)
+      if (values.json === true) { writeJson(ctx, { ...result, otherDevices: devices.count, syncEnabled: devices.enabled }); return EXIT.OK }
+      ctx.stdout.write(`deleted ${plural(Number(result.deleted), 'file')} of ${String(result.scope)} on this device, unpinned ${String(result.unpinned)}\n  ${reachLine(devices)}\n`)
       return EXIT.OK
     })
   }

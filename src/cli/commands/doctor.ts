@@ -44,7 +44,7 @@ export const doctorCommand: Command = {
           ctx.stdout.write(`ciphertexts: ${report.checked} checked, ${report.restored.length} stored again, ${report.unrepairable.length} unrepairable\n`)
           for (const r of report.restored) {
             if (r.cid === r.oldCid) ctx.stdout.write(`  restored ${r.path}: ${r.cid} fetched again from ${r.from}\n`)
-            else ctx.stdout.write(`  restored ${r.path}: ${r.oldCid} → ${r.cid} from ${r.from}${r.registered ? ' (its on-chain registration still names the old CID)' : ''}\n`)
+            else ctx.stdout.write(`  restored ${r.path}: ${r.oldCid} → ${r.cid} from ${r.from}${r.supersedes !== undefined ? ` (the next start registers the new CID; file id ${r.supersedes} is superseded)` : r.registered ? ' (its on-chain registration still names the old CID)' : ''}\n`)
           }
           for (const u of report.unrepairable) ctx.stdout.write(`  unrepairable ${u.path} (${u.cid}): ${u.reason}\n`)
           if (report.notIndexed > 0) ctx.stdout.write(`data files not indexed: ${report.notIndexed} (the next daemon start ingests them)\n`)

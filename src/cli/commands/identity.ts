@@ -2,7 +2,6 @@
 // Secrets are read from stdin (`-`) or a file, never taken from argv, where they would land in
 // shell history and in `ps` output.
 import { parseArgs } from 'node:util'
-import { createInterface } from 'node:readline'
 import { HearthError } from '../../errors.js'
 import { deviceExport, parseDeviceExport, type DeviceExport } from '../../identity/device-export.js'
 import { chmod, writeFile } from 'node:fs/promises'
@@ -12,6 +11,7 @@ import { loadTxKey } from '../../identity/tx-key.js'
 import { readSecret, type SecretSource } from '../../identity/wallet-input.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
 import { guarded, UsageError, writeJson } from '../output.js'
+import { isInteractive, readAnswer } from '../confirm.js'
 
 const INIT_USAGE = `usage: hearth init [source] [--force] [--json]
   sources (at most one; none = generate a fresh wallet):
@@ -125,17 +125,13 @@ export const initCommand: Command = {
  */
 async function confirmReplace (ctx: CommandContext, current: string, yes: boolean, stdinTaken: boolean): Promise<void> {
   if (yes) return
-  const interactive = (ctx.stdin as { isTTY?: boolean }).isTTY === true && !stdinTaken
+  const interactive = isInteractive(ctx) && !stdinTaken
   if (!interactive) {
     throw new HearthError('IDENTITY_EXISTS', `an identity (owner ${current}) exists; replacing it needs confirmation: run \`hearth init --force\` in a terminal, or add --yes`)
   }
   ctx.stderr.write(`This replaces the identity of owner ${current}. Files stored under it cannot be read with the new one.\n` +
     'A backup of the current identity is kept in the identity folder. Type "replace" to go on: ')
-  const rl = createInterface({ input: ctx.stdin, terminal: false })
-  let answer = ''
-  for await (const line of rl) { answer = line.trim(); break }
-  rl.close()
-  if (answer !== 'replace') throw new HearthError('IDENTITY_EXISTS', 'not replaced: the identity is unchanged')
+  if (await readAnswer(ctx) !== 'replace') throw new HearthError('IDENTITY_EXISTS', 'not replaced: the identity is unchanged')
 }
 
 export const whoamiCommand: Command = {

@@ -74,7 +74,14 @@ export const syncCommand: Command = {
       if (values.json === true) { writeJson(ctx, r); return EXIT.OK }
       if (r.rounds.length === 0) ctx.stdout.write('no device connected\n')
       for (const round of r.rounds as Array<Record<string, any>>) {
-        ctx.stdout.write(`${String(round.peerId)}: ${round.ok === true ? 'ok' : `failed: ${String(round.error)}`}, ${String(round.totals.fetched)} fetched (${String(round.totals.fetchedBytes)} bytes), ${String(round.totals.handled)} handled\n`)
+        const t = round.totals
+        // a device syncs on its own as soon as it connects: a round asked for after that finds nothing new
+        const outcome = round.ok !== true
+          ? `failed: ${String(round.error)}, ${String(t.fetched)} fetched`
+          : Number(t.fetched) === 0 && Number(t.tombstones ?? 0) === 0
+            ? 'ok, already in sync: nothing new since the last round (devices sync on their own once connected; `hearth ls` lists what arrived)'
+            : `ok, ${String(t.fetched)} fetched (${String(t.fetchedBytes)} bytes), ${String(t.handled)} handled`
+        ctx.stdout.write(`${String(round.peerId)}: ${outcome}\n`)
       }
       return r.rounds.every((x: { ok: boolean }) => x.ok) ? EXIT.OK : EXIT.FAILURE
     })
