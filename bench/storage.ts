@@ -1,5 +1,5 @@
 // Add throughput of the storage backends, side by side in one run: embedded (in-process Helia,
-// blocks on disk) versus kubo (a real js-ipfs 0.66 daemon over its RPC API, offline, on loopback,
+// blocks on disk) versus kubo (a real Kubo daemon over its RPC API, on loopback,
 // started here with a fresh repo). Inputs are random bytes, i.e. what ciphertext looks like.
 // First, the two ways a journal checkpoint can store single raw blocks of a given size, on fresh
 // folders in one run: into the LevelDB beside their pins (one synced batch, then a full compaction,

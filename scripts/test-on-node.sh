@@ -34,5 +34,7 @@ else
   npm run --silent build
   echo "test-on-node: build under Node $(node -v): $((SECONDS - started)) s" >&2
 fi
-bash scripts/install-ipfs-rpc.sh
+# Kubo and IPFS Cluster for this tree (the Go caches are shared: a relink, not a rebuild)
+bash scripts/install-kubo.sh >/dev/null
+bash scripts/install-ipfs-cluster.sh >/dev/null
 exec node scripts/run-tests.mjs "$@"

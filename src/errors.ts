@@ -57,6 +57,10 @@ export const ERROR_CODES = {
   STORAGE_UNAVAILABLE: 503,
   STORAGE_NOT_FOUND: 404,
   STORAGE_VERIFY_FAILED: 502,   // a backend returned other bytes or another CID than it was given
+  PINNING_UNAVAILABLE: 503,     // a pinning service (pinning.services) is unreachable, timed out or failed (5xx)
+  PINNING_AUTH_REFUSED: 502,    // a pinning service refused its access token (401/403): check the token file
+  PINNING_BAD_RESPONSE: 502,    // a pinning service answered something that is not the Pinning Service API
+  PINNING_NOT_SERVED: 502,      // a pinning service says "pinned" but its gateway did not serve the verified bytes
   DPRPC_UNAVAILABLE: 503,
   DEFINITION_UNAVAILABLE: 503,
   CHAIN_UNAVAILABLE: 503,

@@ -17,7 +17,7 @@ const LAYERS: string[][] = [
   // service shape and event hub
   ['config', 'client', 'db', 'storage', 'registry', 'identity', 'lifecycle'],
   // the features
-  ['chain', 'ingest', 'sync', 'proxy', 'connectors', 'search'],
+  ['chain', 'ingest', 'sync', 'proxy', 'connectors', 'search', 'pinning'],
   // the HTTP API and its route sets
   ['api'],
   // parts with a listener of their own on the API server: the builder side, the dashboard

@@ -14,7 +14,7 @@ import type { DurableQueue, QueueEntry } from '../db/types.js'
 import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { ChainClient, FileToRegister } from './client.js'
-import { backoffDelay, createPollLoop, DEFAULT_BACKOFF, type Backoff } from './poll-loop.js'
+import { backoffDelay, createPollLoop, DEFAULT_BACKOFF, type Backoff } from '../lifecycle/poll-loop.js'
 
 export interface RegistrationJob {
   /** `ipfs://<cid>` of the stored ciphertext. */

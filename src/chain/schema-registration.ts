@@ -11,7 +11,7 @@ import type { DurableQueue, QueueEntry } from '../db/types.js'
 import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { ChainClient } from './client.js'
-import { backoffDelay, createPollLoop, DEFAULT_BACKOFF, type Backoff } from './poll-loop.js'
+import { backoffDelay, createPollLoop, DEFAULT_BACKOFF, type Backoff } from '../lifecycle/poll-loop.js'
 import { PARK_MS } from './registration-queue.js'
 
 export interface SchemaRegistrationJob {

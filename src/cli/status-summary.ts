@@ -1,6 +1,7 @@
 // `hearth status` for a person: one line per thing an owner asks about (files, storage, chain,
 // devices, upstream, schemas), then what needs attention with its reasons. Pure: it renders the
 // daemon's GET /v1/status answer (and the schema list); `--verbose` adds every part's counters.
+import { serviceLine } from './commands/storage-pins.js'
 import { plural } from './text.js'
 
 type Status = Record<string, any>
@@ -96,7 +97,8 @@ export function attention (s: Status): Array<{ what: string, details: string[] }
 export function renderSummary (s: Status, schemas: { list: Array<{ source?: string }> | null, sources: Status[] }): string {
   let out = line('owner', String(s.owner))
   out += line('files', filesLine(s.files ?? null))
-  out += line('storage', `${String(s.storage?.backend)} ${s.storage?.ok === true ? 'ok' : 'UNAVAILABLE'}${s.storage?.presence?.state === 'damaged' ? `, damaged (${String(s.storage.presence.missing)} missing)` : ''}${typeof s.storage?.bytes === 'number' ? `, ${bytes(s.storage.bytes)} stored` : ''}`)
+  out += line('storage', `${String(s.storage?.backend)} ${s.storage?.ok === true ? 'ok' : 'UNAVAILABLE'}${typeof s.storage?.version === 'string' ? ` (Kubo ${s.storage.version})` : ''}${s.storage?.presence?.state === 'damaged' ? `, damaged (${String(s.storage.presence.missing)} missing)` : ''}${typeof s.storage?.bytes === 'number' ? `, ${bytes(s.storage.bytes)} stored` : ''}`)
+  for (const service of (s.pinning?.services ?? []) as Array<Parameters<typeof serviceLine>[0]>) out += line('pinning', serviceLine(service))
   out += line('chain', chainLine(s.chain))
   out += line('devices', devicesLine(s.sync))
   out += line('upstream', upstreamLine(s.upstream))

@@ -90,6 +90,30 @@ const ROOT_PROPERTIES: Record<string, KeySchema> = {
       headers: { type: 'object', additionalProperties: { type: 'string', maxLength: 8192 }, default: {}, description: 'extra request headers (auth)' }
     })
   }),
+  pinning: object({
+    services: {
+      type: 'array',
+      maxItems: 8,
+      default: [],
+      description: 'IPFS Pinning Service API services asked to keep a copy of every stored ciphertext: `{name, endpoint, tokenFile, gateway}` (the token file must be mode 0600; `gateway`, optional, serves the sample reads that check a "pinned" answer); needs `storage.backend` kubo, whose node serves the blocks',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'endpoint', 'tokenFile'],
+        properties: {
+          name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
+          endpoint: { type: 'string', pattern: '^https?://[^\\s]+$', maxLength: 2048 },
+          tokenFile: { type: 'string', minLength: 1, maxLength: 4096 },
+          gateway: { type: ['string', 'null'], pattern: '^https?://[^\\s]+$', maxLength: 2048, default: null }
+        }
+      }
+    },
+    batchSize: integer(100, 1, 1000, 'pin requests sent per round, per service'),
+    concurrency: integer(8, 1, 64, 'requests in flight at once, per service'),
+    pollIntervalMs: integer(2_000, 50, MS_DAY, 'how often queued work and unfinished pins are looked at'),
+    timeoutMs: integer(30_000, 100, MS_DAY, 'deadline of one request to a service'),
+    sampleRate: { type: 'number', minimum: 0, maximum: 1, default: 0.05, description: 'share of newly pinned CIDs read back through the service\'s gateway and verified (at least one per round)' }
+  }),
   schemas: object({
     dpRpcUrl: httpUrl(null, 'a DP RPC schema lookup service', 'HEARTH_DP_RPC_URL'),
     timeoutMs: integer(5_000, 1, MS_DAY, 'lookup and definition fetch deadline'),

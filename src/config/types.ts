@@ -16,6 +16,16 @@ export interface HearthConfig {
     backend: 'embedded' | 'kubo'
     kubo: { url: string; timeoutMs: number; headers: Record<string, string> }
   }
+  pinning: {
+    /** Pinning Service API services that keep a copy of every stored ciphertext off this device. */
+    services: PinningServiceConfig[]
+    batchSize: number
+    concurrency: number
+    pollIntervalMs: number
+    timeoutMs: number
+    /** Share of newly pinned CIDs read back through the service's gateway and verified. */
+    sampleRate: number
+  }
   schemas: {
     /** A DP RPC lookup service (docs/protocol.md §2.6); null = none (cache and chain only). */
     dpRpcUrl: string | null
@@ -107,4 +117,16 @@ export interface HearthConfig {
     /** Worker threads encrypting files over 64 KiB (0: the main thread encrypts). */
     encryptionWorkers: number
   }
+}
+
+/** One IPFS Pinning Service API service (`pinning.services[]`). */
+export interface PinningServiceConfig {
+  /** Short name, used in the index and in `hearth storage pins`. */
+  name: string
+  /** API base URL: `{endpoint}/pins`. */
+  endpoint: string
+  /** File holding the access token (mode 0600). */
+  tokenFile: string
+  /** A trustless gateway serving what the service pins (sample reads); null = none. */
+  gateway?: string | null
 }

@@ -16,6 +16,7 @@ import { Router } from '../api/router.js'
 import { addDataRoutes } from '../api/routes/data.js'
 import { addSchemaRoutes } from '../api/routes/schemas.js'
 import { addSyncRoutes } from '../api/routes/sync.js'
+import { addPinRoutes, type PinRouteDeps } from '../api/routes/pins.js'
 import { addSystemRoutes, type SystemRouteDeps } from '../api/routes/system.js'
 import { addConfigRoutes } from '../api/routes/config.js'
 import { addUpstreamRoutes } from '../api/routes/upstream.js'
@@ -52,6 +53,7 @@ export interface OwnerApiDeps {
   pipeline: IngestPipeline
   schemas: Pick<SchemaSetup, 'registry' | 'serving' | 'shipped'>
   sync: SyncControl
+  pinning: PinRouteDeps
   proxy: Proxy
   importJobs: ImportJobs
   /** The owner's builder routes (requests, grants, access log) and the builders' own routes. */
@@ -79,6 +81,7 @@ function ownerRouter (deps: OwnerApiDeps): Router {
   addDataRoutes(router, { dataDir: home.data, index, storage, pipeline: deps.pipeline, masterKey: deps.masterKey, logger, onScopeDeleted: (scope) => events.emit('scope.deleted', { scope }) })
   addSyncRoutes(router, deps.sync)
   addSearchRoutes(router, deps.search)
+  addPinRoutes(router, deps.pinning)
   addSchemaRoutes(router, { registry: deps.schemas.registry, serving: deps.schemas.serving, shipped: deps.schemas.shipped, storage, logger, onSchemaAdded: (schema) => events.emit('schema.added', schema) })
   addSystemRoutes(router, { startedAt: deps.startedAt, ownerAddress: deps.ownerAddress, index, storage, ...(deps.storageDamage !== undefined ? { storageDamage: deps.storageDamage } : {}), servicesStatus: deps.servicesStatus })
   addConfigRoutes(router, { configFile: home.config, running: { config: deps.config, sources: deps.configSources }, ambient: deps.configAmbient, logger })

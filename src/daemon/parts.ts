@@ -17,6 +17,7 @@ import { chainNotConfigured, createChainRegistrar } from '../chain/registrar.js'
 import { createIngestService } from '../ingest/service.js'
 import { encryptionFor } from '../ingest/encryptor.js'
 import { createSyncService } from '../sync/service.js'
+import { createPinningService } from '../pinning/service.js'
 import type { QueuedImageRequest } from '../proxy/index.js'
 import { createLazyProxy } from '../proxy/lazy.js'
 import { staleTempsService, databaseService, fileWritingService } from './foundation.js'
@@ -94,6 +95,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     logger,
     print
   }))
+  const pinning = await services.start(createPinningService({ config: config.pinning, db, index, storage, events, logger }))
   const proxy = await services.start(createLazyProxy({
     config: config.upstream,
     home,
@@ -133,6 +135,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     pipeline: ingest.pipeline,
     schemas,
     sync,
+    pinning,
     proxy,
     importJobs: importJobs.jobs,
     builders,

@@ -137,6 +137,11 @@ class StorageHolder implements StorageService {
     return await (backend.present?.(cid) ?? backend.has(cid))
   }
   async unpin (cid: string): Promise<void> { await this.#started().unpin(cid) }
+  async peerAddresses (): Promise<string[]> {
+    const backend = this.#started()
+    if (backend.peerAddresses === undefined) throw new HearthError('CONFIG_INVALID', `the ${this.kind} storage serves no blocks to other IPFS nodes`, { backend: this.kind })
+    return await backend.peerAddresses()
+  }
 
   async health (): Promise<StorageHealth> {
     if (this.#backend === null) return { ok: false, detail: `${this.kind} storage is not started` }

@@ -16,7 +16,7 @@
 //   (STORAGE_UNAVAILABLE).
 // - `has` is "recursively pinned on the node" (`pin/ls --type=recursive`): a recursive pin is the
 //   node's guarantee that every block is local, it is answered from the pin index without any
-//   network fetch on Kubo and js-ipfs alike, and everything Hearth stores is pinned.
+//   network fetch, and everything Hearth stores is pinned.
 import { create, type KuboRPCClient } from 'kubo-rpc-client'
 import { HearthError, isHearthError } from '../errors.js'
 import type { Logger } from '../log.js'
@@ -128,6 +128,12 @@ class KuboStorage implements StorageBackend {
     })
   }
 
+  async peerAddresses (): Promise<string[]> {
+    const id = await this.#call('id', undefined, this.timeoutMs, undefined, async (signal) => await this.client.id({ signal }))
+    const peer = id.id.toString()
+    return id.addresses.map((a) => a.toString()).map((a) => a.includes('/p2p/') ? a : `${a}/p2p/${peer}`)
+  }
+
   async health (): Promise<StorageHealth> {
     try {
       const deadline = Math.min(this.timeoutMs, HEALTH_TIMEOUT_MS)
@@ -137,7 +143,8 @@ class KuboStorage implements StorageBackend {
       const stat = await this.#call('health', undefined, deadline, undefined,
         async (signal) => await this.client.repo.stat({ signal })).catch(() => null)
       const bytes = stat?.repoSize !== undefined ? Number(stat.repoSize) : null
-      return { ok: true, detail: `Kubo RPC at ${this.url} (version ${String(v.version ?? 'unknown')})`, bytes }
+      const version = String(v.version ?? 'unknown')
+      return { ok: true, detail: `Kubo RPC at ${this.url} (version ${version})`, bytes, version }
     } catch (err) {
       return { ok: false, detail: err instanceof Error ? err.message : `Kubo RPC at ${this.url} is unreachable` }
     }
@@ -179,9 +186,10 @@ class KuboStorage implements StorageBackend {
       return new HearthError('STORAGE_UNAVAILABLE', `Kubo RPC at ${this.url} refused the request (HTTP ${status}): check storage.kubo.headers`, details)
     }
     // The node answered but could not find the content: Kubo says "not found"/"could not find",
-    // js-ipfs runs into the server-side deadline we gave it ("request timed out").
+    // or runs into the server-side deadline we gave it ("context deadline exceeded"; other
+    // Kubo-RPC nodes say "request timed out").
     if (cid !== undefined && (op === 'get' || op === 'pin') &&
-      ((err as Error)?.name === 'TimeoutError' || /not found|could not find|no link named|request timed out/i.test(message))) {
+      ((err as Error)?.name === 'TimeoutError' || /not found|could not find|no link named|request timed out|deadline exceeded/i.test(message))) {
       return new HearthError('STORAGE_NOT_FOUND', `content not found on the Kubo node at ${this.url}: ${cid}`, details)
     }
     const netCode = networkErrorCode(err)

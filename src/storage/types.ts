@@ -4,7 +4,7 @@
 import type { StreamPiece } from './stream-pieces.js'
 
 /** Reachability and, where the backend knows it, the bytes it holds (`bytes`, null until measured). */
-export interface StorageHealth { ok: boolean; detail?: string; bytes?: number | null }
+export interface StorageHealth { ok: boolean; detail?: string; bytes?: number | null; version?: string }
 
 /** Content written by `addUnsynced`: its CID and the files still to be synced. */
 export interface UnsyncedAdd { cid: string; files: string[] }
@@ -61,6 +61,12 @@ export interface StorageBackend {
   present? (cid: string): Promise<boolean>
   /** Drop the pin; the blocks may be garbage-collected later. Unknown CIDs are not an error. */
   unpin (cid: string): Promise<void>
+  /**
+   * The libp2p addresses (with `/p2p/<id>`) other IPFS nodes can fetch this store's blocks from
+   * over bitswap, given to pinning services as origins. Absent: the backend serves no blocks
+   * (the embedded store starts no networking).
+   */
+  peerAddresses? (): Promise<string[]>
   /** Reachability, for `hearth status`. Never throws. */
   health (): Promise<StorageHealth>
   stop (): Promise<void>

@@ -1,7 +1,6 @@
 // A new user's failures on start and with storage away: one clear line, the reasons, what was
 // queued; and storage migrate progress that stays within its total.
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { PassThrough } from 'node:stream'
 import { test } from 'node:test'
@@ -10,21 +9,9 @@ import { progressPrinter } from '../../src/cli/commands/storage.js'
 import { restoreAdvice } from '../../src/cli/commands/sync.js'
 import { homeStorageDeps } from '../../src/cli/home-storage.js'
 import { homeLayout } from '../../src/home.js'
-import { NODE_ARGS, REPO_ROOT, runCli, startDaemonProcess, testEnv } from '../support/daemon.js'
+import { daemonUntilExit, runCli, startDaemonProcess } from '../support/daemon.js'
 import { tempDir } from '../support/tmp.js'
 import { startIpfsDaemon } from '../support/ipfs-daemon.js'
-
-async function daemonUntilExit (home: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawn(process.execPath, [...NODE_ARGS, 'daemon', ...args], { cwd: REPO_ROOT, env: { ...testEnv(env), HEARTH_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  clearTimeout(timer)
-  return { code, stdout, stderr }
-}
 
 test('a busy sync port is one clear line, not a stack trace', async (t) => {
   const holder = createServer()

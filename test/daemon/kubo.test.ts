@@ -12,7 +12,7 @@ import { loadIdentity } from '../../src/identity/identity.js'
 import { decryptEnvelopeBytes } from '../../src/protocol/encryption.js'
 import { scopeKeyHex } from '../../src/protocol/keys.js'
 
-before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
+before(async () => { await ensureIpfsInstalled() }, { timeout: 60 * 60_000 })
 
 test('daemon on the kubo backend: ipfs cat decrypts to the envelope; the node down mid-ingest loses nothing', async (t) => {
   const ipfs = await startIpfsDaemon(t)

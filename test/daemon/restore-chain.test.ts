@@ -12,7 +12,7 @@ import { waitFor } from '../support/data-files.js'
 import { chainArgs, ownerHome } from '../support/chain-daemon.js'
 import { allVersions, postAll } from '../support/sync-daemons.js'
 
-before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
+before(async () => { await ensureIpfsInstalled() }, { timeout: 60 * 60_000 })
 
 test('a fresh device with only the identity restores the data folder from the chain and storage', async (t) => {
   const chain = await startTestChain(t)

@@ -13,8 +13,8 @@ import { overwriteStoredBlock, readStoredBlock } from '../support/stored-blocks.
 import { SMALL_BLOCK_MAX_BYTES } from '../../src/storage/small-blocks.js'
 import { CID } from 'multiformats/cid'
 
-// A fresh checkout installs the js-ipfs daemon on first use; that can take minutes, outside test timeouts.
-before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
+// A fresh checkout builds Kubo on first use; that can take many minutes, outside test timeouts.
+before(async () => { await ensureIpfsInstalled() }, { timeout: 60 * 60_000 })
 
 type After = Parameters<typeof tempDir>[0]
 

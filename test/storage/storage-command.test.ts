@@ -13,8 +13,8 @@ import { EXIT } from '../../src/cli/command.js'
 import { ensureIpfsInstalled, startIpfsDaemon, freeLoopbackPort } from '../support/ipfs-daemon.js'
 import { tempDir } from '../support/tmp.js'
 
-// A fresh checkout installs the js-ipfs daemon on first use; that can take minutes, outside test timeouts.
-before(async () => { await ensureIpfsInstalled() }, { timeout: 20 * 60_000 })
+// A fresh checkout builds Kubo on first use; that can take many minutes, outside test timeouts.
+before(async () => { await ensureIpfsInstalled() }, { timeout: 60 * 60_000 })
 
 class Sink extends Writable {
   chunks: Buffer[] = []

@@ -122,3 +122,16 @@ export async function runCli (home: HomeLayout, args: string[], input?: string):
   const code = await main(['--home', home.root, ...args], { stdout, stderr, stdin, env: { ...testEnv(), HEARTH_HOME: home.root } })
   return { code, stdout: o, stderr: e }
 }
+
+/** Runs `hearth daemon` on `home` until it exits by itself (a start that fails), killed after a minute. */
+export async function daemonUntilExit (home: string, env: Record<string, string>, args: string[] = []): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, 'daemon', ...args], { cwd: REPO_ROOT, env: { ...testEnv(env), HEARTH_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  clearTimeout(timer)
+  return { code, stdout, stderr }
+}

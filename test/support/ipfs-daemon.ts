@@ -1,39 +1,43 @@
-// A real Kubo-RPC-compatible IPFS node for tests and benches: the js-ipfs daemon (npm `ipfs`
-// 0.66.1), installed apart from the project in .ipfs-rpc/ by scripts/install-ipfs-rpc.sh (run here
-// once, under a lock, when missing, so `npm ci && npm test` stays the one command).
+// A real Kubo daemon for tests and benches, built from its Go module by scripts/install-kubo.sh
+// (run here once, under a lock, when missing, so `npm ci && npm test` stays the one command).
 //
-// Every node gets a fresh repo in a temp folder and is fully offline: `--offline`, no bootstrap
-// peers, no delegates, no preload, no MDNS/webRTC-star, no swarm listeners, no gateway, no gRPC;
-// only the RPC API, on 127.0.0.1 at a port picked free here (kept across restarts so the backend's
-// URL stays valid). `sockets()` reads the kernel's socket tables so a test can prove nothing else
-// was opened.
+// Every node gets a fresh repo in a temp folder and stays on loopback: `--profile=test` (no
+// bootstrap peers, mDNS off, loopback listeners on port 0) plus no routing at all (`Routing.Type`
+// none: no public DHT), no AutoNAT/relay/NAT port mapping, no telemetry, TCP only. It still listens
+// for peers on loopback (an IPFS Cluster peer's Kubo fetches from it over bitswap). Ports are
+// chosen by Kubo (port 0) at the first start and written back into its config, so a restart keeps
+// the RPC URL valid. `sockets()` reads the kernel's socket tables so a test can prove nothing
+// else was opened.
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { open, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises'
+import { open, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TestContext } from 'node:test'
 import { tempDir } from './tmp.js'
+import { installedTool, killGroup, sleep } from './go-tools.js'
+import { processSockets, type SocketEntry } from './proc-sockets.js'
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const IPFS_CLI = join(REPO_ROOT, '.ipfs-rpc', 'node_modules', 'ipfs', 'src', 'cli.js')
-const INSTALL_SCRIPT = join(REPO_ROOT, 'scripts', 'install-ipfs-rpc.sh')
-const POLYFILL = join(REPO_ROOT, 'test', 'support', 'ipfs-daemon-polyfill.mjs')
+export type { SocketEntry } from './proc-sockets.js'
+
 const START_TIMEOUT_MS = 60_000
 
 export interface IpfsDaemon {
   /** RPC API base, e.g. http://127.0.0.1:40123 (kubo-rpc-client adds /api/v0). */
   apiUrl: string
+  /** Its HTTP gateway, e.g. http://127.0.0.1:40124 (`/ipfs/<cid>`). */
+  gatewayUrl: string
+  /** Its libp2p peer ID and loopback swarm address with it (`/ip4/127.0.0.1/tcp/N/p2p/<id>`). */
+  peerId: string
+  swarmAddr: string
   repoPath: string
   /** Pid of the running daemon (changes on restart). */
   readonly pid: number
   /** SIGTERM (or SIGKILL with `{ kill: true }`) the whole process group and wait for it to exit. */
   stop (opts?: { kill?: boolean }): Promise<void>
-  /** Start again on the same repo and port. */
+  /** Start again on the same repo and ports. */
   restart (): Promise<void>
-  /** `jsipfs cat <cid>` run as a separate CLI process against this daemon: independent of our client. */
+  /** `ipfs cat <cid>` run as a separate CLI process against this daemon: independent of our client. */
   catWithCli (cid: string): Promise<Uint8Array>
   /** Freeze / thaw the daemon (SIGSTOP / SIGCONT): it keeps its port but answers nothing. */
   pause (): void
@@ -42,52 +46,41 @@ export interface IpfsDaemon {
   sockets (): Promise<SocketEntry[]>
 }
 
-export interface SocketEntry {
-  table: 'tcp' | 'tcp6' | 'udp' | 'udp6'
-  local: { address: string; port: number }
-  remote: { address: string; port: number }
-  /** Bound to loopback and, when connected, talking to loopback. */
-  loopbackOnly: boolean
-}
-
 type After = Pick<TestContext, 'after'>
 
-let installing: Promise<void> | undefined
+/** Builds Kubo if it is not there yet (idempotent, locked in the script); resolves to the binary. */
+export async function ensureIpfsInstalled (): Promise<string> { return await installedTool('install-kubo.sh') }
 
-/** Installs the daemon into .ipfs-rpc/ if it is not there yet (idempotent, locked in the script). */
-export async function ensureIpfsInstalled (): Promise<void> {
-  if (existsSync(IPFS_CLI)) return
-  installing ??= promisify(execFile)('bash', [INSTALL_SCRIPT], { cwd: REPO_ROOT, timeout: 15 * 60_000 })
-    .then(() => {
-      if (!existsSync(IPFS_CLI)) throw new Error(`ipfs install did not produce ${IPFS_CLI}`)
-    })
-  await installing
+/** The environment every Kubo process of the tests runs with: its repo, no telemetry, no update checks. */
+export function kuboEnv (home: string, repoPath: string): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: home, IPFS_PATH: repoPath, IPFS_TELEMETRY: 'off', GOLOG_LOG_LEVEL: 'error' }
 }
 
-export async function startIpfsDaemon (t: After): Promise<IpfsDaemon> {
-  await ensureIpfsInstalled()
-  const dir = await tempDir(t, 'hearth-ipfs-')
+export interface IpfsDaemonOptions {
+  /** The gateway answers only from the node's own blocks (`Gateway.NoFetch`). */
+  gatewayNoFetch?: boolean
+}
+
+export async function startIpfsDaemon (t: After, opts: IpfsDaemonOptions = {}): Promise<IpfsDaemon> {
+  const bin = await ensureIpfsInstalled()
+  const dir = await tempDir(t, 'hearth-kubo-')
   const repoPath = join(dir, 'repo')
-  const port = await freeLoopbackPort()
-  const configPath = join(dir, 'init-config.json')
-  await writeFile(configPath, JSON.stringify(offlineConfig(port)))
-  const apiUrl = `http://127.0.0.1:${port}`
+  const env = kuboEnv(dir, repoPath)
+  await promisify(execFile)(bin, ['init', '--profile=test', '--empty-repo'], { env, timeout: 60_000 })
+  await rewriteConfig(repoPath, (c) => {
+    loopbackOnly(c)
+    c.Gateway = { ...c.Gateway, NoFetch: opts.gatewayNoFetch === true }
+  })
 
   let child: ChildProcess | undefined
   let exited: Promise<void> = Promise.resolve()
   let log = ''
+  const addrs = { api: '', gateway: '', swarm: '' }
 
   const launch = async (): Promise<void> => {
     log = ''
-    const proc = spawn(process.execPath, [
-      '--import', POLYFILL, // js-ipfs 0.66 needs Promise.withResolvers on Node 20
-      IPFS_CLI, 'daemon', '--offline', '--enable-preload=false',
-      '--init-profile', 'test', '--init-config', configPath
-    ], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: dir, IPFS_PATH: repoPath, NO_UPDATE_NOTIFIER: '1', NODE_ENV: 'test' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true // its own process group, killed as a whole
+    const proc = spawn(bin, ['daemon', '--migrate=false'], {
+      env, stdio: ['ignore', 'pipe', 'pipe'], detached: true // its own process group, killed as a whole
     })
     child = proc
     exited = new Promise((resolve) => { proc.once('exit', () => { resolve() }) })
@@ -96,25 +89,35 @@ export async function startIpfsDaemon (t: After): Promise<IpfsDaemon> {
     proc.stderr!.on('data', collect)
     const deadline = Date.now() + START_TIMEOUT_MS
     while (true) {
-      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`ipfs daemon exited during start:\n${log}`)
-      if (/Daemon is ready/.test(log) && await apiAnswers(apiUrl)) return
+      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`kubo daemon exited during start:\n${log}`)
+      if (/Daemon is ready/.test(log)) break
       if (Date.now() > deadline) {
         killGroup(proc, 'SIGKILL')
-        throw new Error(`ipfs daemon not ready after ${START_TIMEOUT_MS} ms:\n${log}`)
+        throw new Error(`kubo daemon not ready after ${START_TIMEOUT_MS} ms:\n${log}`)
       }
       await sleep(100)
     }
+    addrs.api = listening(log, 'RPC API server')
+    addrs.gateway = listening(log, 'Gateway server')
+    addrs.swarm = await swarmAddress(httpUrl(addrs.api))
+    // the ports Kubo chose become its configuration: a restart keeps them
+    await rewriteConfig(repoPath, (c) => {
+      c.Addresses.API = addrs.api
+      c.Addresses.Gateway = addrs.gateway
+      c.Addresses.Swarm = [addrs.swarm]
+    })
   }
 
   const stop = async (opts: { kill?: boolean } = {}): Promise<void> => {
     const proc = child
     if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return
+    if (opts.kill !== true) killGroup(proc, 'SIGCONT') // a paused daemon cannot handle SIGTERM
     killGroup(proc, opts.kill === true ? 'SIGKILL' : 'SIGTERM')
-    const timer = setTimeout(() => { killGroup(proc, 'SIGKILL') }, 10_000)
+    const timer = setTimeout(() => { killGroup(proc, 'SIGKILL') }, 15_000)
     await exited
     clearTimeout(timer)
-    // A killed daemon leaves its repo lock behind; the process is gone, so the lock is stale.
-    await rm(join(repoPath, 'repo.lock'), { recursive: true, force: true })
+    // A killed daemon leaves its api file behind; the process is gone, so it is stale.
+    await rm(join(repoPath, 'api'), { force: true })
   }
 
   // The test process may die without running t.after: take the daemon's group down with it.
@@ -126,30 +129,28 @@ export async function startIpfsDaemon (t: After): Promise<IpfsDaemon> {
   })
 
   await launch()
+  const identity = JSON.parse(await readFile(join(repoPath, 'config'), 'utf8')).Identity.PeerID as string
 
   return {
-    apiUrl,
+    apiUrl: httpUrl(addrs.api),
+    gatewayUrl: httpUrl(addrs.gateway),
+    peerId: identity,
+    swarmAddr: `${addrs.swarm}/p2p/${identity}`,
     repoPath,
     get pid () { return child?.pid ?? -1 },
     stop,
     restart: async () => { await stop(); await launch() },
     catWithCli: async (cid: string) => {
-      // stdout goes to a file, not a pipe: the js-ipfs CLI exits before a pipe has drained, which
-      // truncates large outputs; writes to a file are synchronous and complete.
       const outPath = join(dir, `cat-${Date.now()}-${Math.random().toString(16).slice(2)}.out`)
       const out = await open(outPath, 'w')
       try {
-        const proc = spawn(process.execPath, ['--import', POLYFILL, IPFS_CLI, '--api', apiUrl, 'cat', cid], {
-          cwd: REPO_ROOT,
-          env: { PATH: process.env.PATH, HOME: dir, IPFS_PATH: repoPath, NO_UPDATE_NOTIFIER: '1', NODE_ENV: 'test' },
-          stdio: ['ignore', out.fd, 'pipe']
-        })
+        const proc = spawn(bin, ['--api', addrs.api, 'cat', cid], { env, stdio: ['ignore', out.fd, 'pipe'] })
         let stderr = ''
         proc.stderr!.on('data', (b: Buffer) => { stderr += b.toString() })
         const timer = setTimeout(() => { proc.kill('SIGKILL') }, 60_000)
         const code = await new Promise<number | null>((resolve) => { proc.once('exit', (c) => { resolve(c) }) })
         clearTimeout(timer)
-        if (code !== 0) throw new Error(`jsipfs cat exited with ${String(code)}: ${stderr}`)
+        if (code !== 0) throw new Error(`ipfs cat exited with ${String(code)}: ${stderr}`)
       } finally {
         await out.close()
       }
@@ -161,39 +162,61 @@ export async function startIpfsDaemon (t: After): Promise<IpfsDaemon> {
   }
 }
 
-function offlineConfig (port: number): Record<string, unknown> {
-  return {
-    Addresses: {
-      API: `/ip4/127.0.0.1/tcp/${port}`,
-      Gateway: '',
-      RPC: '',
-      Swarm: [],
-      Announce: [],
-      NoAnnounce: [],
-      Delegates: []
-    },
-    Bootstrap: [],
-    Discovery: { MDNS: { Enabled: false }, webRTCStar: { Enabled: false } },
-    Swarm: { DisableNatPortMap: true },
-    Routing: { Type: 'none' },
-    Pubsub: { Enabled: false }
+/** On top of `--profile=test`: nothing that reaches past loopback or phones home. */
+function loopbackOnly (c: any): void {
+  c.Addresses.API = '/ip4/127.0.0.1/tcp/0'
+  c.Addresses.Gateway = '/ip4/127.0.0.1/tcp/0'
+  c.Addresses.Swarm = ['/ip4/127.0.0.1/tcp/0']
+  c.Addresses.Announce = []
+  c.Addresses.NoAnnounce = []
+  c.Bootstrap = []
+  c.Routing = { ...c.Routing, Type: 'none' }
+  c.Discovery = { ...c.Discovery, MDNS: { Enabled: false } }
+  c.AutoNAT = { ...c.AutoNAT, ServiceMode: 'disabled' }
+  c.Swarm = {
+    ...c.Swarm,
+    DisableNatPortMap: true,
+    RelayClient: { Enabled: false },
+    RelayService: { Enabled: false },
+    Transports: { ...c.Swarm?.Transports, Network: { TCP: true, QUIC: false, WebTransport: false, WebRTCDirect: false, Websocket: false, Relay: false } }
   }
+  c.Plugins = { Plugins: { ...c.Plugins?.Plugins, telemetry: { Config: { Mode: 'off' } } } }
+  // nothing fetched from the network at start: no auto-configuration, so no "auto" values either
+  c.AutoConf = { ...c.AutoConf, Enabled: false }
+  c.DNS = { ...c.DNS, Resolvers: {} }
+  c.Routing.DelegatedRouters = []
+  c.Ipns = { ...c.Ipns, DelegatedPublishers: [] }
+  c.AutoTLS = { ...c.AutoTLS, Enabled: false }
 }
 
-function killGroup (proc: ChildProcess, signal: NodeJS.Signals): void {
-  if (proc.pid === undefined) return
-  try { process.kill(-proc.pid, signal) } catch { /* already gone */ }
+async function rewriteConfig (repoPath: string, edit: (config: any) => void): Promise<void> {
+  const path = join(repoPath, 'config')
+  const config = JSON.parse(await readFile(path, 'utf8'))
+  edit(config)
+  await writeFile(path, JSON.stringify(config, null, 2))
 }
 
-async function apiAnswers (apiUrl: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${apiUrl}/api/v0/version`, { method: 'POST', signal: AbortSignal.timeout(2000) })
-    await res.arrayBuffer()
-    return res.ok
-  } catch {
-    return false
-  }
+/** Where Kubo says a server listens, as a multiaddr (it prints `/ip4/…/tcp/N` or `host:port`). */
+function listening (log: string, what: string): string {
+  const m = new RegExp(`${what} listening on (?:/ip4/)?127\\.0\\.0\\.1(?:/tcp/|:)(\\d+)`).exec(log)
+  if (m === null) throw new Error(`kubo did not say where its ${what} listens:\n${log}`)
+  return `/ip4/127.0.0.1/tcp/${m[1]}`
 }
+
+/** The node's loopback TCP swarm address, from its own `id`. */
+async function swarmAddress (apiUrl: string): Promise<string> {
+  const res = await fetch(`${apiUrl}/api/v0/id`, { method: 'POST', signal: AbortSignal.timeout(10_000) })
+  const id = await res.json() as { Addresses?: string[] | null }
+  const addr = (id.Addresses ?? []).map((a) => a.replace(/\/p2p\/.*$/, '')).find((a) => /^\/ip4\/127\.0\.0\.1\/tcp\/\d+$/.test(a))
+  if (addr === undefined) throw new Error(`kubo has no loopback TCP swarm address: ${JSON.stringify(id.Addresses)}`)
+  return addr
+}
+
+function httpUrl (multiaddr: string): string {
+  const [, , host, , port] = multiaddr.split('/')
+  return `http://${host}:${port}`
+}
+
 
 /** A TCP port on 127.0.0.1 that nothing listens on right now. */
 export async function freeLoopbackPort (): Promise<number> {
@@ -208,49 +231,3 @@ export async function freeLoopbackPort (): Promise<number> {
   })
 }
 
-/** Every TCP/UDP socket of the process, read from /proc: the kernel's own view, not the daemon's. */
-export async function processSockets (pid: number): Promise<SocketEntry[]> {
-  const inodes = new Set<string>()
-  for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])) {
-    const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')
-    const m = /^socket:\[(\d+)\]$/.exec(target)
-    if (m !== null) inodes.add(m[1])
-  }
-  const out: SocketEntry[] = []
-  for (const table of ['tcp', 'tcp6', 'udp', 'udp6'] as const) {
-    const text = await readFile(`/proc/${pid}/net/${table}`, 'utf8').catch(() => '')
-    for (const line of text.split('\n').slice(1)) {
-      const cols = line.trim().split(/\s+/)
-      if (cols.length < 10 || !inodes.has(cols[9])) continue
-      const local = parseProcAddress(cols[1])
-      const remote = parseProcAddress(cols[2])
-      const unconnected = remote.port === 0 && /^[0:.]+$/.test(remote.address)
-      out.push({ table, local, remote, loopbackOnly: isLoopback(local.address) && (unconnected || isLoopback(remote.address)) })
-    }
-  }
-  return out
-}
-
-/** /proc/net addresses are hex, each 32-bit word in host (little-endian) order. */
-function parseProcAddress (hex: string): { address: string; port: number } {
-  const [addr, port] = hex.split(':')
-  const words = addr.match(/.{8}/g) ?? []
-  const bytes = words.flatMap((w) => [w.slice(6, 8), w.slice(4, 6), w.slice(2, 4), w.slice(0, 2)].map((b) => parseInt(b, 16)))
-  let address: string
-  if (bytes.length === 4) {
-    address = bytes.join('.')
-  } else if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) {
-    address = `::ffff:${bytes.slice(12).join('.')}`
-  } else {
-    const groups: string[] = []
-    for (let i = 0; i < 16; i += 2) groups.push(((bytes[i] << 8) | bytes[i + 1]).toString(16))
-    address = groups.join(':')
-  }
-  return { address, port: parseInt(port, 16) }
-}
-
-function isLoopback (address: string): boolean {
-  return address.startsWith('127.') || address.startsWith('::ffff:127.') || address === '0:0:0:0:0:0:0:1'
-}
-
-async function sleep (ms: number): Promise<void> { await new Promise((resolve) => setTimeout(resolve, ms)) }

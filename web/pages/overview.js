@@ -81,6 +81,13 @@ function Problems ({ rejected, waiting }) {
     ]} />`
 }
 
+/** A pinning service (pinning.services) as one fact: its counts by state and its last error. */
+function pinningRow (s) {
+  const counts = Object.entries(s.counts ?? {}).filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`).join(', ') || 'nothing yet'
+  const tone = s.lastError !== null || (s.counts?.failed ?? 0) > 0 ? 'bad' : 'ok'
+  return [`Pinning ${s.name}`, html`<${Badge} value=${s.reachable === false ? 'unreachable' : counts} tone=${tone} />${s.lastError !== null ? html` <span class="muted">${s.lastError}</span>` : ''}`]
+}
+
 export function OverviewPage () {
   const { data, error, loading } = useApi('/v1/status', { every: 2000 })
   if (loading && data === undefined) return html`<${Loading} />`
@@ -98,7 +105,9 @@ export function OverviewPage () {
           ['Health', html`<${Badge} value=${storage.ok ? 'ok' : 'failing'} tone=${storage.ok ? 'ok' : 'bad'} />`],
           storage.presence?.state === 'damaged' ? ['Lost', html`<${Badge} value=${`damaged (${storage.presence.missing} missing)`} tone="bad" /> ${storage.presence.repair}`] : null,
           ['Detail', storage.detail ?? '–'],
-          storage.bytes !== undefined ? ['Size', storage.bytes === null ? 'measuring…' : fmtBytes(storage.bytes)] : null
+          storage.version !== undefined ? ['Kubo version', storage.version] : null,
+          storage.bytes !== undefined ? ['Size', storage.bytes === null ? 'measuring…' : fmtBytes(storage.bytes)] : null,
+          ...(data.pinning?.services ?? []).map(pinningRow)
         ]} />
       <//>
       <${Section} id="ov-chain" title="Chain"><${Chain} chain=${data.chain} /><//>

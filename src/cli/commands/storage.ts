@@ -17,6 +17,7 @@ import type { StorageBackend } from '../../storage/types.js'
 import { EXIT, type Command, type CommandContext } from '../command.js'
 import { guarded, UsageError, writeJson, errorFromResponse } from '../output.js'
 import { daemonRequest } from '../../client/daemon-client.js'
+import { PINS_USAGE, runPins } from './storage-pins.js'
 
 export const DEFAULT_KUBO_URL = 'http://127.0.0.1:5001'
 
@@ -26,7 +27,8 @@ const USAGE = `usage: hearth storage migrate --to embedded|kubo [--kubo-url URL]
   migrate: copy, pin and verify every stored CID on the new backend, then switch the configuration
            to it (the daemon must be stopped). Run again after an interruption: finished CIDs are
            verified and skipped. --kubo-url defaults to ${DEFAULT_KUBO_URL}.
-  cat:     write the stored bytes of a CID (the ciphertext) to stdout.`
+  cat:     write the stored bytes of a CID (the ciphertext) to stdout.
+${PINS_USAGE}`
 
 export interface StorageCommandDeps {
   /** Every CID the home references (stored files, pinned schema definitions), streamed. */
@@ -54,7 +56,8 @@ export function makeStorageCommand (deps: StorageCommandDeps): Command {
         const sub = ctx.args[0]
         if (sub === 'migrate') return await runMigrate(ctx, deps, ctx.args.slice(1))
         if (sub === 'cat') return await runCat(ctx, deps, ctx.args.slice(1))
-        throw new UsageError('storage takes migrate or cat')
+        if (sub === 'pins') return await runPins(ctx, ctx.args.slice(1))
+        throw new UsageError('storage takes migrate, cat or pins')
       })
     }
   }
