@@ -21,10 +21,7 @@ export const statusCommand: Command = {
   async run (ctx) {
     return await guarded(ctx, STATUS_USAGE, async () => {
       const { values } = parseArgs({ args: ctx.args, options: { json: { type: 'boolean' }, verbose: { type: 'boolean', short: 'v' } } })
-      const [s, schemas] = await Promise.all([
-        callDaemon(ctx, { path: '/v1/status' }),
-        values.json === true ? null : callDaemon(ctx, { path: '/v1/schemas' }).catch(() => null)
-      ])
+      const s = await callDaemon(ctx, { path: '/v1/status' })
       if (values.json === true) { writeJson(ctx, s); return EXIT.OK }
       if (s.status === 'starting') {
         // answered before the index and the parts are up (README: start-up, /health first)
@@ -32,6 +29,8 @@ export const statusCommand: Command = {
         ctx.stdout.write(line('owner', String(s.owner ?? 'not loaded yet')) + line('daemon', `starting ${String(s.starting ?? '')} (up: ${started}), ${String(s.uptimeMs)} ms since start`))
         return EXIT.OK
       }
+      // asked only once the daemon is up: while it starts, /v1/schemas would wait at the starting gate
+      const schemas = await callDaemon(ctx, { path: '/v1/schemas' }).catch(() => null)
       const schemaList = { list: Array.isArray(schemas?.schemas) ? schemas.schemas : null, sources: Array.isArray(s.schemaSources) ? s.schemaSources : [] }
       if (values.verbose !== true) {
         ctx.stdout.write(renderSummary(s, schemaList) + '\n`hearth status --verbose` adds every part\'s counters, `--json` the whole answer\n')
