@@ -26,7 +26,7 @@ test('assistants page: approve with chosen scopes, activity, narrow, revoke', { 
   const approve = request.getByRole('button', { name: 'Approve' })
   assert.equal(await approve.isDisabled(), true)
   await request.getByRole('checkbox', { name: /Your ChatGPT conversations/ }).check()
-  await request.getByRole('checkbox', { name: /Your Instagram profile/ }).check()
+  await request.getByRole('checkbox', { name: /^Your Instagram profile instagram\.profile / }).check()
   const shot = await b.shot('assistants-request')
   await approve.click()
   await page.getByText('No assistant is waiting for you.').waitFor()
@@ -50,7 +50,7 @@ test('assistants page: approve with chosen scopes, activity, narrow, revoke', { 
   // narrow to the conversations only: the profile is refused from the next call
   await row.getByRole('button', { name: 'Narrow Cursor' }).click()
   const dialog = page.getByRole('dialog')
-  await dialog.getByRole('checkbox', { name: /Your Instagram profile/ }).uncheck()
+  await dialog.getByRole('checkbox', { name: /^Your Instagram profile instagram\.profile / }).uncheck()
   await dialog.getByRole('button', { name: 'Narrow' }).click()
   await row.getByText('Your Instagram profile').waitFor({ state: 'detached' })
   assert.match(textOf(await client.callTool({ name: 'read_records', arguments: { scope: 'instagram.profile' } })), /^SCOPE_NOT_GRANTED/)
