@@ -30,15 +30,16 @@ import type { LevelDatastore } from 'datastore-level'
 import type { CID } from 'multiformats/cid'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
-import { canonicalCid, parseCid, unixfsAddOptions } from './cid.js'
+import { canonicalCid, parseCid } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
-import { isWholeBuffer, knownDigestLeaves, pieceBytes, type StreamPiece } from './stream-pieces.js'
+import { isWholeBuffer, pieceBytes, type StreamPiece } from './stream-pieces.js'
+import { importDurably } from './durable-import.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
 import { createFileSyncer, type FileSyncer, type SyncFiles } from './deferred-sync.js'
-import { PinRecords, blockFilePath, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
+import { PinRecords, isSingleBlock, rawBlockCid, writeBlockDurably, hasBlockFile } from './raw-blocks.js'
 import { DeferredBlocks } from './deferred-blocks.js'
 import { SmallBlocks, TieredBlockstore, fitsSmallBlocks } from './small-blocks.js'
 import { createFileWriter, type FileWriter } from './file-writer.js'
@@ -169,34 +170,21 @@ class EmbeddedStorage implements StorageBackend {
     })(), opts.signal, digests)
   }
 
-  /**
-   * Helia's importer with `ipfs add` parameters over a multi-block file, each block written (temp,
-   * rename, on the file writer's thread) as the importer hands it over, so a file still arriving is
-   * being stored already. The
-   * blocks are written without syncs of their own and made durable together once the last one is
-   * written: one syncfs for all of them and their folders (deferred-sync.ts) instead of a file and
-   * a folder fsync per 256 KiB block (80 for a 10 MB file). Nothing names the file's CID before
-   * that (its pin, the caller's index record), so a crash in between leaves only unreferenced blocks.
-   */
+  /** A multi-block file stored durably (durable-import.ts), then pinned with every block it wrote. */
   async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal, digests?: WeakMap<ArrayBufferLike, Uint8Array>): Promise<string> {
-    const written: CID[] = []
-    const store = this.blockstore
-    const blocksDir = this.opts.blocksDir
-    const files: string[] = []
-    const durable = {
-      // a block's create, write and rename cost the main thread one message instead of four fs calls
-      put: async (c: CID, b: Uint8Array) => { const path = blockFilePath(blocksDir, c); await this.#writer.replaceBlocks([{ path, bytes: b }]); files.push(path); written.push(c); return c },
-      get: (c: CID, o?: object) => store.get(c, o),
-      has: async (c: CID, o?: object) => await store.has(c, o)
-    } as unknown as UnixFSComponents['blockstore']
-    let root: CID
+    let imported: { root: CID, written: CID[] }
     try {
-      const options = { ...unixfsAddOptions(), signal, ...(digests !== undefined ? { bufferImporter: knownDigestLeaves(digests) } : {}) }
-      root = await (await this.#fs(durable)).addByteStream(source, options)
-      await this.#syncFiles(files)
+      imported = await importDurably({
+        blocksDir: this.opts.blocksDir,
+        blockstore: this.blockstore,
+        writer: this.#writer,
+        syncFiles: this.#syncFiles,
+        unixfs: async (store) => await this.#fs(store)
+      }, source, signal, digests)
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
+    const { root, written } = imported
     // every block of the DAG was just written, so its pin needs no walk over them
     await this.#pins.exclusive(async () => { await this.pinRecords.add(root, written) })
       .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
