@@ -5,9 +5,16 @@
 // id range without a secondary index. The file is derived data: it can always be deleted and
 // built again from the stored versions, so it is written without fsync per transaction (WAL,
 // synchronous=NORMAL).
+//
+// Every better-sqlite3 object this module makes lives as long as the process (see KEPT): on Node
+// ≥ 24.19 a Database or Statement of better-sqlite3 12 collected by a garbage collection that runs
+// outside JavaScript (idle or at exit) aborts the process (its destructor asserts an entered
+// environment). So no statement is prepared per call: each store prepares a fixed set once, the
+// query's shape is one of eight (its filters' presence), and pragmas go through exec.
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
+import { coveringPattern } from '../protocol/scope-pattern.js'
 import type { CheckedQuery } from './query.js'
 import type { TextRow } from './extract.js'
 import type { SearchHit } from './types.js'
@@ -56,25 +63,38 @@ export const MAX_RANKED = 5000
 /** Rows deleted per statement when a version leaves, so a large one never holds the thread long. */
 const DELETE_CHUNK = 5000
 
+/**
+ * Every Database and Statement ever made here, never released: what is unreachable can be
+ * collected, and collecting one aborts Node 24 (above). Bounded: a store holds a fixed set of
+ * statements and a daemon opens a handful of stores in its life (start, rebuilds).
+ */
+const KEPT: unknown[] = []
+
+function keep<T> (thing: T): T {
+  KEPT.push(thing)
+  return thing
+}
+
 export class SearchStore {
   readonly file: string
   readonly #db: Database.Database
   readonly #stmts: ReturnType<typeof prepare>
+  /** The query statements made so far, by the filters they have (at most eight). */
+  readonly #queries = new Map<string, Database.Statement>()
+  /** The scopes with indexed versions (null: not known since the last change). */
+  #scopes: string[] | null = null
 
   constructor (dir: string, opts: { mustExist?: boolean } = {}) {
     mkdirSync(dir, { recursive: true, mode: 0o700 })
     this.file = join(dir, SEARCH_DB_FILE)
-    this.#db = new Database(this.file, { fileMustExist: opts.mustExist === true })
+    this.#db = keep(new Database(this.file, { fileMustExist: opts.mustExist === true }))
     try {
-      this.#db.pragma('journal_mode = WAL')
-      this.#db.pragma('synchronous = NORMAL')
       // a small page cache: the daemon's idle memory stays low whatever the index's size
-      this.#db.pragma('cache_size = -8000')
-      this.#db.pragma('temp_store = MEMORY')
+      this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8000; PRAGMA temp_store = MEMORY')
       const layout = this.#layout()
       if (layout !== null && layout !== LAYOUT) throw Object.assign(new Error(`search index layout ${layout}, expected ${LAYOUT}`), { code: 'SQLITE_CORRUPT' })
       this.#db.exec(SCHEMA)
-      this.#db.prepare('INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)').run('layout', String(LAYOUT))
+      this.#db.exec(`INSERT OR IGNORE INTO meta (key, value) VALUES ('layout', '${LAYOUT}')`)
       this.#stmts = prepare(this.#db)
     } catch (err) {
       this.#db.close()
@@ -83,9 +103,9 @@ export class SearchStore {
   }
 
   #layout (): number | null {
-    const hasMeta = this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() !== undefined
+    const hasMeta = keep(this.#db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")).get() !== undefined
     if (!hasMeta) return null
-    const row = this.#db.prepare("SELECT value FROM meta WHERE key = 'layout'").get() as { value: string } | undefined
+    const row = keep(this.#db.prepare("SELECT value FROM meta WHERE key = 'layout'")).get() as { value: string } | undefined
     return row === undefined ? null : Number(row.value)
   }
 
@@ -126,7 +146,7 @@ export class SearchStore {
         this.#stmts.unindexRows.run(v.first_row, end)
         this.#stmts.deleteRows.run(v.first_row, end)
       }
-      if (end >= v.last_row) { this.#stmts.deleteVersion.run(v.id); return true }
+      if (end >= v.last_row) { this.#stmts.deleteVersion.run(v.id); this.#scopes = null; return true }
       this.#stmts.setFirstRow.run(end + 1, v.id)
       return false
     })()
@@ -136,6 +156,7 @@ export class SearchStore {
   beginVersion (v: StoredVersion): number {
     // the sha256 is set by finishVersion: a half-written version is written again after a crash
     const next = ((this.#stmts.maxRow.get() as { id: number | null }).id ?? 0) + 1
+    this.#scopes = null
     return Number(this.#stmts.insertVersion.run(v.path, v.scope, v.collectedAt, '', next, next - 1).lastInsertRowid)
   }
 
@@ -161,9 +182,9 @@ export class SearchStore {
   }
 
   counts (): { versions: number; rows: number } {
-    const v = this.#db.prepare('SELECT count(*) AS n FROM versions').get() as { n: number }
-    const r = this.#db.prepare('SELECT max(id) AS n FROM rows').get() as { n: number | null }
-    return { versions: v.n, rows: r.n ?? 0 }
+    const v = this.#stmts.countVersions.get() as { n: number }
+    const r = this.#stmts.maxRow.get() as { id: number | null }
+    return { versions: v.n, rows: r.id ?? 0 }
   }
 
   /**
@@ -173,18 +194,18 @@ export class SearchStore {
    * (constrained on rows.id: FTS5 here ignores an fts.rowid constraint beside MATCH).
    */
   query (c: CheckedQuery, limit: number): { hits: RawHit[]; capped: boolean } {
-    const where: string[] = ['fts MATCH @match']
     const params: Record<string, unknown> = { match: c.match }
-    if (c.sinceMs !== null) { where.push('r.t >= @since'); params.since = c.sinceMs }
-    if (c.untilMs !== null) { where.push('r.t < @until'); params.until = c.untilMs }
-    if (c.scope !== null) where.push(patternSql([c.scope], params, 's'))
-    if (c.within !== null) where.push(patternSql(c.within, params, 'w'))
-    const joins = where.length === 1 ? '' : 'JOIN rows r ON r.id = fts.rowid JOIN versions v ON v.id = r.version'
+    if (c.sinceMs !== null) params.since = c.sinceMs
+    if (c.untilMs !== null) params.until = c.untilMs
+    const scopes = this.#scopesFor(c)
+    if (scopes !== null) {
+      if (scopes.length === 0) return { hits: [], capped: false }
+      params.scopes = JSON.stringify(scopes)
+    }
     // BM25 over the newest MAX_RANKED matches only: a word in half the records would otherwise
     // be scored in every one of them (the engine walks matches newest first and stops there)
     params.ranked = MAX_RANKED + 1
-    const candidates = this.#db.prepare(`SELECT fts.rowid AS id, bm25(fts) AS bm25 FROM fts ${joins}
-      WHERE ${where.join(' AND ')} ORDER BY fts.rowid DESC LIMIT @ranked`).all(params) as Array<{ id: number; bm25: number }>
+    const candidates = this.#queryStatement(params).all(params) as Array<{ id: number; bm25: number }>
     const capped = candidates.length > MAX_RANKED
     if (capped) candidates.pop()
     candidates.sort((a, b) => a.bm25 - b.bm25 || a.id - b.id)
@@ -197,11 +218,39 @@ export class SearchStore {
     return { hits, capped }
   }
 
+  /**
+   * The indexed scopes a query may see and asked for (null: no scope filter). Patterns are
+   * matched here, against the few distinct scopes, so the statement only compares names.
+   */
+  #scopesFor (c: CheckedQuery): string[] | null {
+    if (c.scope === null && (c.within === null || c.within.includes('*'))) return null
+    this.#scopes ??= (this.#stmts.distinctScopes.all() as Array<{ scope: string }>).map((r) => r.scope)
+    return this.#scopes.filter((scope) => (c.scope === null || coveringPattern([c.scope], scope) !== null) &&
+      (c.within === null || coveringPattern(c.within, scope) !== null))
+  }
+
+  /** The ranking statement for the filters present in `params`, prepared once per shape. */
+  #queryStatement (params: Record<string, unknown>): Database.Statement {
+    const shape = ['since', 'until', 'scopes'].filter((k) => k in params).join(',')
+    let stmt = this.#queries.get(shape)
+    if (stmt === undefined) {
+      const where = ['fts MATCH @match']
+      if ('since' in params) where.push('r.t >= @since')
+      if ('until' in params) where.push('r.t < @until')
+      if ('scopes' in params) where.push('v.scope IN (SELECT value FROM json_each(@scopes))')
+      const joins = where.length === 1 ? '' : 'JOIN rows r ON r.id = fts.rowid JOIN versions v ON v.id = r.version'
+      stmt = keep(this.#db.prepare(`SELECT fts.rowid AS id, bm25(fts) AS bm25 FROM fts ${joins}
+        WHERE ${where.join(' AND ')} ORDER BY fts.rowid DESC LIMIT @ranked`))
+      this.#queries.set(shape, stmt)
+    }
+    return stmt
+  }
+
   /** SQLite's and FTS5's own checks; the problems found (none: intact). */
   check (): string[] {
-    const problems = (this.#db.pragma('quick_check') as Array<{ quick_check: string }>).map((r) => r.quick_check).filter((s) => s !== 'ok')
+    const problems = (this.#stmts.quickCheck.all() as Array<{ quick_check: string }>).map((r) => r.quick_check).filter((s) => s !== 'ok')
     try {
-      this.#db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 1)").run()
+      this.#stmts.integrityCheck.run()
     } catch (err) {
       problems.push(`full-text index: ${(err as Error).message}`)
     }
@@ -209,25 +258,8 @@ export class SearchStore {
   }
 }
 
-/** A scope pattern list as SQL over `v.scope` (exact names and `source.` prefixes, never LIKE on input). */
-function patternSql (patterns: readonly string[], params: Record<string, unknown>, tag: string): string {
-  if (patterns.includes('*')) return '1'
-  if (patterns.length === 0) return '0'
-  return '(' + patterns.map((p, i) => {
-    const key = `${tag}${i}`
-    if (p.endsWith('.*')) {
-      // `source.` ≤ scope < `source/` ('/' follows '.'): every scope of the source
-      params[`${key}lo`] = p.slice(0, -1)
-      params[`${key}hi`] = p.slice(0, -2) + '/'
-      return `(v.scope >= @${key}lo AND v.scope < @${key}hi)`
-    }
-    params[key] = p
-    return `v.scope = @${key}`
-  }).join(' OR ') + ')'
-}
-
 function prepare (db: Database.Database) {
-  return {
+  const stmts = {
     getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     getVersion: db.prepare('SELECT path, scope, collected_at, sha256 FROM versions WHERE path = ?'),
@@ -246,8 +278,14 @@ function prepare (db: Database.Database) {
     hitDetails: db.prepare(`SELECT v.scope, v.path, v.collected_at AS collectedAt, r.pointer, r.at, r.field,
         snippet(fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) AS snippet
       FROM rows r JOIN fts ON fts.rowid = r.id JOIN versions v ON v.id = r.version
-      WHERE fts MATCH @match AND r.id = @id`)
+      WHERE fts MATCH @match AND r.id = @id`),
+    countVersions: db.prepare('SELECT count(*) AS n FROM versions'),
+    distinctScopes: db.prepare('SELECT DISTINCT scope FROM versions'),
+    quickCheck: db.prepare('PRAGMA quick_check'),
+    integrityCheck: db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 1)")
   }
+  for (const stmt of Object.values(stmts)) keep(stmt)
+  return stmts
 }
 
 /** Deletes the index's files (the database and its WAL), for a rebuild. */
