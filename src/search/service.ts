@@ -18,6 +18,12 @@ export interface SearchDeps extends IndexerDeps {
   events: EventSource<HearthEvents>
   /** How often the change log is looked at besides the events (a file deleted from data/ has none). */
   pollMs?: number
+  /**
+   * A digest of what the installed connectors declare searchable: an index built under other
+   * declarations (a connector added, updated or removed) is built again, so no version keeps
+   * fields that are no longer declared or misses ones that now are.
+   */
+  declarations?: string
 }
 
 export interface SearchService extends Service, Search {
@@ -59,8 +65,19 @@ export function createSearchService (deps: SearchDeps): SearchService {
   const waiters: Array<() => void> = []
 
   const open = (): void => {
-    store = openSearchStore(deps.dir, deps.logger).store
-    indexer = new Indexer(store, deps)
+    let opened = openSearchStore(deps.dir, deps.logger).store
+    const built = opened.declarations()
+    if (deps.declarations !== undefined && built !== deps.declarations) {
+      if (built !== null) {
+        deps.logger.info({ dir: deps.dir }, 'search: what the connectors declare searchable changed: the index is built again')
+        opened.close()
+        removeSearchFiles(deps.dir)
+        opened = new SearchStore(deps.dir)
+      }
+      opened.setDeclarations(deps.declarations)
+    }
+    store = opened
+    indexer = new Indexer(opened, deps)
   }
 
   const run = async (): Promise<void> => {

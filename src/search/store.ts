@@ -110,6 +110,31 @@ export class SearchStore {
     if (this.#db.open) this.#db.close()
   }
 
+  /** Opens a transaction around several versions' writes (theirs become savepoints in it). */
+  begin (): void {
+    this.#stmts.begin.run()
+  }
+
+  commit (): void {
+    if (this.#db.inTransaction) this.#stmts.commit.run()
+  }
+
+  /** Takes back what the open transaction wrote (the row times remembered are read again). */
+  rollback (): void {
+    if (this.#db.inTransaction) this.#stmts.rollback.run()
+    this.#times = null
+    this.#scopes = null
+  }
+
+  /** The digest of the search declarations this index was built with (null: not recorded). */
+  declarations (): string | null {
+    return (this.#stmts.getMeta.get('declarations') as { value: string } | undefined)?.value ?? null
+  }
+
+  setDeclarations (digest: string): void {
+    this.#stmts.setMeta.run('declarations', digest)
+  }
+
   /** The last change of the file index this index has followed (0: none). */
   cursor (): number {
     const row = this.#stmts.getMeta.get('seq') as { value: string } | undefined
@@ -259,6 +284,9 @@ function prepare (db: Database.Database) {
     insertRow: db.prepare('INSERT INTO rows (version, pointer, field, at, t, text) VALUES (?, ?, ?, ?, ?, ?)'),
     indexRow: db.prepare('INSERT INTO fts (rowid, text, tags) VALUES (?, ?, ?)'),
     versionScope: db.prepare('SELECT scope FROM versions WHERE id = ?'),
+    begin: db.prepare('BEGIN'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
     matching: db.prepare('SELECT rowid FROM fts WHERE fts MATCH @match AND rowid < @before ORDER BY rowid DESC LIMIT @limit').pluck(),
     rowsByIds: db.prepare('SELECT id, version, pointer, field, at, t, text FROM rows WHERE id IN (SELECT value FROM json_each(?))'),
     versionsByIds: db.prepare('SELECT id, scope, path, collected_at AS collectedAt FROM versions WHERE id IN (SELECT value FROM json_each(?))'),
