@@ -2,7 +2,8 @@
 // child process (import-worker.ts) suggests the connectors that fit it, and on request runs one
 // over it, submitting items over the owner socket exactly like `hearth import`. Jobs live in
 // memory (the last few are kept for their result tables); an upload is deleted once its import
-// has finished, and leftovers of a crash are removed at start.
+// has finished, and leftovers of a crash are removed at start. An import `hearth import` ran (it
+// reads the export where it is) is recorded here when it ends, so every import is listed.
 import { fork, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createWriteStream } from 'node:fs'
@@ -36,6 +37,18 @@ export interface ImportJob {
   progress: { done: number; stored: number; duplicate: number; rejected: number; waiting: number; notes: string[] }
   summary: ImportSummary | null
   error: { code: string; message: string } | null
+  /** Who ran it: an upload to the dashboard, or `hearth import` (recorded when it ended, without a summary). */
+  origin: 'dashboard' | 'cli'
+}
+
+/** What `hearth import` reports of an import it ran, when it ends. */
+export interface FinishedImport {
+  /** The export's file or folder name (its path stays on the user's side). */
+  name: string
+  connectorId: string
+  startedAt: string
+  total: { items: number; stored: number; duplicate: number; rejected: number; waiting: number }
+  failure?: { code: string; message: string }
 }
 
 export interface ImportJobsDeps {
@@ -56,6 +69,8 @@ export interface ImportJobs {
   addPart (id: string, body: Readable, meta: { name: string; declaredBytes: number | null; modifiedAt: number | null }): Promise<ImportJob>
   /** `include`: optional scopes of the connector to import too (`hearth import --with`). */
   run (id: string, connectorId: string, include?: readonly string[]): ImportJob
+  /** Lists an import another process ran (`hearth import`) beside the dashboard's. */
+  recordFinished (finished: FinishedImport): ImportJob
   get (id: string): ImportJob | null
   list (): ImportJob[]
   stop (): Promise<void>
@@ -225,7 +240,8 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
         connectorId: null,
         progress: { done: 0, stored: 0, duplicate: 0, rejected: 0, waiting: 0, notes: [] },
         summary: null,
-        error: null
+        error: null,
+        origin: 'dashboard'
       }
       await mkdir(folder(job.id), { recursive: true, mode: 0o700 })
       try {
@@ -279,6 +295,28 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
           if (summary.failure !== undefined) job.error = summary.failure
         } else if (m.type === 'error') { job.error = { code: m.code, message: m.message }; job.state = 'failed' }
       }, () => { void discard(job) })
+      return job
+    },
+
+    recordFinished (finished) {
+      const { total } = finished
+      const job: ImportJob = {
+        id: randomBytes(9).toString('base64url'),
+        name: safeArchiveName(finished.name),
+        parts: [],
+        size: 0,
+        createdAt: finished.startedAt,
+        state: finished.failure === undefined ? 'done' : 'failed',
+        entries: null,
+        suggestions: [],
+        connectorId: finished.connectorId,
+        progress: { done: total.items, stored: total.stored, duplicate: total.duplicate, rejected: total.rejected, waiting: total.waiting, notes: [] },
+        summary: null,
+        error: finished.failure ?? null,
+        origin: 'cli'
+      }
+      jobs.set(job.id, job)
+      trim()
       return job
     },
 

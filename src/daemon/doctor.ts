@@ -6,11 +6,13 @@
 //   3. the ingest journal of a daemon that was killed or lost power: replayed as its next start
 //      would (the blocks of its last acknowledged files were still in its memory);
 //   4. every stored ciphertext: read back and verified against its CID; a missing or damaged one
-//      is encrypted and stored again from the plaintext file in data/ when that file still holds
-//      the recorded bytes (SHA-256); when it does not, the same CID is fetched from the configured
-//      IPFS gateways (`restore.gateways`, every block verified); otherwise it is unrepairable. A
-//      registered file of this device stored again under a new CID goes back to `stored` (the
-//      next start registers the new CID) with its old file id kept as superseded;
+//      is fetched under the same CID from the owner's other devices (the addresses this home
+//      keeps, over a short-lived loopback-only sync node: doctor-sources.ts) and then the
+//      configured IPFS gateways (`restore.gateways`), every block verified; when none has it, it
+//      is encrypted and stored again from the plaintext file in data/ if that file still holds the
+//      recorded bytes (SHA-256); otherwise it is unrepairable. A registered file of this device
+//      stored again under a new CID goes back to `stored` (the next start registers the new CID)
+//      with its old file id kept as superseded;
 //   5. data files the index does not know: counted (the daemon's start scan ingests them);
 //   6. the search index: checked by SQLite and FTS5; damaged or missing, built again from every
 //      stored version (otherwise brought up to date).
@@ -22,7 +24,7 @@ import { ClassicLevel } from 'classic-level'
 import { HearthError, isHearthError, unwrapHearthError } from '../errors.js'
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
-import { openDatabase, type HearthDatabase } from '../db/database.js'
+import { openDatabase, openKv, type HearthDatabase } from '../db/database.js'
 import { openFileIndex } from '../db/file-index.js'
 import type { FileRecord } from '../db/types.js'
 import { openStorage, type StorageConfig } from '../storage/factory.js'
@@ -32,8 +34,10 @@ import { scopeKeyHex } from '../protocol/keys.js'
 import { encryptEnvelopeBytes } from '../protocol/encryption.js'
 import { readDataFileOrNull } from '../ingest/data-file.js'
 import { classifyDataPath } from '../ingest/layout.js'
-import { createCiphertextFetcher, type CiphertextFetcher, type FetchAttempt } from '../storage/block-sources.js'
-import { gatewaySources, type RestoreSettings } from '../sync/restore-sources.js'
+import type { RestoreSettings } from '../sync/restore-sources.js'
+import { openOfflineDevices } from '../sync/offline-devices.js'
+import { deviceStamp } from '../identity/device.js'
+import { doctorSources, type DoctorSources } from './doctor-sources.js'
 import { createIngestJournal } from '../ingest/journal.js'
 import { createFileSyncer } from '../storage/deferred-sync.js'
 import { rebuildSearchIndex, type SearchRepair } from '../search/index.js'
@@ -58,8 +62,10 @@ export interface DoctorReport {
 export interface DoctorDeps {
   home: HomeLayout
   storage: StorageConfig
-  /** Gateways to fetch a ciphertext from when its plaintext is gone (none: data/ only). */
+  /** Gateways to fetch a lost ciphertext from (and the deadlines and size bound for devices too). */
   restore?: RestoreSettings
+  /** The owner's devices to ask first: none while sync is disabled; `peers` beside those `hearth peers add` kept. */
+  sync?: { enabled: boolean; peers: readonly string[] }
   logger: Logger
   onProgress?: (line: string) => void
 }
@@ -72,6 +78,7 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
   const report: DoctorReport = { index: 'ok', indexProblems: [], checked: 0, restored: [], unrepairable: [], notIndexed: 0, search: null }
   const db = await openIndexDatabase(home, report, progress)
   let storage: StorageBackend | null = null
+  let remote: DoctorSources | null = null
   try {
     const index = await openFileIndex({ db })
     const check = await index.verify()
@@ -90,7 +97,24 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
     const replayed = await createIngestJournal({ db, dataDir: home.data, storage: backend, index, syncFiles: syncer, logger: deps.logger }).replay()
       .finally(() => { syncer.close() })
     if (replayed > 0) progress(`ingest journal: ${replayed} acknowledged files written again`)
-    const fetcher = gatewayFetcher(deps, backend)
+    remote = doctorSources({
+      restore: deps.restore,
+      syncEnabled: deps.sync?.enabled ?? false,
+      storage: backend,
+      openDevices: async () => await openOfflineDevices({
+        masterKey: identity.masterKey,
+        ownerAddress: identity.ownerAddress,
+        peerKeyFile: join(home.identity, 'peer-key'),
+        deviceStamp: await deviceStamp(home.root),
+        configuredPeers: deps.sync?.peers ?? [],
+        kv: openKv(db, 'sync'),
+        index,
+        readTimeoutMs: deps.restore?.requestTimeoutMs ?? 30_000,
+        logger: deps.logger
+      }),
+      logger: deps.logger,
+      onProgress: progress
+    })
     for (let after: string | undefined; ;) {
       const page = await index.all({ limit: PAGE, ...(after !== undefined ? { after } : {}) })
       if (page.length === 0) break
@@ -100,13 +124,14 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
         report.checked++
         const problem = await ciphertextProblem(backend, record.cid)
         if (problem === null) continue
+        // the same CID from a device or gateway first: its registration and other devices' records stay true
+        const fetched = await remote.fetch(record.cid)
+        if ('source' in fetched) {
+          report.restored.push({ path: record.path, oldCid: record.cid, cid: record.cid, registered: record.fileId != null, from: fetched.source })
+          continue
+        }
         const restored = await restoreFromPlaintext(home, backend, identity.masterKey, record)
         if (restored === null) {
-          const fetched = await fetchAgain(fetcher, record.cid)
-          if ('source' in fetched) {
-            report.restored.push({ path: record.path, oldCid: record.cid, cid: record.cid, registered: record.fileId != null, from: fetched.source })
-            continue
-          }
           report.unrepairable.push({ path: record.path, cid: record.cid, reason: `${problem}; no plaintext file with the recorded bytes to store it again from${fetched.tried}` })
           continue
         }
@@ -128,6 +153,7 @@ export async function runDoctor (deps: DoctorDeps): Promise<DoctorReport> {
     report.search = await rebuildSearchIndex({ ...inputs, dir: home.search, onProgress: progress })
     return report
   } finally {
+    await remote?.close().catch(() => {})
     await storage?.stop().catch(() => {})
     await db.close().catch(() => {})
   }
@@ -184,24 +210,6 @@ async function ciphertextProblem (storage: StorageBackend, cid: string): Promise
   }
 }
 
-function gatewayFetcher (deps: DoctorDeps, storage: StorageBackend): CiphertextFetcher | null {
-  const sources = deps.restore === undefined ? [] : gatewaySources(deps.restore)
-  if (deps.restore === undefined || sources.length === 0) return null
-  return createCiphertextFetcher({ storage, remote: () => sources, maxBytes: deps.restore.maxFileBytes, sourceTimeoutMs: deps.restore.fileTimeoutMs, logger: deps.logger })
-}
-
-/** The same CID from the gateways (stored and pinned), or what they answered. */
-async function fetchAgain (fetcher: CiphertextFetcher | null, cid: string): Promise<{ source: string } | { tried: string }> {
-  if (fetcher === null) return { tried: ' (no gateway is configured in restore.gateways)' }
-  try {
-    return { source: (await fetcher.fetch(cid)).source }
-  } catch (err) {
-    if (!isHearthError(err) || !Array.isArray(err.details?.tried)) throw err
-    const remote = (err.details.tried as FetchAttempt[]).filter((a) => a.source !== 'local storage')
-    return { tried: `, and no gateway had it (${remote.map((a) => `${a.source}: ${a.outcome}`).join('; ')})` }
-  }
-}
-
 async function restoreFromPlaintext (home: HomeLayout, storage: StorageBackend, masterKey: Uint8Array, record: FileRecord): Promise<{ cid: string; encryptedSize: number } | null> {
   if (record.path.includes('#')) return null // a superseded version: its plaintext is gone from data/
   const bytes = await readDataFileOrNull(home.data, record.path, record.size)
@@ -229,6 +237,6 @@ async function countNotIndexed (dataDir: string, indexed: (rel: string) => Promi
 
 export function doctorFailed (report: DoctorReport): HearthError | null {
   if (report.unrepairable.length === 0) return null
-  return new HearthError('STORAGE_NOT_FOUND', `${report.unrepairable.length} stored version(s) cannot be repaired: their ciphertext is missing or damaged and data/ no longer holds their plaintext`,
+  return new HearthError('STORAGE_NOT_FOUND', `${report.unrepairable.length} stored version(s) cannot be repaired: their ciphertext is missing or damaged, no device or gateway had it, and data/ no longer holds their plaintext`,
     { unrepairable: report.unrepairable.slice(0, 100) })
 }

@@ -28,6 +28,7 @@ import { createPullScheduler } from './pull-scheduler.js'
 import { pokeSession, pullSession, zeroTotals, type PullContext, type PullTotals } from './pull.js'
 import { serveSession, type ServeContext, type ServeStats } from './serve.js'
 import { syncState, type SyncState } from './state.js'
+import { learnTheirCursor } from './status.js'
 import { waitingSummary } from './waiting.js'
 import { newCounters } from './wire.js'
 
@@ -69,7 +70,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
   function onHello (peerId: string, hello: HelloMessage): void {
     const p = peer(peerId)
     p.remoteHead = hello.head
-    p.theirCursor = hello.cursor
+    learnTheirCursor(p, hello.cursor, 'greeting')
   }
 
   const serveContext: ServeContext = {
@@ -84,7 +85,7 @@ export function createSyncEngine (opts: SyncEngineOptions): SyncEngine {
     cursorFor: async (peerId) => await state.cursor(peerId),
     onHello,
     onPeerCursor (peerId, cursor) {
-      peer(peerId).theirCursor = cursor
+      learnTheirCursor(peer(peerId), cursor, 'pull')
     },
     onPoke (peerId, head) {
       extra.pokesReceived++

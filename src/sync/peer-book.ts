@@ -5,6 +5,7 @@ import type { FileIndex } from '../db/file-index.js'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { addressPeerId, type SyncNode } from './node.js'
+import { toWireEntry } from './offer.js'
 import type { SyncState } from './state.js'
 import { newLivePeer, peerStatus, type LivePeer, type PeerStatus } from './status.js'
 import { waitingByPeer } from './waiting.js'
@@ -20,7 +21,7 @@ export interface PeerBook {
 export function createPeerBook (deps: {
   node: SyncNode
   state: SyncState
-  index: Pick<FileIndex, 'currentSeq'>
+  index: Pick<FileIndex, 'currentSeq' | 'changesSince'>
   logger: Logger
   syncing (peerId: string): boolean
 }): PeerBook {
@@ -85,8 +86,24 @@ export function createPeerBook (deps: {
         syncing: deps.syncing(peerId),
         cursor: await state.cursor(peerId),
         storedLastSyncAt: (await state.peerInfo(peerId))?.lastSyncAt ?? null,
-        ourHead
+        toSend: await toSend(deps.index, live.get(peerId)?.theirCursor ?? null, ourHead)
       })))
     }
   }
+}
+
+/** Changes counted exactly for "to send"; beyond them, the rest of the log is counted by its seqs (an upper bound). */
+const COUNTED_CHANGES = 1000
+
+/**
+ * What this device would list to a peer that has handled our log up to `theirCursor`: the changes
+ * it offers after that point (a file rewritten since counts once, a change it never offers, such
+ * as a rejected file, not at all). Null before the peer said how far it is.
+ */
+async function toSend (index: Pick<FileIndex, 'changesSince'>, theirCursor: number | null, ourHead: number): Promise<number | null> {
+  if (theirCursor === null) return null
+  if (theirCursor >= ourHead) return 0
+  const changes = await index.changesSince(theirCursor, COUNTED_CHANGES)
+  const offered = changes.filter((c) => toWireEntry(c) !== null).length
+  return changes.length < COUNTED_CHANGES ? offered : offered + Math.max(0, ourHead - changes[changes.length - 1]!.seq)
 }

@@ -50,16 +50,23 @@ export async function helloMessage (ctx: Pick<ServeContext, 'ownerAddress' | 'in
   }
 }
 
-/** One page of the local change log as offered to peers. */
+/**
+ * One page of the local change log as offered to peers. The last page's `next` is the head read
+ * before it: a seq that left no entry (a write taken back, FileIndex.revert) would otherwise stay
+ * ahead of every peer's cursor, and the peer would look one change behind for good.
+ */
 export async function listChanges (index: FileIndex, since: number, limit: number): Promise<ChangesMessage> {
+  // read first: every change up to it is in the page below, or has moved past it
+  const head = await index.currentSeq()
   const changes = await index.changesSince(since, limit)
   const entries: WireEntry[] = []
   for (const change of changes) {
     const entry = toWireEntry(change)
     if (entry !== null) entries.push(entry)
   }
-  const next = changes.length === 0 ? since : changes[changes.length - 1]!.seq
-  return { type: 'changes', entries, next, done: changes.length < limit }
+  const done = changes.length < limit
+  const last = changes.length === 0 ? since : changes[changes.length - 1]!.seq
+  return { type: 'changes', entries, next: done ? Math.max(last, head) : last, done }
 }
 
 async function serveFetch (ch: Channel, cid: string, ctx: ServeContext): Promise<void> {

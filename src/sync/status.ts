@@ -19,7 +19,10 @@ export interface PeerStatus {
    * leaves a gap, so outside a pull this is an upper bound; 0 means in sync.
    */
   pendingIn: number | null
-  /** Our head minus the peer's cursor for us (an upper bound, as above); null before any greeting. */
+  /**
+   * The changes this device offers beyond the peer's cursor for our log (each file once; 0 means
+   * the peer has everything); null before the peer said how far it is (peer-book.ts).
+   */
   pendingOut: number | null
   lastError: string | null
   /** Files received from this peer that wait here for their schema. */
@@ -37,6 +40,15 @@ export interface LivePeer {
   lastError: string | null
 }
 
+/**
+ * How far a peer has handled our log, as it says. Its pulls (changes-request, ack) are current
+ * and may move it back (our log restarted, or it forgot us); a greeting was written when its
+ * session began, and an ack on another stream may have overtaken it, so it only moves forward.
+ */
+export function learnTheirCursor (live: LivePeer, cursor: number, from: 'greeting' | 'pull'): void {
+  live.theirCursor = from === 'pull' || live.theirCursor === null ? cursor : Math.max(live.theirCursor, cursor)
+}
+
 export function newLivePeer (): LivePeer {
   return { remoteHead: null, theirCursor: null, pendingIn: null, lastSyncAt: null, lastError: null }
 }
@@ -48,13 +60,13 @@ export interface PeerFacts {
   cursor: number
   /** Persisted last sync, used when this process has not synced with the peer yet. */
   storedLastSyncAt: number | null
-  ourHead: number
+  /** What the peer has yet to be listed of our log (peer-book.ts), null while its cursor is unknown. */
+  toSend: number | null
   waitingForSchema: number
 }
 
 export function peerStatus (peerId: string, live: LivePeer | undefined, facts: PeerFacts): PeerStatus {
   const remoteHead = live?.remoteHead ?? null
-  const theirCursor = live?.theirCursor ?? null
   return {
     peerId,
     addrs: facts.addrs,
@@ -66,7 +78,7 @@ export function peerStatus (peerId: string, live: LivePeer | undefined, facts: P
     pendingIn: facts.syncing
       ? (live?.pendingIn ?? null)
       : (remoteHead === null ? null : Math.max(0, remoteHead - facts.cursor)),
-    pendingOut: theirCursor === null ? null : Math.max(0, facts.ourHead - theirCursor),
+    pendingOut: facts.toSend,
     lastError: live?.lastError ?? null,
     waitingForSchema: facts.waitingForSchema
   }

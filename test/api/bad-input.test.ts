@@ -66,6 +66,9 @@ test('bad input matrix over the socket', async (t) => {
     { name: 'bad schema definition', method: 'POST', path: '/v1/schemas', headers: json, body: '{"name":"x"}', status: 400, code: 'INVALID_SCHEMA_DEFINITION' },
     { name: 'peer address not a string', method: 'POST', path: '/v1/peers', headers: json, body: '{"multiaddr": 5}', status: 400, code: 'INVALID_BODY' },
     { name: 'peer body with an unknown field', method: 'POST', path: '/v1/peers', headers: json, body: '{"multiaddr": "/ip4/127.0.0.1/tcp/1", "force": true}', status: 400, code: 'INVALID_BODY' },
+    { name: 'finished import not an object', method: 'POST', path: '/v1/imports/finished', headers: json, body: '[1]', status: 400, code: 'INVALID_BODY' },
+    { name: 'finished import with a negative count', method: 'POST', path: '/v1/imports/finished', headers: json, body: '{"name": "x.zip", "connectorId": "spotify", "startedAt": "2026-01-01T00:00:00Z", "total": {"items": 1, "stored": -1, "duplicate": 0, "rejected": 0, "waiting": 0}}', status: 400, code: 'INVALID_BODY' },
+    { name: 'finished import with a bad time and an unknown field', method: 'POST', path: '/v1/imports/finished', headers: json, body: '{"name": "x.zip", "connectorId": "spotify", "startedAt": "yesterday", "total": {"items": 0, "stored": 0, "duplicate": 0, "rejected": 0, "waiting": 0}, "summary": {}}', status: 400, code: 'INVALID_BODY' },
     { name: 'body nested too deep', method: 'POST', path: '/v1/data/instagram.profile', headers: json, body: '{"a":'.repeat(600) + '1' + '}'.repeat(600), status: 400, code: 'JSON_TOO_DEEP' },
     { name: 'number JSON cannot carry', method: 'POST', path: '/v1/data/instagram.profile', headers: json, body: '{"username": "x", "n": 1e400}', status: 400, code: 'NUMBER_NOT_REPRESENTABLE' },
     { name: 'storage cat of a non-CID', method: 'GET', path: '/v1/storage/..%2F..%2Fetc', status: 400, code: 'INVALID_PATH' }

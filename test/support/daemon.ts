@@ -110,7 +110,8 @@ export async function startDaemonProcess (t: Pick<TestContext, 'after'>, opts: S
 }
 
 /** Runs a CLI command in-process against a home, capturing its output. */
-export async function runCli (home: HomeLayout, args: string[], input?: string): Promise<{ code: number, stdout: string, stderr: string }> {
+/** Runs the CLI in-process on `home` (test environment, plus `env`). */
+export async function runCli (home: HomeLayout, args: string[], input?: string, env: Record<string, string> = {}): Promise<{ code: number, stdout: string, stderr: string }> {
   const stdout = new PassThrough()
   const stderr = new PassThrough()
   const stdin = new PassThrough()
@@ -119,7 +120,7 @@ export async function runCli (home: HomeLayout, args: string[], input?: string):
   stdout.on('data', (c: Buffer) => { o += c.toString() })
   stderr.on('data', (c: Buffer) => { e += c.toString() })
   stdin.end(input ?? '')
-  const code = await main(['--home', home.root, ...args], { stdout, stderr, stdin, env: { ...testEnv(), HEARTH_HOME: home.root } })
+  const code = await main(['--home', home.root, ...args], { stdout, stderr, stdin, env: { ...testEnv(env), HEARTH_HOME: home.root } })
   return { code, stdout: o, stderr: e }
 }
 

@@ -133,6 +133,7 @@ function Recent () {
   return html`<${Section} id="recent" title="Recent imports"><${Table} caption="Recent imports" rows=${rows} rowKey=${(j) => j.id} columns=${[
     { label: 'Archive', cell: (j) => j.name },
     { label: 'Connector', cell: (j) => j.connectorId ?? '–' },
+    { label: 'From', cell: (j) => j.origin === 'cli' ? html`<code>hearth import</code>` : 'dashboard' },
     { label: 'When', cell: (j) => fmtTime(j.createdAt) },
     { label: 'State', cell: (j) => html`<${Badge} value=${j.state} />` },
     { label: 'Stored', cell: (j) => j.progress.stored, cls: 'num' },

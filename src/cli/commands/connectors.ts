@@ -2,7 +2,7 @@
 // `hearth import <connector> <export>` runs one over a platform export and submits its items
 // through the daemon. The connector runs in the CLI process: the export is read where the user
 // has it, and only the resulting data objects cross the socket.
-import { dirname, isAbsolute, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { HearthError } from '../../errors.js'
 import { runImport, type ImportProgress, type ImportSummary } from '../../connectors/import.js'
@@ -68,6 +68,7 @@ export const importCommand: Command = {
       await callDaemon(ctx, { path: '/health', timeoutMs: 10_000 })
 
       const progress = progressPrinter(ctx)
+      const startedAt = new Date().toISOString()
       const summary = await runImport({
         connector,
         source: exportPaths.map((p) => resolve(p)),
@@ -77,6 +78,7 @@ export const importCommand: Command = {
         include: values.with ?? []
       })
       progress.finish()
+      await recordFinished(ctx, exportPaths[0]!, startedAt, summary)
       const located = withAbsolutePaths(summary, ctx.home.data)
       if (values.json === true) writeJson(ctx, located)
       else printSummary(ctx, located)
@@ -84,6 +86,16 @@ export const importCommand: Command = {
       return located.total.rejected > 0 ? EXIT.FAILURE : EXIT.OK
     })
   }
+}
+
+/**
+ * The daemon lists the import beside the dashboard's (its "Recent imports"). Only a record: a
+ * daemon that cannot take it (stopped meanwhile, an older version) changes nothing of the import.
+ */
+async function recordFinished (ctx: CommandContext, exportPath: string, startedAt: string, s: ImportSummary): Promise<void> {
+  if (s.failure?.code === 'DAEMON_NOT_RUNNING') return
+  const body = { name: basename(resolve(exportPath)), connectorId: s.connectorId, startedAt, total: s.total, ...(s.failure !== undefined ? { failure: { code: s.failure.code, message: (s.failure.message || s.failure.code).slice(0, 2000) } } : {}) }
+  await callDaemon(ctx, { method: 'POST', path: '/v1/imports/finished', body, timeoutMs: 10_000 }).catch(() => {})
 }
 
 /** The daemon answers paths relative to its data folder; the user wants to open them. */

@@ -12,10 +12,11 @@ import { guarded, UsageError, writeJson } from '../output.js'
 const USAGE = `usage: hearth doctor [--json]
   checks the home with the daemon stopped and repairs what it can: a damaged index database
   (LevelDB repair, or a new index when it is beyond repair: the next start indexes data/ again),
-  an inconsistent index, and stored ciphertexts that are missing or do not match their CID
-  (stored again from the plaintext file in data/, or fetched from restore.gateways when that is
-  gone), and the search index (built again from the stored versions when damaged or missing). Exit 0 when everything is sound or repaired,
-  1 when something could not be repaired (listed).`
+  an inconsistent index, stored ciphertexts that are missing or do not match their CID (fetched
+  under the same CID from the owner's other devices this home knows, then from restore.gateways;
+  else stored again from the plaintext file in data/), and the search index (built again from
+  the stored versions when damaged or missing). Exit 0 when everything is sound or repaired,
+  1 when something could not be repaired (listed, with what each device and gateway answered).`
 
 export const doctorCommand: Command = {
   name: 'doctor',
@@ -31,10 +32,12 @@ export const doctorCommand: Command = {
         throw err
       })
       try {
+        const config = await loadConfig(ctx.home.config, ctx.env)
         const report = await runDoctor({
           home: ctx.home,
           storage: await homeStorageDeps.readBackend!(ctx.home),
-          restore: (await loadConfig(ctx.home.config, ctx.env)).restore,
+          restore: config.restore,
+          sync: config.sync,
           logger: silentLogger(),
           onProgress: (line) => { if (values.json !== true) ctx.stdout.write(`${line}\n`) }
         })
