@@ -8,6 +8,9 @@
 // `--rounds N` rounds (medians printed); `--prof DIR` profiles each variant's 16-client burst
 // (main thread: self time by area, top functions, and the request path's own functions; the CPU
 // rows then include the profiler's cost, and say so).
+// Each round measures its floors before and after the daemons (issue #28): plain
+// create+write+fsync+close of 1 KB files at 16 concurrent, which the 16-client rate is divided
+// by, and one fdatasync, which the one-client p50 is compared with.
 // `--log-level info`: the daemon logs as a user's does (a line per stored file) instead of warn.
 // Run: node --import tsx bench/api.ts [--quick] [--base DIR] [--rounds N] [--prof DIR] [--log-level LEVEL]
 import '../src/polyfill.js'
@@ -18,6 +21,7 @@ import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { checkpointSettled, cpuMs } from './support/cpu-time.js'
 import { postBurst, type PostBurst } from './support/post-burst.js'
+import { floorFdatasync, floorWriteFsync } from './support/floors.js'
 import { monotonicMicros, summariseCpuProfile, type CpuProfile } from './cpu-profile.js'
 
 const args = process.argv.slice(2)
@@ -93,9 +97,15 @@ async function profileSummary (dir: string, pid: number, window: { from: number;
   return `${summariseCpuProfile(profile, { window, top: 25 })}\n${requestPathShare(profile, window)}`
 }
 
-interface Result { post16: Burst; post1: Burst; profile?: string }
+/** The round's floors (the mean of before and after its daemons): files/s at 16 concurrent, one fdatasync (ms). */
+interface Floor { fsync16: number; fdatasync: number }
+interface Result { post16: Burst; post1: Burst; floor: Floor; profile?: string }
 
-async function runVariant (name: string, dir: string, round: number): Promise<Result> {
+async function measureFloor (): Promise<Floor> {
+  return { fsync16: await floorWriteFsync(16, N16), fdatasync: await floorFdatasync(N1) }
+}
+
+async function runVariant (name: string, dir: string, round: number): Promise<Omit<Result, 'floor'>> {
   const home = await mkdtemp(join(tmpdir(), `hearth-bench-api-${name}-`))
   const prof = profDir === null ? null : join(profDir, `${name}-${round}`)
   const d = await launchDaemon({
@@ -126,12 +136,19 @@ async function runVariant (name: string, dir: string, round: number): Promise<Re
 const variants: Array<[string, string]> = [...(base !== null ? [['base', resolve(base)] as [string, string]] : []), ['current', REPO]]
 for (const [, dir] of variants) ensureBuilt(dir)
 const results = new Map<string, Result[]>(variants.map(([name]) => [name, []]))
+const floors: Array<{ before: Floor; after: Floor }> = []
 for (let round = 0; round < rounds; round++) {
+  const before = await measureFloor()
+  const ran: Array<[string, Omit<Result, 'floor'>]> = []
   // alternate which variant goes first: a machine getting busier does not favour one
   for (const [name, dir] of round % 2 === 0 ? variants : [...variants].reverse()) {
     console.error(`round ${round + 1}/${rounds}: ${name} …`)
-    results.get(name)!.push(await runVariant(name, dir, round))
+    ran.push([name, await runVariant(name, dir, round)])
   }
+  const after = await measureFloor()
+  floors.push({ before, after })
+  const floor = { fsync16: (before.fsync16 + after.fsync16) / 2, fdatasync: (before.fdatasync + after.fdatasync) / 2 }
+  for (const [name, r] of ran) results.get(name)!.push({ ...r, floor })
 }
 
 function median (xs: number[]): number {
@@ -146,16 +163,19 @@ const cell = (name: string, pick: (r: Result) => number, digits: number): string
 const profiled = profDir !== null ? ', with the profiler' : ''
 const rows: Array<[string, (r: Result) => number, number]> = [
   ['1 KB POST, 16 clients (files/s)', (r) => r.post16.perSecond, 0],
+  ['  ÷ the round\'s create+write+fsync+close floor at 16 (budget ≥ 0.6)', (r) => r.post16.perSecond / r.floor.fsync16, 2],
   [`  daemon CPU per POST, all threads (ms${profiled})`, (r) => r.post16.cpu, 3],
   [`  main thread CPU per POST (ms; budget pace 0.33${profiled})`, (r) => r.post16.mainCpu, 3],
   ['  p50 (ms)', (r) => r.post16.p50, 2],
   ['  p99 (ms)', (r) => r.post16.p99, 2],
   ['1 KB POST, one client, p50 (ms)', (r) => r.post1.p50, 2],
+  ['  − the round\'s one fdatasync (ms; budget ≤ 0.3)', (r) => r.post1.p50 - r.floor.fdatasync, 2],
   ['  p99 (ms)', (r) => r.post1.p99, 2],
   [`  daemon CPU per POST, all threads (ms${profiled})`, (r) => r.post1.cpu, 3],
   [`  main thread CPU per POST (ms${profiled})`, (r) => r.post1.mainCpu, 3]
 ]
 console.table(rows.map(([what, pick, digits]) => ({ what, ...Object.fromEntries(variants.map(([name]) => [name, cell(name, pick, digits)])) })))
+console.log(`floors, before / after each round: create+write+fsync+close of 1 KB at 16 concurrent ${floors.map((f) => `${f.before.fsync16.toFixed(0)} / ${f.after.fsync16.toFixed(0)}`).join(', ')} files/s; one fdatasync ${floors.map((f) => `${f.before.fdatasync.toFixed(2)} / ${f.after.fdatasync.toFixed(2)}`).join(', ')} ms`)
 for (const [name, list] of results) {
   list.forEach((r, i) => { if (r.profile !== undefined) console.log(`\nCPU profile of the 16-client burst, ${name}, round ${i + 1}:\n${r.profile}`) })
 }

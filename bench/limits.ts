@@ -1,7 +1,8 @@
 // The ingest and start-up budgets (docs/protocol.md §5) against real daemon processes, each row
 // printed next to the floors measured in the same run, for the current checkout and (with
 // --base DIR, a checkout of an older commit whose dependencies match) the old code side by side:
-//   floors:  bare write+fsync of 1 KB files at 16 concurrent; bare openpgp.encrypt of a 1 KB
+//   floors:  plain create+write+fsync+close of 1 KB files at 16 concurrent and one fdatasync,
+//            each before and after the Hearth rows (load moves them); bare openpgp.encrypt of a 1 KB
 //            envelope with minimal S2K, and Hearth's own writer of the same message form;
 //            node:crypto AES-256-CFB + SHA-256 over 10 MB
 //   rows:    POST 1 KB at 16 concurrent (files/s) and at one client (p50); POST 10 MB (median);
@@ -37,7 +38,7 @@ import { fileURLToPath } from 'node:url'
 import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
 import { dropFiles, floorDropFiles, prepareFolder } from './support/dropped-files.js'
-import { floorWriteFsync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
+import { floorWriteFsync, floorFdatasync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
 import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { checkpointSettled, cpuMs } from './support/cpu-time.js'
@@ -394,10 +395,10 @@ const selected = variants.filter(([name]) => onlyVariant === null || name === on
 // the start rows have no floor to compare with
 if (!startOnly && !droppedOnly) console.error('floors …')
 const floors = startOnly || droppedOnly
-  ? { fsync16: Number.NaN, fsync1: Number.NaN, openpgp: Number.NaN, writer: Number.NaN, aesSha10mb: Number.NaN }
+  ? { fsync16: Number.NaN, fdatasync: Number.NaN, openpgp: Number.NaN, writer: Number.NaN, aesSha10mb: Number.NaN }
   : {
       fsync16: await floorWriteFsync(16, N16),
-      fsync1: await floorWriteFsync(1, N1),
+      fdatasync: await floorFdatasync(N1),
       openpgp: await floorOpenpgp(quick ? 500 : 2000),
       writer: floorHearthWriter(quick ? 2000 : 8000),
       aesSha10mb: postOnly ? Number.NaN : floorAesSha(10 * 1024 * 1024, 5)
@@ -405,6 +406,8 @@ const floors = startOnly || droppedOnly
 // the dropped-files row cannot beat the bench's own writing of those files
 const dropFloor = startOnly || postOnly ? Number.NaN : await floorDropFiles(SCOPE, DROPPED)
 const results = new Map<string, Result>()
+/** The same floors again once the Hearth rows are done. */
+let floorsAfter = { fsync16: Number.NaN, fdatasync: Number.NaN }
 const prepared: string[] = []
 try {
   let home10k: string | null = null
@@ -421,6 +424,7 @@ try {
     console.error(`${name} (${dir}) …`)
     results.set(name, home10k !== null ? await runStartRows(name, dir, home10k) : droppedOnly ? await runDroppedOnly(name, dir) : await runVariant(name, dir))
   }
+  if (!startOnly && !droppedOnly) floorsAfter = { fsync16: await floorWriteFsync(16, N16), fdatasync: await floorFdatasync(N1) }
   if (million) {
     const homeM = await mkdtemp(join(tmpdir(), 'hearth-bench-million-'))
     prepared.push(homeM)
@@ -439,9 +443,9 @@ const f = (n: number | undefined, digits = 0): string => n === undefined || Numb
 /** With --prof the burst's and the dropped and moved files' CPU rows include the profiler's own cost. */
 const cpuRow = `  daemon CPU per file (ms, user+sys${profDir !== null ? ', with the profiler' : ''})`
 const rows = [
-  { what: '1 KB POST, 16 concurrent (files/s)', budget: '≥ 3000', floor: `fsync ${f(floors.fsync16)} · openpgp ${f(floors.openpgp)} · ours ${f(floors.writer)}`, key: 'post16' as const, digits: 0 },
+  { what: '1 KB POST, 16 concurrent (files/s)', budget: '≥ 3000', floor: `create+write+fsync+close ${f(floors.fsync16)} before, ${f(floorsAfter.fsync16)} after · openpgp ${f(floors.openpgp)} · ours ${f(floors.writer)}`, key: 'post16' as const, digits: 0 },
   { what: cpuRow, budget: '', floor: '', key: 'post16Cpu' as const, digits: 2 },
-  { what: '1 KB POST, one client, p50 (ms)', budget: '≤ 1', floor: `fsync ${f(1000 / floors.fsync1, 2)} · openpgp ${f(1000 / floors.openpgp, 2)} · ours ${f(1000 / floors.writer, 2)}`, key: 'post1p50' as const, digits: 2 },
+  { what: '1 KB POST, one client, p50 (ms)', budget: '≤ 1', floor: `fdatasync ${f(floors.fdatasync, 2)} before, ${f(floorsAfter.fdatasync, 2)} after · openpgp ${f(1000 / floors.openpgp, 2)} · ours ${f(1000 / floors.writer, 2)}`, key: 'post1p50' as const, digits: 2 },
   { what: '1 KB POST, one client, p99 (ms)', budget: '', floor: '', key: 'post1p99' as const, digits: 2 },
   { what: '10 MB POST (ms, median of 5)', budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha10mb, 1)}`, key: 'post10mb' as const, digits: 1 },
   { what: '1,000 dropped 1 KB files until indexed (files/s)', budget: '≥ 3000', floor: `dropping alone ${f(dropFloor)}`, key: 'dropped' as const, digits: 0 },

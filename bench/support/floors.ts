@@ -1,13 +1,17 @@
 // The floors bench/limits.ts prints beside its rows, measured in the same run: what the machine
 // itself allows for the same work without Hearth around it.
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, rm, open, link, unlink } from 'node:fs/promises'
+import { mkdtemp, rm, open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
 import { writeMessage } from '../../src/protocol/openpgp-writer.js'
 
-/** Bare write+fsync+link of 1 KB files at `concurrency` (files/s). */
+/**
+ * Plain create+write+fsync+close of new 1 KB files at `concurrency` (files/s): what the disk and
+ * the kernel allow for a file made durable per request, the floor the 16-client POST row is judged
+ * against (issue #28). Measured before and after the Hearth rows of a run, as load moves it.
+ */
 export async function floorWriteFsync (concurrency: number, total: number): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-floor-'))
   const bytes = randomBytes(1024)
@@ -15,18 +19,40 @@ export async function floorWriteFsync (concurrency: number, total: number): Prom
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < total) {
-      const i = next++
-      const fh = await open(join(dir, `${i}.tmp`), 'wx', 0o600)
+      const fh = await open(join(dir, `${next++}.json`), 'wx', 0o600)
       await fh.writeFile(bytes)
       await fh.sync()
       await fh.close()
-      await link(join(dir, `${i}.tmp`), join(dir, `${i}.json`))
-      await unlink(join(dir, `${i}.tmp`))
     }
   }))
   const perSecond = total / ((performance.now() - started) / 1000)
   await rm(dir, { recursive: true, force: true })
   return perSecond
+}
+
+/**
+ * One fdatasync after a 1 KB append to an open file, alone (ms, the median of `total`): the
+ * durable write a lone POST's answer waits for (its index batch's), which the one-client p50
+ * row is judged against.
+ */
+export async function floorFdatasync (total: number): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-floor-'))
+  const bytes = randomBytes(1024)
+  const fh = await open(join(dir, 'log'), 'a', 0o600)
+  const times: number[] = []
+  try {
+    for (let i = 0; i < total; i++) {
+      const started = performance.now()
+      await fh.write(bytes)
+      await fh.datasync()
+      times.push(performance.now() - started)
+    }
+  } finally {
+    await fh.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+  times.sort((a, b) => a - b)
+  return times[Math.floor(times.length / 2)]!
 }
 
 /** Bare openpgp.encrypt of 1 KB with minimal S2K (files/s). */

@@ -18,6 +18,8 @@ export interface SearchDeps extends IndexerDeps {
   events: EventSource<HearthEvents>
   /** How often the change log is looked at besides the events (a file deleted from data/ has none). */
   pollMs?: number
+  /** Changes are followed at most once per this many ms while they keep coming (default FOLLOW_MS). */
+  followMs?: number
   /**
    * A digest of what the installed connectors declare searchable: an index built under other
    * declarations (a connector added, updated or removed) is built again, so no version keeps
@@ -32,6 +34,13 @@ export interface SearchService extends Service, Search {
 }
 
 const DEFAULT_POLL_MS = 500
+/**
+ * A burst of stored files is followed in steps at most this far apart, not one step per file: a
+ * step reads the change log, the scope's latest version back from disk and rewrites its rows, so
+ * following every POST of a burst cost a quarter of a lone client's main-thread CPU per POST
+ * (bench/api.ts). The first change after a quiet spell is followed at once.
+ */
+const FOLLOW_MS = 100
 /** Wait after a failed step (storage down) before the next try. */
 const RETRY_MS = 5000
 
@@ -61,6 +70,10 @@ export function createSearchService (deps: SearchDeps): SearchService {
   let stopped = true
   let timer: NodeJS.Timeout | null = null
   let retryAt = 0
+  /** When the last run started, and the run asked for by a change that came sooner than followMs after it. */
+  let lastRunAt = 0
+  let follow: NodeJS.Timeout | null = null
+  const followMs = deps.followMs ?? FOLLOW_MS
   const unsubscribe: Array<() => void> = []
   const waiters: Array<() => void> = []
 
@@ -94,10 +107,20 @@ export function createSearchService (deps: SearchDeps): SearchService {
   const wake = (): void => {
     if (stopped || Date.now() < retryAt) return
     if (running !== null) { again = true; return }
+    lastRunAt = Date.now()
     running = run().finally(() => {
       running = null
       if (again) { again = false; wake() }
     })
+  }
+
+  /** A file indexed or a scope deleted: followed now, or followMs after the last run began. */
+  const changed = (): void => {
+    if (stopped || follow !== null) return
+    const wait = lastRunAt + followMs - Date.now()
+    if (wait <= 0 && running === null) { wake(); return }
+    follow = setTimeout(() => { follow = null; wake() }, Math.max(0, wait))
+    follow.unref()
   }
 
   /** A damaged file met while running: closed, deleted and built again from the change log's start. */
@@ -114,7 +137,7 @@ export function createSearchService (deps: SearchDeps): SearchService {
     async start () {
       open()
       stopped = false
-      unsubscribe.push(deps.events.on('file.indexed', wake), deps.events.on('scope.deleted', wake))
+      unsubscribe.push(deps.events.on('file.indexed', changed), deps.events.on('scope.deleted', changed))
       timer = setInterval(() => {
         if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
       }, deps.pollMs ?? DEFAULT_POLL_MS)
@@ -124,7 +147,9 @@ export function createSearchService (deps: SearchDeps): SearchService {
     async stop () {
       stopped = true
       if (timer !== null) clearInterval(timer)
+      if (follow !== null) clearTimeout(follow)
       timer = null
+      follow = null
       for (const off of unsubscribe.splice(0)) off()
       await running
       store?.close()

@@ -27,17 +27,23 @@ const SPECS: Record<string, SearchSpec> = {
   'instagram.posts': { fields: ['caption'], time: ['createdAt'], versions: 'latest' }
 }
 
-interface Rig { index: FileIndex; search: SearchService; data: Map<string, unknown>; put: (v: GeneratedVersion, name?: string) => Promise<FileRecord> }
+interface Rig { index: FileIndex; search: SearchService; data: Map<string, unknown>; put: (v: GeneratedVersion, name?: string) => Promise<FileRecord>; reads: () => number }
 
-async function rig (t: TestContext): Promise<Rig> {
+/** `reads()`: how many pages of the change log the search has read so far. */
+async function rig (t: TestContext, opts: { pollMs?: number; followMs?: number } = {}): Promise<Rig> {
   const dir = await tempDir(t, 'hearth-search-')
   const db = await openDatabase(join(dir, 'index'))
   const index = await openFileIndex({ db, durable: false })
   const data = new Map<string, unknown>()
   const events = createHearthEvents(silentLogger())
+  let reads = 0
   const search = createSearchService({
     dir: join(dir, 'search'),
-    changes: index,
+    changes: {
+      changesSince: async (since, limit) => { reads++; return await index.changesSince(since, limit) },
+      currentSeq: async () => await index.currentSeq(),
+      latest: async (scope, filter) => await index.latest(scope, filter)
+    },
     // the plaintext the daemon reads back from data/ or the ciphertext (here: kept by the test)
     readData: async (record) => {
       const found = data.get(`${record.path} ${record.sha256}`)
@@ -47,7 +53,8 @@ async function rig (t: TestContext): Promise<Rig> {
     specFor: (scope) => SPECS[scope] ?? {},
     events,
     logger: silentLogger(),
-    pollMs: 50
+    pollMs: opts.pollMs ?? 50,
+    ...(opts.followMs !== undefined ? { followMs: opts.followMs } : {})
   })
   await search.start()
   t.after(async () => { await search.stop(); await db.close() })
@@ -59,7 +66,7 @@ async function rig (t: TestContext): Promise<Rig> {
     events.emit('file.indexed', stored)
     return stored
   }
-  return { index, search, data, put }
+  return { index, search, data, put, reads: () => reads }
 }
 
 /** Every row the generated versions should put in the index: record pointer, field, text, time. */
@@ -133,6 +140,25 @@ test('every generated record is found at its pointer; deleted and replaced versi
   await index.deleteMany(records.filter((r) => r.scope === 'spotify.streamingHistory').map((r) => r.path))
   await search.settled()
   assert.equal((await search.search({ q: 'jazz', scope: 'spotify.*' })).hits.length, 0)
+})
+
+test('a burst of stored versions is followed in a few steps, not one per version, and its last version is found', TIMEOUT, async (t) => {
+  // no polling: only the events (and the follow-up they schedule) move the search on
+  const { search, put, reads } = await rig(t, { pollMs: 3_600_000, followMs: 300 })
+  const versions = [...generateVersions({ records: 400, perVersion: [2, 2, 2], tagEvery: true })]
+  assert.ok(versions.length >= 100, `${versions.length} versions`)
+  const started = reads()
+  for (const v of versions) await put(v)
+  const last = versions[versions.length - 1]!
+  // found without settled(): the change that came during a run is followed once followMs is over
+  const deadline = Date.now() + 60_000
+  while ((await search.search({ q: last.marker })).hits.length === 0) {
+    assert.ok(Date.now() < deadline, 'the burst\'s last version was never followed')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  assert.equal((await search.search({ q: versions[0]!.marker })).hits.length, versions[0]!.scope === 'instagram.posts' ? 0 : 1)
+  const pages = reads() - started
+  assert.ok(pages < versions.length / 4, `${pages} reads of the change log for ${versions.length} versions`)
 })
 
 test('filters are exact and paging is complete without duplicates', TIMEOUT, async (t) => {
