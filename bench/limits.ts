@@ -10,7 +10,8 @@
 //            same files moved in as one prepared folder (one rename) until all are indexed, three
 //            folders one after another (the first and the third, warm, reported): the first row is
 //            bounded by the bench's own writing, the others are the daemon's own rate;
-//            start until /health answers with an empty home and with 10,000 files; idle RSS
+//            start until /health first answers, until it says "ok" (every part up) and until a
+//            1 KB POST sent then is stored (201), with an empty home and with 10,000 files; idle RSS
 //            (10,000 files, sync and dashboard off) and idle RSS of the default configuration
 //            (sync with mDNS and the dashboard, in a network namespace of its own) split into
 //            file-backed, anonymous, V8 heap and external memory, and again 12 s after (10,000 files: after the initial scan; default: after every part is up) and ~30 s after start
@@ -18,14 +19,16 @@
 //            once in bulk, shared by the variants, removed at the end), until every part is up,
 //            until the initial scan has checked every file, the slowest /health answer during
 //            that scan (is the event loop free?), and RSS after it
-//   --start-only: only the start rows (the 10,000-file home is built in bulk like the million's)
+//   --start-only: only the start rows (the 10,000-file home is built in bulk like the million's);
+//            with --reps N the start rows N times, the variants interleaved, as median [min–max];
+//            --no-idle: without the idle RSS rows (~45 s a variant)
 //   --dropped-only: only the dropped-files rows
 //   --post-only: only the 1 KB POST rows (16 clients, one client) and the empty start
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
 // a time, on fresh temp homes, with sync off unless said otherwise, started through their
 // launcher (bin/hearth.js) as users start them, so its node flags count.
 // Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
-//      [--start-only] [--dropped-only] [--post-only] [--million]
+//      [--start-only [--reps N] [--no-idle]] [--dropped-only] [--post-only] [--million]
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised;
 //                     the CPU rows then include the profiler and say so)
 import '../src/polyfill.js'
@@ -54,6 +57,8 @@ const million = args.includes('--million')
 const startOnly = args.includes('--start-only')
 const droppedOnly = args.includes('--dropped-only')
 const postOnly = args.includes('--post-only')
+const reps = Number(opt('--reps') ?? 1)
+const noIdle = args.includes('--no-idle')
 const MILLION = Number(process.env.HEARTH_BENCH_MILLION ?? 1_000_000)
 const SCOPE = 'instagram.profile'
 const N16 = quick ? 600 : 3000
@@ -91,6 +96,23 @@ async function startDaemon (dir: string, home: string, opts: StartOptions = {}):
   })
 }
 
+/** A start's three moments (ms from the spawn): `/health` first answers, it says "ok", a POST sent then is stored. */
+interface StartTimes { first: number; ok: number; posted: number }
+
+/**
+ * Started as startDaemon does, then timed on: `/health` saying `starting` does not count as
+ * started, so the start ends once it says anything else and a 1 KB POST sent then is answered 201.
+ */
+async function timedStart (dir: string, home: string, opts: StartOptions = {}): Promise<{ d: RunningDaemon; times: StartTimes }> {
+  const d = await startDaemon(dir, home, opts)
+  const spawnedAt = performance.now() - d.startMs
+  while (await healthStatus(d) === 'starting') await new Promise((resolve) => setTimeout(resolve, 5))
+  const ok = performance.now() - spawnedAt
+  const r = await d.call('POST', `/v1/data/${SCOPE}`, JSON.stringify({ username: 'start', bio: 'x'.repeat(1024 - 40) }))
+  if (r.status !== 201) throw new Error(`the POST after the start answered ${r.status}: ${r.body}`)
+  return { d, times: { first: d.startMs, ok, posted: performance.now() - spawnedAt } }
+}
+
 async function postMany (d: RunningDaemon, clients: number, total: number, body: string): Promise<PostBurst> {
   return await postBurst(d, `/v1/data/${SCOPE}`, body, clients, total)
 }
@@ -124,7 +146,7 @@ function rssMb (pid: number): Promise<number> {
 interface Result {
   post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number
   moved?: number; movedCpu?: number; movedWarm?: number; movedWarmCpu?: number; movedProfile?: string
-  startEmpty?: number; start10k?: number; rssIdle?: number; rssIdleQuiet?: number; profile?: string; droppedProfile?: string
+  startEmpty?: StartTimes; start10k?: StartTimes; rssIdle?: number; rssIdleQuiet?: number; profile?: string; droppedProfile?: string
   rssDefault?: number; rssDefaultQuiet?: number; heapDefaultQuiet?: number; rssDefaultSettled?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
   startMillion?: number; readyMillion?: number; scanMillion?: number; healthMaxDuringScan?: number; rssMillion?: number
 }
@@ -155,8 +177,8 @@ const QUIET_MS = 12_000
 const withMemoryReport = (home: string): StartOptions => ({ env: { NODE_OPTIONS: `--require=${MEMORY_REPORT}`, HEARTH_BENCH_MEMORY: join(home, 'bench-memory.json') } })
 
 /** Start on a home of 10,000 indexed files, then the RSS once the daemon has been idle a while. */
-async function start10kIdle (dir: string, home: string): Promise<{ start10k: number; rssIdle: number; rssIdleQuiet: number }> {
-  const d = await startDaemon(dir, home, withMemoryReport(home))
+async function start10kIdle (dir: string, home: string): Promise<{ start10k: StartTimes; rssIdle: number; rssIdleQuiet: number }> {
+  const { d, times } = await timedStart(dir, home, withMemoryReport(home))
   // idle means every part up and the initial scan over, as in the default configuration's row
   await waitForScan(d)
   await new Promise((resolve) => setTimeout(resolve, IDLE_MS))
@@ -164,7 +186,7 @@ async function start10kIdle (dir: string, home: string): Promise<{ start10k: num
   await new Promise((resolve) => setTimeout(resolve, QUIET_MS - IDLE_MS))
   const rssIdleQuiet = (await idleMemory(d)).rss
   await d.stop()
-  return { start10k: d.startMs, rssIdle, rssIdleQuiet }
+  return { start10k: times, rssIdle, rssIdleQuiet }
 }
 
 /** The default configuration (sync and mDNS on, the dashboard) on an empty home: RSS once idle after every part is up, what it is made of, and RSS 30 s after start. */
@@ -191,14 +213,17 @@ async function healthStatus (d: RunningDaemon): Promise<string> {
   return (JSON.parse((await d.call('GET', '/health')).body) as { status: string }).status
 }
 
-/** The start rows alone: an empty home, a prepared home of 10,000 files, idle RSS after that start. */
-async function runStartRows (name: string, dir: string, home10k: string): Promise<Result> {
+/** The start rows alone: an empty home, a prepared home of 10,000 files, idle RSS after that start (unless `idle` is false). */
+async function runStartRows (name: string, dir: string, home10k: string, idle: boolean): Promise<Result> {
   ensureBuilt(dir)
   const home = await mkdtemp(join(tmpdir(), `hearth-bench-limits-${name}-`))
   try {
-    const d = await startDaemon(dir, home)
+    const { d, times } = await timedStart(dir, home)
     await d.stop()
-    return { startEmpty: d.startMs, ...await start10kIdle(dir, home10k), ...await defaultIdle(dir) }
+    if (idle) return { startEmpty: times, ...await start10kIdle(dir, home10k), ...await defaultIdle(dir) }
+    const k10 = await timedStart(dir, home10k)
+    await k10.d.stop()
+    return { startEmpty: times, start10k: k10.times }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -345,8 +370,9 @@ async function runVariant (name: string, dir: string): Promise<Result> {
   const body1k = JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) })
   const body10mb = JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * 1024 * 1024 - 40) })
   try {
-    let d = await startDaemon(dir, home)
-    const startEmpty = d.startMs
+    const first = await timedStart(dir, home)
+    let d = first.d
+    const startEmpty = first.times
     await postMany(d, 4, 50, body1k) // warm-up: schema resolution, JIT
     await d.stop()
     d = await startDaemon(dir, home, profDir !== null ? { nodeOptions: ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] } : {})
@@ -408,6 +434,8 @@ const dropFloor = startOnly || postOnly ? Number.NaN : await floorDropFiles(SCOP
 const results = new Map<string, Result>()
 /** The same floors again once the Hearth rows are done. */
 let floorsAfter = { fsync16: Number.NaN, fdatasync: Number.NaN }
+/** Every start measured, by variant (--reps adds to the first run's). */
+const starts = new Map<string, { empty: StartTimes[]; k10: StartTimes[] }>(selected.map(([name]) => [name, { empty: [], k10: [] }]))
 const prepared: string[] = []
 try {
   let home10k: string | null = null
@@ -422,7 +450,16 @@ try {
     // so the next one does not pay it (the dropped rows' block creates and syncs are sensitive to it)
     if (i > 0) { execFileSync('sync'); await new Promise((resolve) => setTimeout(resolve, 2000)) }
     console.error(`${name} (${dir}) …`)
-    results.set(name, home10k !== null ? await runStartRows(name, dir, home10k) : droppedOnly ? await runDroppedOnly(name, dir) : await runVariant(name, dir))
+    results.set(name, home10k !== null ? await runStartRows(name, dir, home10k, !noIdle) : droppedOnly ? await runDroppedOnly(name, dir) : await runVariant(name, dir))
+  }
+  // the repetitions of the start rows, the variants' order alternating (a changing load weighs on each alike)
+  for (let r = 1; home10k !== null && r < reps; r++) {
+    for (const [name, dir] of r % 2 === 0 ? selected : [...selected].reverse()) {
+      console.error(`${name}, start rows, repetition ${r + 1} of ${reps} …`)
+      const again = await runStartRows(name, dir, home10k, false)
+      starts.get(name)!.empty.push(again.startEmpty!)
+      starts.get(name)!.k10.push(again.start10k!)
+    }
   }
   if (!startOnly && !droppedOnly) floorsAfter = { fsync16: await floorWriteFsync(16, N16), fdatasync: await floorFdatasync(N1) }
   if (million) {
@@ -454,8 +491,6 @@ const rows = [
   { what: cpuRow, budget: '', floor: '', key: 'movedCpu' as const, digits: 2 },
   { what: '  the third such folder, the daemon warm (files/s)', budget: '≥ 3000', floor: '', key: 'movedWarm' as const, digits: 0 },
   { what: cpuRow, budget: '', floor: '', key: 'movedWarmCpu' as const, digits: 2 },
-  { what: 'start to /health, empty home (ms)', budget: '≤ 500', floor: '', key: 'startEmpty' as const, digits: 0 },
-  { what: `start to /health, ${START_FILES} files (ms)`, budget: '≤ 500', floor: '', key: 'start10k' as const, digits: 0 },
   { what: `idle RSS after start, ${START_FILES} files, sync and dashboard off (MB)`, budget: '≤ 100', floor: '', key: 'rssIdle' as const, digits: 0 },
   { what: `  the same daemon ${QUIET_MS / 1000} s after its initial scan (MB)`, budget: '', floor: '', key: 'rssIdleQuiet' as const, digits: 0 },
   { what: 'idle RSS, default configuration (sync, mDNS, dashboard), empty home (MB)', budget: '≤ 100', floor: '', key: 'rssDefault' as const, digits: 0 },
@@ -478,12 +513,34 @@ const rows = [
       ]
     : [])
 ].filter((r) => [...results.values()].some((res) => res[r.key] !== undefined))
-console.table(rows.map((r) => ({
-  what: r.what,
-  budget: r.budget,
-  'floor (same run)': r.floor,
-  ...Object.fromEntries(selected.map(([name]) => [name, f(results.get(name)?.[r.key], r.digits)]))
-})))
+for (const [name, r] of results) {
+  if (r.startEmpty !== undefined) starts.get(name)!.empty.unshift(r.startEmpty)
+  if (r.start10k !== undefined) starts.get(name)!.k10.unshift(r.start10k)
+}
+/** One value, or the median [min–max] of several. */
+const spread = (xs: number[]): string => xs.length === 0 ? '' : xs.length === 1 ? f(xs[0]) : `${f(median(xs))} [${f(Math.min(...xs))}–${f(Math.max(...xs))}]`
+const startRows = [
+  { what: 'start to first /health answer, empty home (ms)', budget: '', home: 'empty' as const, moment: 'first' as const },
+  { what: 'start to /health "ok" (every part up), empty home (ms)', budget: '≤ 500', home: 'empty' as const, moment: 'ok' as const },
+  { what: '  and a 1 KB POST sent then stored (ms)', budget: '', home: 'empty' as const, moment: 'posted' as const },
+  { what: `start to first /health answer, ${START_FILES} files (ms)`, budget: '', home: 'k10' as const, moment: 'first' as const },
+  { what: `start to /health "ok", ${START_FILES} files (ms)`, budget: '≤ 500', home: 'k10' as const, moment: 'ok' as const },
+  { what: '  and a 1 KB POST sent then stored (ms)', budget: '', home: 'k10' as const, moment: 'posted' as const }
+].filter((r) => [...starts.values()].some((s) => s[r.home].length > 0))
+console.table([
+  ...rows.map((r) => ({
+    what: r.what,
+    budget: r.budget,
+    'floor (same run)': r.floor,
+    ...Object.fromEntries(selected.map(([name]) => [name, f(results.get(name)?.[r.key], r.digits)]))
+  })),
+  ...startRows.map((r) => ({
+    what: r.what,
+    budget: r.budget,
+    'floor (same run)': '',
+    ...Object.fromEntries(selected.map(([name]) => [name, spread(starts.get(name)![r.home].map((t) => t[r.moment]))]))
+  }))
+])
 for (const [name, r] of results) if (r.profile !== undefined) console.log(`\nCPU profile of the 1 KB burst, ${name}:\n${r.profile}`)
 for (const [name, r] of results) if (r.droppedProfile !== undefined) console.log(`\nCPU profile of the 1,000 dropped files, ${name}:\n${r.droppedProfile}`)
 for (const [name, r] of results) if (r.movedProfile !== undefined) console.log(`\nCPU profile of the third 1,000 files moved in as one folder, ${name}:\n${r.movedProfile}`)

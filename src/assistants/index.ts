@@ -17,7 +17,6 @@ import type { Search } from '../search/types.js'
 import type { FileRecord } from '../db/types.js'
 import type { Envelope } from '../protocol/envelope.js'
 import { parseListen } from '../api/listen.js'
-import { createMcpServer } from './mcp-server.js'
 import { addAssistantOwnerRoutes } from './owner-routes.js'
 import { createMcpSessions } from './sessions.js'
 import { openConnectionStore } from './store.js'
@@ -72,7 +71,7 @@ export function setUpAssistants (deps: AssistantsDeps): Assistants {
       if (request !== null && connection.status === 'pending') logger.info({ connection: connection.id, request: request.id, name }, 'assistant waiting for approval')
       return connection.id
     },
-    makeServer: (connectionId) => createMcpServer(toolDeps, connectionId),
+    makeServer: async (connectionId) => (await import('./mcp-server.js')).createMcpServer(toolDeps, connectionId),
     logger
   })
   let url: string | null = null

@@ -3,11 +3,12 @@
 // one connection at its `initialize`. Bounded: a body's size and JSON, messages per batch,
 // sessions open at once (idle ones close after IDLE_MS), calls in flight per session. Answers are
 // JSON (no server-sent streams): Hearth never sends requests or notifications of its own.
+// The SDK (with zod and hono, ~200 modules: ~0.15 s of a daemon's start) is loaded by the first
+// MCP request, not with the daemon.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import { parseBoundedJsonBytes } from '../protocol/bounded-json.js'
@@ -29,7 +30,8 @@ export interface McpSessionsDeps {
   maxSessions: number
   /** The connection a relayed client's `initialize` names (created pending when new). */
   stdioConnection (clientName: string, label: string | null): Promise<string>
-  makeServer (connectionId: string): McpServer
+  /** Loads the server's side of the SDK on first use. */
+  makeServer (connectionId: string): Promise<McpServer>
   logger: Logger
 }
 
@@ -61,7 +63,7 @@ export function createMcpSessions (deps: McpSessionsDeps) {
     sweep()
     if (sessions.size >= deps.maxSessions) throw new HearthError('MCP_SESSION_LIMIT', `${deps.maxSessions} MCP sessions are open (mcp.maxSessions); close one or try again later`)
     const connectionId = caller.kind === 'connection' ? caller.connectionId : await deps.stdioConnection(clientName(message), caller.label)
-    const server = deps.makeServer(connectionId)
+    const [server, { StreamableHTTPServerTransport }] = await Promise.all([deps.makeServer(connectionId), import('@modelcontextprotocol/sdk/server/streamableHttp.js')])
     const session: Session = { transport: null as unknown as StreamableHTTPServerTransport, server, connectionId, lastSeen: Date.now(), inFlight: 0 }
     session.transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -108,6 +110,7 @@ export function createMcpSessions (deps: McpSessionsDeps) {
         return
       }
       if (session === undefined) {
+        const { isInitializeRequest } = await import('@modelcontextprotocol/sdk/types.js')
         if (!isInitializeRequest(message)) { rpcError(res, 400, -32000, 'No session: send initialize first (without an Mcp-Session-Id)'); return }
         try {
           session = await open(message, caller)

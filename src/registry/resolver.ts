@@ -62,8 +62,9 @@ export interface SchemaRegistry extends SchemaResolver {
    * `sticky` (default true, for an explicit `hearth schema add`): it becomes the scope's latest
    * and a source refresh does not replace it with an older schema. Non-sticky (shipped schemas)
    * never displaces a chain schema or an explicit choice, and re-adding a known one changes nothing.
+   * `checkCompiles: false`: the definition is known to compile (see parseSchemaDefinition).
    */
-  addLocalSchema (definition: unknown, opts: { storage: Pick<StorageBackend, 'add'>; sticky?: boolean; signal?: AbortSignal }): Promise<AddLocalResult>
+  addLocalSchema (definition: unknown, opts: { storage: Pick<StorageBackend, 'add'>; sticky?: boolean; checkCompiles?: boolean; signal?: AbortSignal }): Promise<AddLocalResult>
   /** The chain registered a local schema: see SchemaCache.replaceSchemaId. */
   replaceSchemaId (localId: string, chainId: string, patch?: Partial<Pick<ResolvedSchema, 'ownerAddress' | 'addedAt' | 'name'>>): Promise<ResolvedSchema>
   /** Called whenever a schema is learned or becomes its scope's latest. Returns an unsubscribe. */
@@ -315,7 +316,7 @@ function buildRegistry (opts: SchemaRegistryOptions, shared: SharedState): Schem
 
     async addLocalSchema (input, addOpts) {
       const sticky = addOpts.sticky ?? true
-      const definition = parseSchemaDefinition(input)
+      const definition = parseSchemaDefinition(input, { checkCompiles: addOpts.checkCompiles })
       const cid = await addOpts.storage.add(serializeDefinition(definition), { signal: addOpts.signal })
       const definitionUrl = `ipfs://${cid}`
       const id = LOCAL_SCHEMA_PREFIX + cid

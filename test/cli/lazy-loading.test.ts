@@ -63,3 +63,8 @@ test('the parts load viem only with a configured chain or a grant signed as type
   assert.equal(packages.has('openpgp'), false, 'files are written by src/protocol/openpgp-writer.ts')
   assert.equal(staticGraph(join(SRC, 'ingest/encryption-worker.ts')).packages.has('openpgp'), false, 'nor does the encryption worker')
 })
+
+test('the parts load the MCP SDK (and zod, hono) only for an MCP request', () => {
+  const { packages } = staticGraph(join(SRC, 'daemon/parts.ts'))
+  assert.deepEqual(['@modelcontextprotocol/sdk', 'zod', '@hono/node-server'].filter((p) => packages.has(p)), [], 'src/assistants/sessions.ts imports them when a session opens')
+})

@@ -110,3 +110,11 @@ test('the canonical serialization sorts keys at every depth, so key order never 
   // Serialized bytes parse back to the same definition.
   assert.deepEqual(parseSchemaDefinition(serializeDefinition(a)), a)
 })
+
+test('checkCompiles: false (the shipped definitions, compiled by their own test) skips only the compile check', () => {
+  const dangling = definitionDoc('a.b', { schema: { type: 'object', properties: { x: { $ref: '#/$defs/missing' } } } })
+  assert.match(reasonsOf(dangling)[0]!, /^schema does not compile/)
+  assert.equal(parseSchemaDefinition(dangling, { checkCompiles: false }).scope, 'a.b')
+  assert.throws(() => parseSchemaDefinition(definitionDoc('a.b', { dialect: 'csv' }), { checkCompiles: false }),
+    (err: unknown) => isHearthError(err, 'INVALID_SCHEMA_DEFINITION'))
+})
