@@ -2,13 +2,14 @@
 // tests and benches use is a devDependency, `engines` holds for the installed tree on every Node
 // line Hearth supports, and the native addons run on the Node running the test.
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import semver from 'semver'
 import { REPO_ROOT } from './support/daemon.js'
 import { tempDir } from './support/tmp.js'
+import { codeFiles } from './support/code-files.js'
 import { loadSodium } from '../src/sync/sodium.js'
 import { SearchStore } from '../src/search/store.js'
 import { checkQuery } from '../src/search/query.js'
@@ -17,11 +18,7 @@ const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'))
 const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8'))
 
 function sources (dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name)
-    if (name === 'node_modules') return []
-    return statSync(p).isDirectory() ? sources(p) : (/\.(ts|js|mjs)$/.test(name) ? [readFileSync(p, 'utf8')] : [])
-  })
+  return codeFiles(dir).map((p) => readFileSync(p, 'utf8'))
 }
 
 function mentions (texts: string[], name: string): boolean {

@@ -258,34 +258,34 @@ export class SearchStore {
   }
 }
 
+/** The store's statements, each kept as soon as it is made (a later one failing leaves none unkept). */
 function prepare (db: Database.Database) {
-  const stmts = {
-    getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
-    setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-    getVersion: db.prepare('SELECT path, scope, collected_at, sha256 FROM versions WHERE path = ?'),
-    getRange: db.prepare('SELECT id, first_row, last_row FROM versions WHERE path = ?'),
-    scopeVersions: db.prepare('SELECT path FROM versions WHERE scope = ?'),
-    unindexRows: db.prepare("INSERT INTO fts (fts, rowid, text) SELECT 'delete', id, text FROM rows WHERE id BETWEEN ? AND ?"),
-    deleteRows: db.prepare('DELETE FROM rows WHERE id BETWEEN ? AND ?'),
-    deleteVersion: db.prepare('DELETE FROM versions WHERE id = ?'),
-    setFirstRow: db.prepare('UPDATE versions SET first_row = ? WHERE id = ?'),
-    setLastRow: db.prepare('UPDATE versions SET last_row = ? WHERE id = ?'),
-    maxRow: db.prepare('SELECT max(id) AS id FROM rows'),
-    insertVersion: db.prepare('INSERT INTO versions (path, scope, collected_at, sha256, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)'),
-    insertRow: db.prepare('INSERT INTO rows (version, pointer, field, at, t, text) VALUES (?, ?, ?, ?, ?, ?)'),
-    indexRow: db.prepare('INSERT INTO fts (rowid, text) VALUES (?, ?)'),
-    setSha: db.prepare('UPDATE versions SET sha256 = ? WHERE id = ?'),
-    hitDetails: db.prepare(`SELECT v.scope, v.path, v.collected_at AS collectedAt, r.pointer, r.at, r.field,
+  const p = (sql: string): Database.Statement => keep(db.prepare(sql))
+  return {
+    getMeta: p('SELECT value FROM meta WHERE key = ?'),
+    setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    getVersion: p('SELECT path, scope, collected_at, sha256 FROM versions WHERE path = ?'),
+    getRange: p('SELECT id, first_row, last_row FROM versions WHERE path = ?'),
+    scopeVersions: p('SELECT path FROM versions WHERE scope = ?'),
+    unindexRows: p("INSERT INTO fts (fts, rowid, text) SELECT 'delete', id, text FROM rows WHERE id BETWEEN ? AND ?"),
+    deleteRows: p('DELETE FROM rows WHERE id BETWEEN ? AND ?'),
+    deleteVersion: p('DELETE FROM versions WHERE id = ?'),
+    setFirstRow: p('UPDATE versions SET first_row = ? WHERE id = ?'),
+    setLastRow: p('UPDATE versions SET last_row = ? WHERE id = ?'),
+    maxRow: p('SELECT max(id) AS id FROM rows'),
+    insertVersion: p('INSERT INTO versions (path, scope, collected_at, sha256, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertRow: p('INSERT INTO rows (version, pointer, field, at, t, text) VALUES (?, ?, ?, ?, ?, ?)'),
+    indexRow: p('INSERT INTO fts (rowid, text) VALUES (?, ?)'),
+    setSha: p('UPDATE versions SET sha256 = ? WHERE id = ?'),
+    hitDetails: p(`SELECT v.scope, v.path, v.collected_at AS collectedAt, r.pointer, r.at, r.field,
         snippet(fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) AS snippet
       FROM rows r JOIN fts ON fts.rowid = r.id JOIN versions v ON v.id = r.version
       WHERE fts MATCH @match AND r.id = @id`),
-    countVersions: db.prepare('SELECT count(*) AS n FROM versions'),
-    distinctScopes: db.prepare('SELECT DISTINCT scope FROM versions'),
-    quickCheck: db.prepare('PRAGMA quick_check'),
-    integrityCheck: db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 1)")
+    countVersions: p('SELECT count(*) AS n FROM versions'),
+    distinctScopes: p('SELECT DISTINCT scope FROM versions'),
+    quickCheck: p('PRAGMA quick_check'),
+    integrityCheck: p("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 1)")
   }
-  for (const stmt of Object.values(stmts)) keep(stmt)
-  return stmts
 }
 
 /** Deletes the index's files (the database and its WAL), for a rebuild. */
