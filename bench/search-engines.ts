@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url'
 import { generateVersions, markerWord } from '../test/support/search-data.js'
 import { extractRows } from '../src/search/extract.js'
 import { SearchStore } from '../src/search/store.js'
+import { findHits } from '../src/search/find.js'
 import { checkQuery } from '../src/search/query.js'
 
 const ENGINES = ['fts5', 'minisearch', 'flexsearch'] as const
@@ -69,9 +70,9 @@ async function measure (engine: Engine, records: number, dir: string): Promise<R
       rowsIndexed += batch.length
       versions++
     }
-    query = (q) => store.query(checkQuery({ q }), 21).hits.length
+    query = (q) => findHits(store, checkQuery({ q }), 21).hits.length
     bytes = dirBytes(dir)
-    reopen = () => { store.close(); const t = performance.now(); const again = new SearchStore(dir); again.query(checkQuery({ q: 'lease' }), 21); const ms = performance.now() - t; query = (q) => again.query(checkQuery({ q }), 21).hits.length; return ms }
+    reopen = () => { store.close(); const t = performance.now(); const again = new SearchStore(dir); findHits(again, checkQuery({ q: 'lease' }), 21); const ms = performance.now() - t; query = (q) => findHits(again, checkQuery({ q }), 21).hits.length; return ms }
   } else if (engine === 'minisearch') {
     const { default: MiniSearch } = await import('minisearch')
     const options = { fields: ['text'], storeFields: [] as string[] }

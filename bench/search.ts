@@ -7,7 +7,7 @@
 //   - a new file searchable: from the POST's answer until a search finds it;
 //   - idle RSS of the daemon holding the index.
 // Budgets: ≥ 20,000 records/s, p95 ≤ 50 ms at 1,000,000 records, ≤ 1 s, ≤ 150 MB, start unchanged.
-// Run: node --import tsx bench/search.ts [--records N] (default 50000; the issue's size is 1000000)
+// Run: npm run build && node --import tsx bench/search.ts [--records N] (default 50000; the issue's size is 1000000)
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,7 +21,7 @@ function arg (name: string, fallback: number): number {
 
 const records = arg('--records', 50_000)
 const home = await mkdtemp(join(tmpdir(), 'hearth-bench-search-'))
-const start = async (): Promise<RunningDaemon> => await launchDaemon({ run: 'sources', home, env: { HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_LOG_LEVEL: 'warn' }, until: 'ready' })
+const start = async (): Promise<RunningDaemon> => await launchDaemon({ run: 'dist', home, env: { HEARTH_SYNC: 'false', HEARTH_MDNS: 'false', HEARTH_LOG_LEVEL: 'warn', HEARTH_UI_LISTEN: '127.0.0.1:0' }, until: 'ready' })
 const searchPath = (q: string, extra = ''): string => `/v1/search?q=${encodeURIComponent(q)}&limit=20${extra}`
 
 async function untilComplete (d: RunningDaemon): Promise<void> {

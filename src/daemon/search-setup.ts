@@ -1,6 +1,7 @@
 // The search part, built from what it needs: the file index's change log, a version's plaintext
 // read back (the data folder or the decrypted ciphertext), and what each installed connector
 // declares searchable in its scopes' `search` (connector.json), read once at start.
+import { createHash } from 'node:crypto'
 import type { HomeLayout } from '../home.js'
 import type { Logger } from '../log.js'
 import type { FileIndex } from '../db/file-index.js'
@@ -20,7 +21,7 @@ export interface SearchSetupDeps {
 }
 
 /** The indexer's inputs (shared by the daemon and `hearth doctor`). */
-export async function searchInputs (deps: SearchSetupDeps): Promise<IndexerDeps> {
+export async function searchInputs (deps: SearchSetupDeps): Promise<IndexerDeps & { declarations: string }> {
   const specs = new Map<string, SearchSpec>()
   const { connectors } = await scanConnectors(connectorDirs(deps.home), { logger: deps.logger })
   for (const c of connectors) for (const s of c.metadata.scopes) if (s.search !== undefined) specs.set(s.scope, s.search)
@@ -29,10 +30,12 @@ export async function searchInputs (deps: SearchSetupDeps): Promise<IndexerDeps>
     changes: deps.index,
     readData: async (record) => (await readEnvelope(read, record)).data,
     specFor: (scope) => specs.get(scope) ?? {},
-    logger: deps.logger
+    logger: deps.logger,
+    declarations: createHash('sha256').update(JSON.stringify([...specs].sort(([a], [b]) => a < b ? -1 : 1))).digest('hex')
   }
 }
 
 export async function searchService (deps: SearchSetupDeps & { events: HearthEventHub }): Promise<SearchService> {
-  return createSearchService({ ...await searchInputs(deps), dir: deps.home.search, events: deps.events })
+  const inputs = await searchInputs(deps)
+  return createSearchService({ ...inputs, dir: deps.home.search, events: deps.events, declarations: inputs.declarations })
 }

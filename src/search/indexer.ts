@@ -74,15 +74,25 @@ export class Indexer {
       if (head > this.#store.cursor()) this.#store.setCursor(head)
       return false
     }
-    const latestOnly = new Set<string>()
-    for (const entry of page) {
-      const scope = entry.deleted ? entry.scope : entry.record.scope
-      if (this.#deps.specFor(scope).versions === 'latest') { latestOnly.add(scope); if (entry.deleted) await this.#remove(entry.path); continue }
-      if (entry.deleted || !isSearchable(entry.record)) await this.#remove(entry.path)
-      else await this.#index(entry.record)
+    // one transaction for the page: FTS5 writes a segment per transaction, so per-version
+    // commits cost several times the indexing itself (a crash takes the page back, and the
+    // cursor with it: it is indexed again)
+    this.#store.begin()
+    try {
+      const latestOnly = new Set<string>()
+      for (const entry of page) {
+        const scope = entry.deleted ? entry.scope : entry.record.scope
+        if (this.#deps.specFor(scope).versions === 'latest') { latestOnly.add(scope); if (entry.deleted) await this.#remove(entry.path); continue }
+        if (entry.deleted || !isSearchable(entry.record)) await this.#remove(entry.path)
+        else await this.#index(entry.record)
+      }
+      for (const scope of latestOnly) await this.#keepLatest(scope)
+      this.#store.setCursor(page[page.length - 1]!.seq)
+      this.#store.commit()
+    } catch (err) {
+      this.#store.rollback()
+      throw err
     }
-    for (const scope of latestOnly) await this.#keepLatest(scope)
-    this.#store.setCursor(page[page.length - 1]!.seq)
     return true
   }
 

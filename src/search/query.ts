@@ -48,13 +48,16 @@ export function parseTerms (q: string): Term[] {
   return terms
 }
 
-/** The FTS5 MATCH expression of the terms: quoted strings only. */
+/** The FTS5 expression of one term: a quoted string, a prefix when it has a `*`. */
+export function termExpression (t: Term): string {
+  const quoted = `"${t.text.replace(/"/g, '""')}"`
+  // a one-letter prefix would expand to a large part of the vocabulary: it is a word then
+  return t.prefix && [...t.text].filter((ch) => WORD_CHAR.test(ch)).length >= 2 ? `${quoted}*` : quoted
+}
+
+/** The FTS5 MATCH expression of the terms: quoted strings only, all in the text column. */
 export function matchExpression (terms: readonly Term[]): string {
-  return terms.map((t) => {
-    const quoted = `"${t.text.replace(/"/g, '""')}"`
-    // a one-letter prefix would expand to a large part of the vocabulary: it is a word then
-    return t.prefix && [...t.text].filter((ch) => WORD_CHAR.test(ch)).length >= 2 ? `${quoted}*` : quoted
-  }).join(' AND ')
+  return `text : (${terms.map(termExpression).join(' AND ')})`
 }
 
 export interface CheckedQuery {

@@ -16,7 +16,7 @@ export interface SearchRepair {
   rows: number
 }
 
-export async function rebuildSearchIndex (deps: IndexerDeps & { dir: string; logger: Logger; onProgress?: (line: string) => void }): Promise<SearchRepair> {
+export async function rebuildSearchIndex (deps: IndexerDeps & { dir: string; logger: Logger; declarations?: string; onProgress?: (line: string) => void }): Promise<SearchRepair> {
   const progress = deps.onProgress ?? (() => {})
   let problems: string[]
   let store: SearchStore | null = null
@@ -24,6 +24,10 @@ export async function rebuildSearchIndex (deps: IndexerDeps & { dir: string; log
     if (!existsSync(join(deps.dir, SEARCH_DB_FILE))) throw Object.assign(new Error('the index file is missing'), { code: 'SQLITE_CANTOPEN' })
     store = new SearchStore(deps.dir, { mustExist: true })
     problems = store.check()
+    const built = store.declarations()
+    if (problems.length === 0 && deps.declarations !== undefined && built !== null && built !== deps.declarations) {
+      problems = ['it was built under other search declarations (a connector was added, updated or removed)']
+    }
   } catch (err) {
     if (!isDamage(err)) throw err
     problems = [(err as Error).message]
@@ -35,6 +39,7 @@ export async function rebuildSearchIndex (deps: IndexerDeps & { dir: string; log
     removeSearchFiles(deps.dir)
   }
   store ??= new SearchStore(deps.dir)
+  if (deps.declarations !== undefined) store.setDeclarations(deps.declarations)
   try {
     for (;;) {
       try {
@@ -50,6 +55,7 @@ export async function rebuildSearchIndex (deps: IndexerDeps & { dir: string; log
         store.close()
         removeSearchFiles(deps.dir)
         store = new SearchStore(deps.dir)
+        if (deps.declarations !== undefined) store.setDeclarations(deps.declarations)
       }
     }
   } finally {

@@ -8,7 +8,8 @@ import type { HearthEvents } from '../lifecycle/events.js'
 import type { Service } from '../lifecycle/service.js'
 import { checkQuery, makeCursor } from './query.js'
 import { Indexer, type IndexerDeps } from './indexer.js'
-import { MARK_CLOSE, MARK_OPEN, SearchStore, removeSearchFiles, type RawHit } from './store.js'
+import { findHits } from './find.js'
+import { SearchStore, removeSearchFiles } from './store.js'
 import type { Search, SearchAnswer, SearchHit, SearchQuery } from './types.js'
 
 export interface SearchDeps extends IndexerDeps {
@@ -17,6 +18,12 @@ export interface SearchDeps extends IndexerDeps {
   events: EventSource<HearthEvents>
   /** How often the change log is looked at besides the events (a file deleted from data/ has none). */
   pollMs?: number
+  /**
+   * A digest of what the installed connectors declare searchable: an index built under other
+   * declarations (a connector added, updated or removed) is built again, so no version keeps
+   * fields that are no longer declared or misses ones that now are.
+   */
+  declarations?: string
 }
 
 export interface SearchService extends Service, Search {
@@ -58,8 +65,19 @@ export function createSearchService (deps: SearchDeps): SearchService {
   const waiters: Array<() => void> = []
 
   const open = (): void => {
-    store = openSearchStore(deps.dir, deps.logger).store
-    indexer = new Indexer(store, deps)
+    let opened = openSearchStore(deps.dir, deps.logger).store
+    const built = opened.declarations()
+    if (deps.declarations !== undefined && built !== deps.declarations) {
+      if (built !== null) {
+        deps.logger.info({ dir: deps.dir }, 'search: what the connectors declare searchable changed: the index is built again')
+        opened.close()
+        removeSearchFiles(deps.dir)
+        opened = new SearchStore(deps.dir)
+      }
+      opened.setDeclarations(deps.declarations)
+    }
+    store = opened
+    indexer = new Indexer(opened, deps)
   }
 
   const run = async (): Promise<void> => {
@@ -89,11 +107,6 @@ export function createSearchService (deps: SearchDeps): SearchService {
     removeSearchFiles(deps.dir)
     open()
     again = true
-  }
-
-  const hitOf = (raw: RawHit): SearchHit => {
-    const { snippet, marks } = readMarks(raw.snippet)
-    return { scope: raw.scope, path: raw.path, collectedAt: raw.collectedAt, pointer: raw.pointer, at: raw.at, field: raw.field, snippet, marks, score: Math.round(-raw.bm25 * 1000) / 1000 }
   }
 
   return {
@@ -131,20 +144,20 @@ export function createSearchService (deps: SearchDeps): SearchService {
       const started = performance.now()
       const checked = checkQuery(query)
       if (store === null || indexer === null) throw new HearthError('DAEMON_STARTING', 'search is not running yet')
-      let raw: RawHit[]
+      let hits: SearchHit[]
       let capped = false
       try {
-        ({ hits: raw, capped } = store.query(checked, checked.limit + 1))
+        ({ hits, capped } = findHits(store, checked, checked.limit + 1))
       } catch (err) {
         if (!isDamage(err)) throw err
         reset(err)
         wake()
-        raw = []
+        hits = []
       }
-      const more = raw.length > checked.limit
+      const more = hits.length > checked.limit
       const pending = await indexer.pending()
       return {
-        hits: raw.slice(0, checked.limit).map(hitOf),
+        hits: hits.slice(0, checked.limit),
         next: more ? makeCursor(checked, checked.offset + checked.limit) : null,
         complete: pending === 0,
         pending,
@@ -153,16 +166,4 @@ export function createSearchService (deps: SearchDeps): SearchService {
       }
     }
   }
-}
-
-/** The engine's snippet with its marks taken out, and where they were. */
-export function readMarks (marked: string): { snippet: string; marks: Array<[number, number]> } {
-  let snippet = ''
-  const marks: Array<[number, number]> = []
-  let open = -1
-  for (const ch of marked) {
-    if (ch === MARK_OPEN) open = snippet.length
-    else if (ch === MARK_CLOSE) { if (open >= 0) marks.push([open, snippet.length]); open = -1 } else snippet += ch
-  }
-  return { snippet, marks }
 }

@@ -1,28 +1,27 @@
-// The search index on disk: one SQLite database with an FTS5 table (BM25 ranking, unicode61
-// tokens without diacritics). `rows` holds each record field's text once; the FTS5 table is an
-// external-content index over it, written in the same statements' transaction (not by triggers,
-// which cost five times as much per row). A version's rows have consecutive ids, so it leaves by
-// id range without a secondary index. The file is derived data: it can always be deleted and
-// built again from the stored versions, so it is written without fsync per transaction (WAL,
-// synchronous=NORMAL).
+// The search index on disk: one SQLite database with an FTS5 table (unicode61 tokens without
+// diacritics). `rows` holds each record field's text once; the FTS5 table is a contentless index
+// of it (the text, and the row's filter words: scope and time, see tags.ts), written in the same
+// transaction (not by triggers, which cost five times as much per row). A version's rows have
+// consecutive ids, so it leaves by id range without a secondary index. The file is derived data:
+// it can always be deleted and built again from the stored versions, so it is written without
+// fsync per transaction (WAL, synchronous=NORMAL). The engine only answers which rows match,
+// newest first; ranking and snippets are find.ts's.
 //
 // Every better-sqlite3 object this module makes lives as long as the process (see KEPT): on Node
 // ≥ 24.19 a Database or Statement of better-sqlite3 12 collected by a garbage collection that runs
 // outside JavaScript (idle or at exit) aborts the process (its destructor asserts an entered
-// environment). So no statement is prepared per call: each store prepares a fixed set once, the
-// query's shape is one of eight (its filters' presence), and pragmas go through exec.
+// environment). So no statement is prepared per call: each store prepares a fixed set once, and
+// pragmas go through exec.
 import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { coveringPattern } from '../protocol/scope-pattern.js'
-import type { CheckedQuery } from './query.js'
 import type { TextRow } from './extract.js'
-import type { SearchHit } from './types.js'
+import { rowTags } from './tags.js'
 
 export const SEARCH_DB_FILE = 'search.db'
 
 /** Bumped when the layout changes: an index of another layout is built again. */
-const LAYOUT = 2
+const LAYOUT = 3
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,20 +44,16 @@ CREATE TABLE IF NOT EXISTS rows (
   t INTEGER,
   text TEXT NOT NULL
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (text, content='rows', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (text, tags, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
 `
 
 export interface StoredVersion { path: string; scope: string; collectedAt: string; sha256: string }
 
-/** A hit as the engine gives it: the snippet still holds its marks, the score is BM25's. */
-export type RawHit = Omit<SearchHit, 'marks' | 'score'> & { bm25: number }
+/** A candidate row as find.ts reads it. */
+export interface CandidateRow { id: number; version: number; pointer: string; field: string; at: string | null; t: number | null; text: string }
 
-/** Marks around matched words in the engine's snippets (control characters never stored: see addRows). */
-export const MARK_OPEN = '\u0002'
-export const MARK_CLOSE = '\u0003'
-
-/** Most matches a query ranks (the newest ones); an answer says when there were more. */
-export const MAX_RANKED = 5000
+/** A version as a hit names it. */
+export interface HitVersion { id: number; scope: string; path: string; collectedAt: string }
 
 /** Rows deleted per statement when a version leaves, so a large one never holds the thread long. */
 const DELETE_CHUNK = 5000
@@ -79,10 +74,12 @@ export class SearchStore {
   readonly file: string
   readonly #db: Database.Database
   readonly #stmts: ReturnType<typeof prepare>
-  /** The query statements made so far, by the filters they have (at most eight). */
-  readonly #queries = new Map<string, Database.Statement>()
   /** The scopes with indexed versions (null: not known since the last change). */
   #scopes: string[] | null = null
+  /** The version addRows adds to, and its scope (for the rows' filter words). */
+  #adding: { id: number; scope: string } | null = null
+  /** Earliest and latest row time indexed (ms; they only widen, a deletion leaves them). */
+  #times: { min: number; max: number } | null = null
 
   constructor (dir: string, opts: { mustExist?: boolean } = {}) {
     mkdirSync(dir, { recursive: true, mode: 0o700 })
@@ -111,6 +108,31 @@ export class SearchStore {
 
   close (): void {
     if (this.#db.open) this.#db.close()
+  }
+
+  /** Opens a transaction around several versions' writes (theirs become savepoints in it). */
+  begin (): void {
+    this.#stmts.begin.run()
+  }
+
+  commit (): void {
+    if (this.#db.inTransaction) this.#stmts.commit.run()
+  }
+
+  /** Takes back what the open transaction wrote (the row times remembered are read again). */
+  rollback (): void {
+    if (this.#db.inTransaction) this.#stmts.rollback.run()
+    this.#times = null
+    this.#scopes = null
+  }
+
+  /** The digest of the search declarations this index was built with (null: not recorded). */
+  declarations (): string | null {
+    return (this.#stmts.getMeta.get('declarations') as { value: string } | undefined)?.value ?? null
+  }
+
+  setDeclarations (digest: string): void {
+    this.#stmts.setMeta.run('declarations', digest)
   }
 
   /** The last change of the file index this index has followed (0: none). */
@@ -157,21 +179,39 @@ export class SearchStore {
     // the sha256 is set by finishVersion: a half-written version is written again after a crash
     const next = ((this.#stmts.maxRow.get() as { id: number | null }).id ?? 0) + 1
     this.#scopes = null
-    return Number(this.#stmts.insertVersion.run(v.path, v.scope, v.collectedAt, '', next, next - 1).lastInsertRowid)
+    const id = Number(this.#stmts.insertVersion.run(v.path, v.scope, v.collectedAt, '', next, next - 1).lastInsertRowid)
+    this.#adding = { id, scope: v.scope }
+    return id
   }
 
   /** Adds rows to a version begun last (its rows' ids follow each other). */
   addRows (versionId: number, rows: readonly TextRow[], timeOf: (row: TextRow) => number | null): void {
     if (rows.length === 0) return
+    const scope = this.#adding?.id === versionId ? this.#adding.scope : (this.#stmts.versionScope.get(versionId) as { scope: string }).scope
+    const times = this.timeBounds() ?? { min: Infinity, max: -Infinity }
     this.#db.transaction(() => {
       let last = 0
       for (const row of rows) {
-        const text = row.text.replace(/[\u0002\u0003]/g, ' ')
-        last = Number(this.#stmts.insertRow.run(versionId, row.pointer, row.field, row.at, timeOf(row), text).lastInsertRowid)
-        this.#stmts.indexRow.run(last, text)
+        const t = timeOf(row)
+        last = Number(this.#stmts.insertRow.run(versionId, row.pointer, row.field, row.at, t, row.text).lastInsertRowid)
+        this.#stmts.indexRow.run(last, row.text, rowTags(scope, t))
+        if (t !== null) { times.min = Math.min(times.min, t); times.max = Math.max(times.max, t) }
       }
       this.#stmts.setLastRow.run(last, versionId)
+      if (times.min <= times.max && (this.#times?.min !== times.min || this.#times.max !== times.max)) {
+        this.#stmts.setMeta.run('times', JSON.stringify(times))
+        this.#times = times
+      }
     })()
+  }
+
+  /** Earliest and latest row time indexed (null: no row has one). */
+  timeBounds (): { min: number; max: number } | null {
+    if (this.#times === null) {
+      const row = this.#stmts.getMeta.get('times') as { value: string } | undefined
+      if (row !== undefined) this.#times = JSON.parse(row.value) as { min: number; max: number }
+    }
+    return this.#times === null ? null : { ...this.#times }
   }
 
   finishVersion (versionId: number, sha256: string, seq: number | null): void {
@@ -187,63 +227,32 @@ export class SearchStore {
     return { versions: v.n, rows: r.id ?? 0 }
   }
 
-  /**
-   * One page of hits (limit + 1 asked, so the caller knows whether another page follows). The
-   * ranking reads only the full-text index (and the rows and versions a filter needs); the
-   * details and the snippet are made for the page's hits alone, each found again by its row id
-   * (constrained on rows.id: FTS5 here ignores an fts.rowid constraint beside MATCH).
-   */
-  query (c: CheckedQuery, limit: number): { hits: RawHit[]; capped: boolean } {
-    const params: Record<string, unknown> = { match: c.match }
-    if (c.sinceMs !== null) params.since = c.sinceMs
-    if (c.untilMs !== null) params.until = c.untilMs
-    const scopes = this.#scopesFor(c)
-    if (scopes !== null) {
-      if (scopes.length === 0) return { hits: [], capped: false }
-      params.scopes = JSON.stringify(scopes)
-    }
-    // BM25 over the newest MAX_RANKED matches only: a word in half the records would otherwise
-    // be scored in every one of them (the engine walks matches newest first and stops there)
-    params.ranked = MAX_RANKED + 1
-    const candidates = this.#queryStatement(params).all(params) as Array<{ id: number; bm25: number }>
-    const capped = candidates.length > MAX_RANKED
-    if (capped) candidates.pop()
-    candidates.sort((a, b) => a.bm25 - b.bm25 || a.id - b.id)
-    const ranked = candidates.slice(c.offset, c.offset + limit)
-    const hits: RawHit[] = []
-    for (const { id, bm25 } of ranked) {
-      const hit = this.#stmts.hitDetails.get({ match: c.match, id }) as Omit<RawHit, 'bm25'> | undefined
-      if (hit !== undefined) hits.push({ ...hit, bm25 })
-    }
-    return { hits, capped }
-  }
-
-  /**
-   * The indexed scopes a query may see and asked for (null: no scope filter). Patterns are
-   * matched here, against the few distinct scopes, so the statement only compares names.
-   */
-  #scopesFor (c: CheckedQuery): string[] | null {
-    if (c.scope === null && (c.within === null || c.within.includes('*'))) return null
+  /** The scopes with indexed versions. */
+  scopes (): string[] {
     this.#scopes ??= (this.#stmts.distinctScopes.all() as Array<{ scope: string }>).map((r) => r.scope)
-    return this.#scopes.filter((scope) => (c.scope === null || coveringPattern([c.scope], scope) !== null) &&
-      (c.within === null || coveringPattern(c.within, scope) !== null))
+    return this.#scopes
   }
 
-  /** The ranking statement for the filters present in `params`, prepared once per shape. */
-  #queryStatement (params: Record<string, unknown>): Database.Statement {
-    const shape = ['since', 'until', 'scopes'].filter((k) => k in params).join(',')
-    let stmt = this.#queries.get(shape)
-    if (stmt === undefined) {
-      const where = ['fts MATCH @match']
-      if ('since' in params) where.push('r.t >= @since')
-      if ('until' in params) where.push('r.t < @until')
-      if ('scopes' in params) where.push('v.scope IN (SELECT value FROM json_each(@scopes))')
-      const joins = where.length === 1 ? '' : 'JOIN rows r ON r.id = fts.rowid JOIN versions v ON v.id = r.version'
-      stmt = keep(this.#db.prepare(`SELECT fts.rowid AS id, bm25(fts) AS bm25 FROM fts ${joins}
-        WHERE ${where.join(' AND ')} ORDER BY fts.rowid DESC LIMIT @ranked`))
-      this.#queries.set(shape, stmt)
-    }
-    return stmt
+  /** Ids of the newest rows matching the FTS5 expression below `beforeId`, newest first. */
+  matching (match: string, beforeId: number, limit: number): number[] {
+    return this.#stmts.matching.all({ match, before: beforeId, limit }) as number[]
+  }
+
+  /** The rows of these ids (any order). */
+  rows (ids: readonly number[]): CandidateRow[] {
+    if (ids.length === 0) return []
+    return this.#stmts.rowsByIds.all(JSON.stringify(ids)) as CandidateRow[]
+  }
+
+  /** The versions of these ids. */
+  versions (ids: readonly number[]): HitVersion[] {
+    if (ids.length === 0) return []
+    return this.#stmts.versionsByIds.all(JSON.stringify(ids)) as HitVersion[]
+  }
+
+  /** The highest row id (0: none), the size the frequencies of words are estimated against. */
+  lastRowId (): number {
+    return (this.#stmts.maxRow.get() as { id: number | null }).id ?? 0
   }
 
   /** SQLite's and FTS5's own checks; the problems found (none: intact). */
@@ -267,7 +276,7 @@ function prepare (db: Database.Database) {
     getVersion: p('SELECT path, scope, collected_at, sha256 FROM versions WHERE path = ?'),
     getRange: p('SELECT id, first_row, last_row FROM versions WHERE path = ?'),
     scopeVersions: p('SELECT path FROM versions WHERE scope = ?'),
-    unindexRows: p("INSERT INTO fts (fts, rowid, text) SELECT 'delete', id, text FROM rows WHERE id BETWEEN ? AND ?"),
+    unindexRows: p('DELETE FROM fts WHERE rowid BETWEEN ? AND ?'),
     deleteRows: p('DELETE FROM rows WHERE id BETWEEN ? AND ?'),
     deleteVersion: p('DELETE FROM versions WHERE id = ?'),
     setFirstRow: p('UPDATE versions SET first_row = ? WHERE id = ?'),
@@ -275,12 +284,15 @@ function prepare (db: Database.Database) {
     maxRow: p('SELECT max(id) AS id FROM rows'),
     insertVersion: p('INSERT INTO versions (path, scope, collected_at, sha256, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)'),
     insertRow: p('INSERT INTO rows (version, pointer, field, at, t, text) VALUES (?, ?, ?, ?, ?, ?)'),
-    indexRow: p('INSERT INTO fts (rowid, text) VALUES (?, ?)'),
+    indexRow: p('INSERT INTO fts (rowid, text, tags) VALUES (?, ?, ?)'),
+    versionScope: p('SELECT scope FROM versions WHERE id = ?'),
+    begin: p('BEGIN'),
+    commit: p('COMMIT'),
+    rollback: p('ROLLBACK'),
+    matching: p('SELECT rowid FROM fts WHERE fts MATCH @match AND rowid < @before ORDER BY rowid DESC LIMIT @limit').pluck(),
+    rowsByIds: p('SELECT id, version, pointer, field, at, t, text FROM rows WHERE id IN (SELECT value FROM json_each(?))'),
+    versionsByIds: p('SELECT id, scope, path, collected_at AS collectedAt FROM versions WHERE id IN (SELECT value FROM json_each(?))'),
     setSha: p('UPDATE versions SET sha256 = ? WHERE id = ?'),
-    hitDetails: p(`SELECT v.scope, v.path, v.collected_at AS collectedAt, r.pointer, r.at, r.field,
-        snippet(fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) AS snippet
-      FROM rows r JOIN fts ON fts.rowid = r.id JOIN versions v ON v.id = r.version
-      WHERE fts MATCH @match AND r.id = @id`),
     countVersions: p('SELECT count(*) AS n FROM versions'),
     distinctScopes: p('SELECT DISTINCT scope FROM versions'),
     quickCheck: p('PRAGMA quick_check'),

@@ -50,7 +50,7 @@ export interface SearchAnswer {
   /** Versions waiting to be indexed (0 when complete). */
   pending: number
   /**
-   * True when more records match than the engine ranks (the newest 5,000 matches are ranked and
+   * True when more records match than the engine ranks (the newest 1,000 matches are ranked and
    * paged): more words, a scope or a time range find the others.
    */
   capped?: boolean

@@ -7,6 +7,7 @@ import { rm, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { runCli, startDaemonProcess } from '../support/daemon.js'
 import { SearchStore } from '../../src/search/store.js'
+import { findHits } from '../../src/search/find.js'
 import { checkQuery } from '../../src/search/query.js'
 
 test('hearth doctor rebuilds a damaged or missing search index from the stored versions', { timeout: 300_000 }, async (t) => {
@@ -20,7 +21,7 @@ test('hearth doctor rebuilds a damaged or missing search index from the stored v
 
   const found = (q: string): number => {
     const store = new SearchStore(d.home.search, { mustExist: true })
-    try { return store.query(checkQuery({ q }), 10).hits.length } finally { store.close() }
+    try { return findHits(store, checkQuery({ q }), 10).hits.length } finally { store.close() }
   }
   const doctor = async (): Promise<any> => {
     const run = await runCli(d.home, ['doctor', '--json'])

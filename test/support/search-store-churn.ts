@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { SEARCH_DB_FILE, SearchStore } from '../../src/search/store.js'
 import { checkQuery } from '../../src/search/query.js'
+import { findHits } from '../../src/search/find.js'
 
 const dir = process.argv[2]
 const rounds = Number(process.argv[3] ?? '300')
@@ -36,7 +37,8 @@ for (let round = 0; round < rounds; round++) {
   const id = store.beginVersion({ path, scope: `test.churn${round % 3}`, collectedAt: new Date(round * 1000).toISOString(), sha256: '' })
   store.addRows(id, [{ pointer: '', field: 'text', at: null, text: `word${round} common` }], () => round * 1000)
   store.finishVersion(id, 'ff'.repeat(32), round)
-  for (const q of queries) store.query(checkQuery(q), 10)
+  for (const q of queries) findHits(store, checkQuery(q), 10)
+  store.timeBounds()
   store.counts()
   store.check()
   store.version(path)
