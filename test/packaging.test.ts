@@ -2,24 +2,24 @@
 // tests and benches use is a devDependency, `engines` holds for the installed tree on every Node
 // line Hearth supports, and the native addons run on the Node running the test.
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import semver from 'semver'
 import { REPO_ROOT } from './support/daemon.js'
 import { tempDir } from './support/tmp.js'
+import { codeFiles } from './support/code-files.js'
 import { loadSodium } from '../src/sync/sodium.js'
+import { SearchStore } from '../src/search/store.js'
+import { checkQuery } from '../src/search/query.js'
+import { findHits } from '../src/search/find.js'
 
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'))
 const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8'))
 
 function sources (dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name)
-    if (name === 'node_modules') return []
-    return statSync(p).isDirectory() ? sources(p) : (/\.(ts|js|mjs)$/.test(name) ? [readFileSync(p, 'utf8')] : [])
-  })
+  return codeFiles(dir).map((p) => readFileSync(p, 'utf8'))
 }
 
 function mentions (texts: string[], name: string): boolean {
@@ -60,7 +60,7 @@ test('engines names the Node lines Hearth is tested on, this Node is one of them
   assert.deepEqual(excluded, [], 'a package that leaves out a supported Node is pinned to a version that supports it (package.json overrides)')
 })
 
-test('the native addons Hearth uses load and work on this Node, built for its ABI by npm ci (re2, classic-level, secp256k1, sodium-native)', async (t) => {
+test('the native addons Hearth uses load and work on this Node, built for its ABI by npm ci (re2, classic-level, secp256k1, sodium-native, better-sqlite3)', async (t) => {
   const require = createRequire(import.meta.url)
   // linear-time schema patterns (NAN: rebuilt for each Node ABI)
   const RE2 = require('re2') as new (p: string) => { test: (s: string) => boolean }
@@ -80,4 +80,12 @@ test('the native addons Hearth uses load and work on this Node, built for its AB
   const sodium = loadSodium()
   assert.ok(sodium !== null, 'sodium-native loads')
   assert.equal(sodium.crypto_stream_PRIMITIVE, 'xsalsa20')
+  // the search index: SQLite with FTS5, through the store (it keeps every native object it makes:
+  // one collected would abort Node 24, see src/search/store.ts)
+  const store = new SearchStore(await tempDir(t, 'hearth-native-'))
+  const id = store.beginVersion({ path: 'a.json', scope: 'test.native', collectedAt: '2026-01-01T00:00:00Z', sha256: '' })
+  store.addRows(id, [{ pointer: '', field: 'text', at: null, text: 'native addons' }], () => null)
+  assert.equal(findHits(store, checkQuery({ q: 'addon*' }), 5).hits[0]?.path, 'a.json')
+  assert.deepEqual(store.check(), [])
+  store.close()
 })

@@ -267,37 +267,37 @@ export class SearchStore {
   }
 }
 
+/** The store's statements, each kept as soon as it is made (a later one failing leaves none unkept). */
 function prepare (db: Database.Database) {
-  const stmts = {
-    getMeta: db.prepare('SELECT value FROM meta WHERE key = ?'),
-    setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-    getVersion: db.prepare('SELECT path, scope, collected_at, sha256 FROM versions WHERE path = ?'),
-    getRange: db.prepare('SELECT id, first_row, last_row FROM versions WHERE path = ?'),
-    scopeVersions: db.prepare('SELECT path FROM versions WHERE scope = ?'),
-    unindexRows: db.prepare('DELETE FROM fts WHERE rowid BETWEEN ? AND ?'),
-    deleteRows: db.prepare('DELETE FROM rows WHERE id BETWEEN ? AND ?'),
-    deleteVersion: db.prepare('DELETE FROM versions WHERE id = ?'),
-    setFirstRow: db.prepare('UPDATE versions SET first_row = ? WHERE id = ?'),
-    setLastRow: db.prepare('UPDATE versions SET last_row = ? WHERE id = ?'),
-    maxRow: db.prepare('SELECT max(id) AS id FROM rows'),
-    insertVersion: db.prepare('INSERT INTO versions (path, scope, collected_at, sha256, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)'),
-    insertRow: db.prepare('INSERT INTO rows (version, pointer, field, at, t, text) VALUES (?, ?, ?, ?, ?, ?)'),
-    indexRow: db.prepare('INSERT INTO fts (rowid, text, tags) VALUES (?, ?, ?)'),
-    versionScope: db.prepare('SELECT scope FROM versions WHERE id = ?'),
-    begin: db.prepare('BEGIN'),
-    commit: db.prepare('COMMIT'),
-    rollback: db.prepare('ROLLBACK'),
-    matching: db.prepare('SELECT rowid FROM fts WHERE fts MATCH @match AND rowid < @before ORDER BY rowid DESC LIMIT @limit').pluck(),
-    rowsByIds: db.prepare('SELECT id, version, pointer, field, at, t, text FROM rows WHERE id IN (SELECT value FROM json_each(?))'),
-    versionsByIds: db.prepare('SELECT id, scope, path, collected_at AS collectedAt FROM versions WHERE id IN (SELECT value FROM json_each(?))'),
-    setSha: db.prepare('UPDATE versions SET sha256 = ? WHERE id = ?'),
-    countVersions: db.prepare('SELECT count(*) AS n FROM versions'),
-    distinctScopes: db.prepare('SELECT DISTINCT scope FROM versions'),
-    quickCheck: db.prepare('PRAGMA quick_check'),
-    integrityCheck: db.prepare("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 1)")
+  const p = (sql: string): Database.Statement => keep(db.prepare(sql))
+  return {
+    getMeta: p('SELECT value FROM meta WHERE key = ?'),
+    setMeta: p('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+    getVersion: p('SELECT path, scope, collected_at, sha256 FROM versions WHERE path = ?'),
+    getRange: p('SELECT id, first_row, last_row FROM versions WHERE path = ?'),
+    scopeVersions: p('SELECT path FROM versions WHERE scope = ?'),
+    unindexRows: p('DELETE FROM fts WHERE rowid BETWEEN ? AND ?'),
+    deleteRows: p('DELETE FROM rows WHERE id BETWEEN ? AND ?'),
+    deleteVersion: p('DELETE FROM versions WHERE id = ?'),
+    setFirstRow: p('UPDATE versions SET first_row = ? WHERE id = ?'),
+    setLastRow: p('UPDATE versions SET last_row = ? WHERE id = ?'),
+    maxRow: p('SELECT max(id) AS id FROM rows'),
+    insertVersion: p('INSERT INTO versions (path, scope, collected_at, sha256, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertRow: p('INSERT INTO rows (version, pointer, field, at, t, text) VALUES (?, ?, ?, ?, ?, ?)'),
+    indexRow: p('INSERT INTO fts (rowid, text, tags) VALUES (?, ?, ?)'),
+    versionScope: p('SELECT scope FROM versions WHERE id = ?'),
+    begin: p('BEGIN'),
+    commit: p('COMMIT'),
+    rollback: p('ROLLBACK'),
+    matching: p('SELECT rowid FROM fts WHERE fts MATCH @match AND rowid < @before ORDER BY rowid DESC LIMIT @limit').pluck(),
+    rowsByIds: p('SELECT id, version, pointer, field, at, t, text FROM rows WHERE id IN (SELECT value FROM json_each(?))'),
+    versionsByIds: p('SELECT id, scope, path, collected_at AS collectedAt FROM versions WHERE id IN (SELECT value FROM json_each(?))'),
+    setSha: p('UPDATE versions SET sha256 = ? WHERE id = ?'),
+    countVersions: p('SELECT count(*) AS n FROM versions'),
+    distinctScopes: p('SELECT DISTINCT scope FROM versions'),
+    quickCheck: p('PRAGMA quick_check'),
+    integrityCheck: p("INSERT INTO fts (fts, rank) VALUES ('integrity-check', 1)")
   }
-  for (const stmt of Object.values(stmts)) keep(stmt)
-  return stmts
 }
 
 /** Deletes the index's files (the database and its WAL), for a rebuild. */
