@@ -1,10 +1,12 @@
 // 10,000 × 1 KB files pinned on a 3-peer IPFS Cluster (issue 27): the daemon on its own Kubo, each
-// cluster peer with its own Kubo, the cluster reached through its Pinning Service API.
-//   1. POST throughput without any pinning service (baseline), on a fresh home;
-//   2. the same POSTs with the cluster configured: POST throughput while pinning runs, then the
-//      time from the last POST until every CID is `pinned`, and the daemon's CPU over that time.
+// cluster peer with its own Kubo, the cluster reached through its Pinning Service API. Interleaved
+// repetitions (the order alternates each rep, so warm-up and drift fall on both sides), each on a
+// fresh home and a fresh device Kubo:
+//   - POSTs with no pinning service (baseline);
+//   - the same POSTs with the cluster configured: POST throughput while pinning runs, then the time
+//     from the last POST until every CID is `pinned`, and the daemon's CPU over that time.
 // Budgets from the issue: all pinned ≤ 60 s after the last POST; POST throughput ≤ 10 % lower.
-// Run alone on a quiet machine: node --import tsx bench/pinning.ts [--files N] [--clients N]
+// Run alone on a quiet machine: node --import tsx bench/pinning.ts [--files N] [--clients N] [--reps N]
 import '../src/polyfill.js'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -12,65 +14,88 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { launchDaemon, type RunningDaemon } from './support/daemon.js'
 import { cpuMs } from './support/cpu-time.js'
-import { postBurst } from './support/post-burst.js'
+import { postBurst, type PostBurst } from './support/post-burst.js'
 import { startIpfsDaemon } from '../test/support/ipfs-daemon.js'
-import { startIpfsCluster } from '../test/support/ipfs-cluster.js'
+import { startIpfsCluster, type IpfsCluster } from '../test/support/ipfs-cluster.js'
 
-const { values } = parseArgs({ options: { files: { type: 'string', default: '10000' }, clients: { type: 'string', default: '8' } } })
+const { values } = parseArgs({ options: { files: { type: 'string', default: '10000' }, clients: { type: 'string', default: '8' }, reps: { type: 'string', default: '3' } } })
 const FILES = Number(values.files)
 const CLIENTS = Number(values.clients)
+const REPS = Number(values.reps)
 const BODY = JSON.stringify({ username: 'x'.repeat(1000) }) // about 1 KB of data per file
 
-const cleanups: Array<() => Promise<void> | void> = []
-const context = { after: (fn: () => Promise<void> | void) => { cleanups.push(fn) } }
-
-async function home (config: object): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-pinning-'))
-  cleanups.push(async () => { await rm(dir, { recursive: true, force: true }) })
-  await writeFile(join(dir, 'config.json'), JSON.stringify(config))
-  return dir
+type Cleanup = () => Promise<void> | void
+/** A scope of cleanups (a test context's `after`), run last-in first-out. */
+function scope (): { after: (fn: Cleanup) => void, close: () => Promise<void> } {
+  const fns: Cleanup[] = []
+  return { after: (fn) => { fns.push(fn) }, close: async () => { for (const fn of fns.splice(0).reverse()) await fn() } }
 }
 
-async function daemonOn (dir: string, kuboUrl: string): Promise<RunningDaemon> {
-  const d = await launchDaemon({ run: 'sources', home: dir, env: { HEARTH_SYNC: 'false', HEARTH_STORAGE: 'kubo', HEARTH_KUBO_URL: kuboUrl }, until: 'ready' })
-  cleanups.push(async () => { await d.stop() })
-  return d
+interface Run { burst: PostBurst, drainMs?: number, cpuMs?: number }
+
+/** One run on a fresh home and a fresh device Kubo, with or without the cluster as pinning service. */
+async function run (cluster: IpfsCluster | null): Promise<Run> {
+  const s = scope()
+  try {
+    const device = await startIpfsDaemon(s as never)
+    const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-pinning-'))
+    s.after(async () => { await rm(dir, { recursive: true, force: true }) })
+    const peer = cluster?.peers[0]
+    const pinning = cluster === null || peer === undefined
+      ? {}
+      : { pinning: { pollIntervalMs: 500, sampleRate: 0.01, services: [{ name: 'cluster', endpoint: peer.pinsvcUrl, tokenFile: await cluster.tokenFile(dir), gateway: peer.kubo.gatewayUrl }] } }
+    await writeFile(join(dir, 'config.json'), JSON.stringify(pinning))
+    const d = await launchDaemon({ run: 'sources', home: dir, env: { HEARTH_SYNC: 'false', HEARTH_STORAGE: 'kubo', HEARTH_KUBO_URL: device.apiUrl }, until: 'ready' })
+    s.after(async () => { await d.stop() })
+    const burst = await postBurst(d, '/v1/data/instagram.profile', BODY, CLIENTS, FILES)
+    if (cluster === null) return { burst }
+    return { burst, ...await drain(d) }
+  } finally {
+    await s.close()
+  }
 }
 
-try {
-  const cluster = await startIpfsCluster(context as never, 3)
-  const baselineKubo = await startIpfsDaemon(context as never)
-  const baseline = await daemonOn(await home({}), baselineKubo.apiUrl)
-  const plain = await postBurst(baseline, '/v1/data/instagram.profile', BODY, CLIENTS, FILES)
-  await baseline.stop()
-
-  const device = await startIpfsDaemon(context as never)
-  const dir = await home({})
-  const peer = cluster.peers[0]
-  await writeFile(join(dir, 'config.json'), JSON.stringify({
-    pinning: { pollIntervalMs: 500, sampleRate: 0.01, services: [{ name: 'cluster', endpoint: peer.pinsvcUrl, tokenFile: await cluster.tokenFile(dir), gateway: peer.kubo.gatewayUrl }] }
-  }))
-  const d = await daemonOn(dir, device.apiUrl)
-  const pinning = await postBurst(d, '/v1/data/instagram.profile', BODY, CLIENTS, FILES)
+/** Time and daemon CPU from now (the last POST) until every file is pinned at the cluster. */
+async function drain (d: RunningDaemon): Promise<{ drainMs: number, cpuMs: number }> {
   const lastPost = performance.now()
   const cpuBefore = await cpuMs(d.pid)
-  let counts: Record<string, number> = {}
-  while (true) {
+  for (;;) {
     const status = await d.json('GET', '/v1/status')
-    counts = status.pinning.services[0].counts
+    const counts = status.pinning.services[0].counts as Record<string, number>
     if (counts.pinned >= FILES) break
-    if (performance.now() - lastPost > 30 * 60_000) throw new Error(`not all pinned after 30 minutes: ${JSON.stringify(counts)}`)
+    if (performance.now() - lastPost > 10 * 60_000) throw new Error(`not all pinned after 10 minutes: ${JSON.stringify(counts)}`)
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
   const drainMs = performance.now() - lastPost
-  const cpu = await cpuMs(d.pid) - cpuBefore
-  console.log(`${FILES} × 1 KB POSTs on the kubo backend, ${CLIENTS} clients; 3-peer IPFS Cluster (v1.1.0, each peer with its own Kubo 0.43.1)`)
+  return { drainMs, cpuMs: await cpuMs(d.pid) - cpuBefore }
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+const spread = (xs: number[], digits = 0): string => `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}]`
+
+const top = scope()
+try {
+  const cluster = await startIpfsCluster(top as never, 3)
+  const plain: Run[] = []
+  const pinned: Run[] = []
+  for (let rep = 0; rep < REPS; rep++) {
+    const order = rep % 2 === 0 ? [null, cluster] : [cluster, null]
+    for (const c of order) {
+      const r = await run(c)
+      ;(c === null ? plain : pinned).push(r)
+      console.error(`rep ${rep + 1} ${c === null ? 'no service' : 'pinning'}: ${r.burst.perSecond.toFixed(0)} POST/s${r.drainMs !== undefined ? `, all pinned ${(r.drainMs / 1000).toFixed(1)} s after the last POST` : ''}`)
+    }
+  }
+  const rates = (rs: Run[]): number[] => rs.map((r) => r.burst.perSecond)
+  console.log(`${FILES} × 1 KB POSTs on the kubo backend, ${CLIENTS} clients, ${REPS} interleaved reps (median [min–max]); 3-peer IPFS Cluster (v1.1.0, each peer with its own Kubo 0.43.1)`)
   console.table([
-    { run: 'no pinning service', 'POST/s': plain.perSecond.toFixed(0), 'p50 ms': plain.p50.toFixed(1), 'p99 ms': plain.p99.toFixed(1) },
-    { run: 'pinning to the cluster', 'POST/s': pinning.perSecond.toFixed(0), 'p50 ms': pinning.p50.toFixed(1), 'p99 ms': pinning.p99.toFixed(1) }
+    { run: 'no pinning service', 'POST/s': spread(rates(plain)), 'p50 ms': spread(plain.map((r) => r.burst.p50), 1), 'p99 ms': spread(plain.map((r) => r.burst.p99), 1) },
+    { run: 'pinning to the cluster', 'POST/s': spread(rates(pinned)), 'p50 ms': spread(pinned.map((r) => r.burst.p50), 1), 'p99 ms': spread(pinned.map((r) => r.burst.p99), 1) }
   ])
-  console.log(`POST throughput while pinning: ${(100 * (pinning.perSecond / plain.perSecond - 1)).toFixed(1)} % (budget ≥ -10 %)`)
-  console.log(`last POST → all ${FILES} pinned: ${(drainMs / 1000).toFixed(1)} s (budget ≤ 60 s); daemon CPU meanwhile ${(cpu / 1000).toFixed(1)} s (${(100 * cpu / drainMs).toFixed(0)} % of one core)`)
+  console.log(`POST throughput while pinning: ${(100 * (median(rates(pinned)) / median(rates(plain)) - 1)).toFixed(1)} % of the median (budget ≥ -10 %)`)
+  const drains = pinned.map((r) => r.drainMs! / 1000)
+  const cpuShare = pinned.map((r) => 100 * r.cpuMs! / r.drainMs!)
+  console.log(`last POST → all ${FILES} pinned: ${spread(drains, 1)} s (budget ≤ 60 s); daemon CPU meanwhile ${spread(pinned.map((r) => r.cpuMs! / 1000), 1)} s (${spread(cpuShare)} % of one core)`)
 } finally {
-  for (const fn of cleanups.reverse()) await fn()
+  await top.close()
 }

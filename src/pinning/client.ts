@@ -1,6 +1,6 @@
 // A client of one IPFS Pinning Service API service (the vendor-neutral API that Pinata, Filebase,
-// IPFS Cluster's pinsvc endpoint and others serve): POST /pins, GET /pins?cid=…, GET and DELETE
-// /pins/{requestid}, with `Authorization: Bearer <token>`.
+// IPFS Cluster's pinsvc endpoint and others serve): POST /pins, GET /pins?cid=…, GET, POST
+// (replace) and DELETE /pins/{requestid}, with `Authorization: Bearer <token>`.
 //
 // Every answer is hostile until checked: bodies are read with a byte cap, parsed, and shaped into
 // PinStatus objects field by field (a status outside the four states, a missing requestid, a
@@ -34,6 +34,12 @@ export interface PinningClient {
   /** The service's pin requests for these CIDs (at most 10 per call, as the API allows). */
   byCids (cids: readonly string[], signal?: AbortSignal): Promise<RemotePin[]>
   get (requestId: string, signal?: AbortSignal): Promise<RemotePin | null>
+  /**
+   * Asks again for a pin that failed, in one step (`POST /pins/{requestid}`): the API's replace,
+   * which never leaves the service without the pin as a remove followed by an add would. A request
+   * the service no longer knows is added anew.
+   */
+  replace (requestId: string, pin: PinRequest, signal?: AbortSignal): Promise<RemotePin>
   /** Removes a pin request; one the service no longer knows is not an error. */
   remove (requestId: string, signal?: AbortSignal): Promise<void>
 }
@@ -96,11 +102,19 @@ export function createPinningClient (opts: { endpoint: string; token: string; ti
     throw new HearthError('PINNING_BAD_RESPONSE', `the pinning service at ${shown} refused ${op} (HTTP ${status}): ${reasonOf(json)}`, { endpoint: shown, op, status })
   }
 
+  async function add (pin: PinRequest, signal?: AbortSignal): Promise<RemotePin> {
+    const { status, json } = await call('POST', '/pins', pin, signal, 'add')
+    if (status !== 200 && status !== 202) fail('add', status, json)
+    return pinStatus(json, shown)
+  }
+
   return {
     endpoint: shown,
-    async add (pin, signal) {
-      const { status, json } = await call('POST', '/pins', pin, signal, 'add')
-      if (status !== 200 && status !== 202) fail('add', status, json)
+    add,
+    async replace (requestId, pin, signal) {
+      const { status, json } = await call('POST', `/pins/${encodeURIComponent(requestId)}`, pin, signal, 'replace')
+      if (status === 404) return await add(pin, signal)
+      if (status !== 200 && status !== 202) fail('replace', status, json)
       return pinStatus(json, shown)
     },
     async byCids (cids, signal) {

@@ -5,9 +5,11 @@
 //   pinned (answered) → for a sample, a read through the service's gateway, every block verified
 //                       against its CID: served → pinned (and the entry leaves the queue);
 //                       not served → failed (PINNING_NOT_SERVED), asked again after a backoff
-//   failed            → the old request removed and a new one POSTed after a backoff; one that
-//                       was not served is polled and read back again instead (the service may
-//                       share one pin per CID between requests: removing it would drop them all)
+//   failed            → asked again after a backoff with the API's replace (POST /pins/{id}), never
+//                       remove + add: between the two the service holds no pin, and a service that
+//                       spreads pins over peers (IPFS Cluster) may apply the removal after the new
+//                       add on some peer, which then drops content the service reports pinned.
+//                       One that was not served is polled and read back again instead.
 //   removing          → DELETE /pins/{id} (found by CID when the id is unknown), record dropped
 // A service that is unreachable, refuses the token or answers garbage leaves every record as it
 // was: the entries are retried with backoff and the error is what the service's status shows.
@@ -68,9 +70,11 @@ export async function pinRound (deps: PinWorkerDeps, signal: AbortSignal): Promi
 
 async function requestPin (deps: PinWorkerDeps, entry: QueueEntry<{ cid: string }>, record: PinRecord, round: Round): Promise<void> {
   const { signal } = round
-  if (record.state === 'failed' && record.requestId !== null) await deps.client.remove(record.requestId, signal)
   const origins = await deps.origins()
-  const answer = await deps.client.add({ cid: record.cid, name: `hearth ${record.scope}`.slice(0, 255), origins, meta: { app: 'hearth', scope: record.scope.slice(0, 200) } }, signal)
+  const pin = { cid: record.cid, name: `hearth ${record.scope}`.slice(0, 255), origins, meta: { app: 'hearth', scope: record.scope.slice(0, 200) } }
+  const answer = record.state === 'failed' && record.requestId !== null
+    ? await deps.client.replace(record.requestId, pin, signal)
+    : await deps.client.add(pin, signal)
   deps.onOutcome(null)
   await settle(deps, entry, { ...record, requestId: answer.requestId, error: null }, answer, round)
 }

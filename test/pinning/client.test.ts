@@ -26,6 +26,7 @@ test('a well-formed exchange: bearer token, the API paths, states read back', as
   const endpoint = await service(t, (req, res) => {
     seen.push(`${req.method} ${req.url} ${req.headers.authorization}`)
     req.resume()
+    if (req.method === 'POST' && req.url === '/api/v1/pins/forgotten') { res.writeHead(404).end(JSON.stringify({ error: { reason: 'NOT_FOUND' } })); return }
     if (req.method === 'POST') { res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify(pinStatus('queued'))); return }
     if (req.method === 'DELETE') { res.writeHead(202).end(); return }
     if (req.url?.startsWith('/api/v1/pins?')) { res.writeHead(200).end(JSON.stringify({ count: 1, results: [pinStatus('pinned')] })); return }
@@ -37,8 +38,11 @@ test('a well-formed exchange: bearer token, the API paths, states read back', as
   assert.equal((await client.byCids([CID]))[0].status, 'pinned')
   assert.equal(await client.get('gone'), null)
   await client.remove('r1')
+  assert.equal((await client.replace('r1', { cid: CID })).status, 'queued')
+  assert.equal((await client.replace('forgotten', { cid: CID })).requestId, 'r1', 'a request the service forgot is added anew')
   assert.match(seen[0], /^POST \/api\/v1\/pins Bearer tok-123$/)
   assert.match(seen[1], /^GET \/api\/v1\/pins\?cid=bafkrei\w+&limit=1000&status=queued%2Cpinning%2Cpinned%2Cfailed Bearer tok-123$/)
+  assert.deepEqual(seen.slice(4).map((s) => s.split(' ').slice(0, 2).join(' ')), ['POST /api/v1/pins/r1', 'POST /api/v1/pins/forgotten', 'POST /api/v1/pins'], 'replace is POST /pins/{requestid}, never a DELETE')
   await assert.rejects(client.byCids(Array.from({ length: 11 }, () => CID)), (err) => isHearthError(err, 'INVALID_ARGUMENT'))
 })
 

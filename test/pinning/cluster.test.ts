@@ -155,10 +155,12 @@ test('every stored ciphertext is pinned on a 3-peer IPFS Cluster, verified, and 
   })
 })
 
-// Runs and reports every time, but is not yet required: 2 of about 7 runs ended with a pin missing
-// from the live peers (a cluster port picked free and taken before the peer bound it is suspected;
-// issue 27 stays open until it is found).
-test('faults: the service down for a while, a cluster peer killed mid-batch, the daemon killed mid-batch', { timeout: 20 * 60_000, todo: 'fails in about 1 run of 4: a pin missing from the live peers (issue 27)' }, async (t) => {
+// The killed peer makes the cluster answer "failed" for the pins of that moment (its status cannot
+// be had); Hearth asks for them again with the API's replace. It once removed and re-added them
+// instead, and a live peer that applied the removal after the new add unpinned content the
+// cluster still listed (its status "unexpectedly_unpinned", not retried for 12 minutes), which is
+// what the last check catches.
+test('faults: the service down for a while, a cluster peer killed mid-batch, the daemon killed mid-batch', { timeout: 20 * 60_000 }, async (t) => {
   const cluster = await startIpfsCluster(t, 3)
   const device = await startIpfsDaemon(t)
   const home = await tempDir(t, 'hearth-home-')
@@ -193,6 +195,12 @@ test('faults: the service down for a while, a cluster peer killed mid-batch, the
     const p = await pinsOf(d, 'cluster')
     return p.length === 50 && p.every((x) => x.state === 'pinned') ? p : null
   }, SLOW)
-  const held = await kuboPins(cluster.peers[1].kubo)
-  for (const p of pins) assert.ok(held.has(p.cid), `a live peer holds ${p.cid}`)
+  // "pinned" is the cluster's word once the peers it counts have pinned; a live peer that has not
+  // yet received a pin catches up within moments, one that dropped it would not for minutes
+  for (const peer of cluster.peers.slice(0, 2)) {
+    await waitFor(`live peer ${peer.index} holds all fifty`, async () => {
+      const held = await kuboPins(peer.kubo)
+      return pins.every((p) => held.has(p.cid))
+    }, 60_000)
+  }
 })

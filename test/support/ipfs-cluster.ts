@@ -7,7 +7,7 @@
 // The peers' Kubo gateways have `Gateway.NoFetch`: they answer only from their own blocks, so a
 // read through them proves the cluster holds the content (not that it could find it elsewhere).
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { readFile, writeFile, chmod } from 'node:fs/promises'
+import { readFile, writeFile, chmod, appendFile, mkdir } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -82,7 +82,7 @@ interface PeerInternal extends ClusterPeer { clusterAddr: string }
 async function startPeer (t: After, bin: string, index: number, kubo: IpfsDaemon,
   opts: { secret: string; password: string; bootstrap: string[] }): Promise<PeerInternal> {
   const dir = await tempDir(t, 'hearth-cluster-')
-  const env = { PATH: process.env.PATH, HOME: dir, IPFS_CLUSTER_PATH: dir }
+  const env = { PATH: process.env.PATH, HOME: dir, IPFS_CLUSTER_PATH: dir, ...(process.env.IPFS_CLUSTER_LOG_LEVEL !== undefined ? { IPFS_CLUSTER_LOG_LEVEL: process.env.IPFS_CLUSTER_LOG_LEVEL } : {}) }
   await promisify(execFile)(bin, ['init', '--consensus', 'crdt', '--datastore', 'leveldb'], { env, timeout: 60_000 })
   const [swarmPort, restPort, pinsvcPort] = [await freeLoopbackPort(), await freeLoopbackPort(), await freeLoopbackPort()]
   const configPath = join(dir, 'service.json')
@@ -112,13 +112,21 @@ async function startPeer (t: After, bin: string, index: number, kubo: IpfsDaemon
   let child: ChildProcess | undefined
   let exited: Promise<void> = Promise.resolve()
   let log = ''
+  // HEARTH_TEST_LOG_DIR keeps every peer's whole log (at IPFS_CLUSTER_LOG_LEVEL) for a failing run
+  const keepDir = process.env.HEARTH_TEST_LOG_DIR
+  const keptLog = keepDir === undefined || keepDir === '' ? null : join(keepDir, `cluster-${opts.secret.slice(0, 8)}-peer${index}.log`)
+  if (keptLog !== null) await mkdir(keepDir!, { recursive: true })
   const start = async (): Promise<void> => {
     log = ''
+    if (keptLog !== null) await appendFile(keptLog, `--- daemon start ${new Date().toISOString()}\n`)
     const args = ['daemon', ...(opts.bootstrap.length > 0 ? ['--bootstrap', opts.bootstrap.join(',')] : [])]
     const proc = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
     child = proc
     exited = new Promise((resolve) => { proc.once('exit', () => { resolve() }) })
-    const collect = (b: Buffer): void => { log = (log + b.toString()).slice(-16000) }
+    const collect = (b: Buffer): void => {
+      log = (log + b.toString()).slice(-16000)
+      if (keptLog !== null) void appendFile(keptLog, b).catch(() => {})
+    }
     proc.stdout!.on('data', collect)
     proc.stderr!.on('data', collect)
     const deadline = Date.now() + START_TIMEOUT_MS

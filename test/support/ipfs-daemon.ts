@@ -9,9 +9,9 @@
 // the RPC URL valid. `sockets()` reads the kernel's socket tables so a test can prove nothing
 // else was opened.
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { open, readFile, rm, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import type { TestContext } from 'node:test'
 import { tempDir } from './tmp.js'
@@ -53,7 +53,7 @@ export async function ensureIpfsInstalled (): Promise<string> { return await ins
 
 /** The environment every Kubo process of the tests runs with: its repo, no telemetry, no update checks. */
 export function kuboEnv (home: string, repoPath: string): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: home, IPFS_PATH: repoPath, IPFS_TELEMETRY: 'off', GOLOG_LOG_LEVEL: 'error' }
+  return { PATH: process.env.PATH, HOME: home, IPFS_PATH: repoPath, IPFS_TELEMETRY: 'off', GOLOG_LOG_LEVEL: process.env.HEARTH_KUBO_LOG_LEVEL ?? 'error' }
 }
 
 export interface IpfsDaemonOptions {
@@ -76,6 +76,9 @@ export async function startIpfsDaemon (t: After, opts: IpfsDaemonOptions = {}): 
   let exited: Promise<void> = Promise.resolve()
   let log = ''
   const addrs = { api: '', gateway: '', swarm: '' }
+  // HEARTH_TEST_LOG_DIR keeps the daemon's whole log (at HEARTH_KUBO_LOG_LEVEL) for a failing run
+  const keptLog = process.env.HEARTH_TEST_LOG_DIR === undefined || process.env.HEARTH_TEST_LOG_DIR === '' ? null : join(process.env.HEARTH_TEST_LOG_DIR, `kubo-${basename(dir)}.log`)
+  if (keptLog !== null) await mkdir(process.env.HEARTH_TEST_LOG_DIR!, { recursive: true })
 
   const launch = async (): Promise<void> => {
     log = ''
@@ -84,7 +87,11 @@ export async function startIpfsDaemon (t: After, opts: IpfsDaemonOptions = {}): 
     })
     child = proc
     exited = new Promise((resolve) => { proc.once('exit', () => { resolve() }) })
-    const collect = (b: Buffer): void => { log = (log + b.toString()).slice(-8000) }
+    const collect = (b: Buffer): void => {
+      log = (log + b.toString()).slice(-8000)
+      if (keptLog !== null) void appendFile(keptLog, b).catch(() => {})
+    }
+    if (keptLog !== null) await appendFile(keptLog, `--- daemon start ${new Date().toISOString()}\n`)
     proc.stdout!.on('data', collect)
     proc.stderr!.on('data', collect)
     const deadline = Date.now() + START_TIMEOUT_MS
