@@ -124,7 +124,9 @@ test('invalid dropped files are rejected with their reasons and visible in statu
 
   const s = await waitFor('rejections', async () => {
     const st = await statusOf(d)
-    return st.rejected.length === 5 && st.waiting.length === 1 ? st : null
+    // the counts and the lists are read side by side, not from one snapshot: a file rejected
+    // between the reads shows in one first, so both are waited for
+    return st.rejected.length === 5 && st.waiting.length === 1 && st.files.counts.rejected === 5 && st.files.counts['waiting-schema'] === 1 ? st : null
   })
   const byPath = Object.fromEntries(s.rejected.map((r: any) => [r.path, r]))
   assert.equal(byPath['instagram.profile/bad-json.json'].errorCode, 'INVALID_JSON')
