@@ -9,6 +9,7 @@ export function scopeTag (scope: string): string {
 }
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0')
+const DAY = 86_400_000
 
 /** The day, month and year words of an instant (none outside years 1–9999). */
 export function timeTags (ms: number | null): string[] {
@@ -20,12 +21,19 @@ export function timeTags (ms: number | null): string[] {
   return [`d${ym}${pad(d.getUTCDate())}`, `m${ym}`, `y${pad(y, 4)}`]
 }
 
+/** The last scope's word and the last day's words, kept: a version's rows share them (indexing's hot path). */
+let lastScope = { scope: '', tag: '' }
+let lastDay = { day: Number.NaN, tags: '' }
+
 /** The row's filter column: its scope's word and its time's words. */
 export function rowTags (scope: string, ms: number | null): string {
-  return [scopeTag(scope), ...timeTags(ms)].join(' ')
+  if (lastScope.scope !== scope || lastScope.tag === '') lastScope = { scope, tag: scopeTag(scope) }
+  if (ms === null || !Number.isFinite(ms)) return lastScope.tag
+  const day = Math.floor(ms / DAY)
+  if (lastDay.day !== day) lastDay = { day, tags: timeTags(ms).join(' ') }
+  return lastDay.tags === '' ? lastScope.tag : `${lastScope.tag} ${lastDay.tags}`
 }
 
-const DAY = 86_400_000
 /** Date.UTC, years below 100 included (Date.UTC reads 0–99 as 1900–1999). */
 const utc = (y: number, m: number, d: number): number => new Date(0).setUTCFullYear(y, m, d)
 const MIN_MS = utc(1, 0, 1)
