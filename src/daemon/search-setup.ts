@@ -36,6 +36,5 @@ export async function searchInputs (deps: SearchSetupDeps): Promise<IndexerDeps 
 }
 
 export async function searchService (deps: SearchSetupDeps & { events: HearthEventHub }): Promise<SearchService> {
-  const inputs = await searchInputs(deps)
-  return createSearchService({ ...inputs, dir: deps.home.search, events: deps.events, declarations: inputs.declarations })
+  return createSearchService({ ...await searchInputs(deps), dir: deps.home.search, events: deps.events })
 }

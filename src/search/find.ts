@@ -26,7 +26,7 @@ export interface Found { hits: SearchHit[]; capped: boolean }
 const NOTHING: Found = { hits: [], capped: false }
 
 /** The FTS5 expression of the query with its filters, or null when nothing can match. */
-export function filteredMatch (store: SearchStore, c: CheckedQuery): { match: string; inRange: (t: number | null) => boolean } | null {
+function filteredMatch (store: SearchStore, c: CheckedQuery): { match: string; inRange: (t: number | null) => boolean } | null {
   const parts = [c.match]
   if (c.scope !== null || (c.within !== null && !c.within.includes('*'))) {
     const scopes = store.scopes().filter((scope) => (c.scope === null || coveringPattern([c.scope], scope) !== null) &&
@@ -67,9 +67,8 @@ function candidates (store: SearchStore, match: string, inRange: (t: number | nu
 }
 
 /** How many rows hold each term, estimated from the spread of its newest matches. */
-function frequencies (store: SearchStore, c: CheckedQuery, matched: number): number[] {
+function frequencies (store: SearchStore, c: CheckedQuery, matched: number, total: number): number[] {
   if (c.terms.length === 1) return [matched] // one word: its weight orders nothing
-  const total = store.lastRowId()
   const df = c.terms.slice(0, MAX_ESTIMATED).map((term) => {
     const ids = store.matching(`text : (${termExpression(term)})`, Number.MAX_SAFE_INTEGER, DF_SAMPLE)
     if (ids.length < DF_SAMPLE) return Math.max(ids.length, 1)
@@ -92,7 +91,8 @@ export function findHits (store: SearchStore, c: CheckedQuery, limit: number): F
   if (rows.length === 0 || c.offset >= rows.length) return { hits: [], capped }
   const terms = termWords(c.terms)
   const counters = terms.map(termCounter)
-  const scores = bm25(rows.map((row) => rankInput(row, counters)), frequencies(store, c, rows.length), store.lastRowId())
+  const total = store.lastRowId()
+  const scores = bm25(rows.map((row) => rankInput(row, counters)), frequencies(store, c, rows.length, total), total)
   const order = rows.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || rows[b]!.id - rows[a]!.id)
   const page = order.slice(c.offset, c.offset + limit)
   const versions = new Map(store.versions([...new Set(page.map((i) => rows[i]!.version))]).map((v) => [v.id, v]))

@@ -12,7 +12,7 @@ const MARKS = /\p{M}/gu
 
 /** A word as the engine compares it: case folded, diacritics removed. */
 export function normalize (word: string): string {
-  return NON_ASCII.test(word) ? word.normalize('NFD').replace(MARKS, '').toLowerCase() : word.toLowerCase()
+  return foldText(word).toLowerCase()
 }
 
 export interface Token { word: string; start: number; end: number }
