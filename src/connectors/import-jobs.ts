@@ -111,21 +111,29 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
   // An upload nobody starts holds up to maxBytes of disk: it is dropped after UNSTARTED_MS, and
   // beyond UNSTARTED_MAX such uploads the oldest goes first.
   const expiry = new Map<string, NodeJS.Timeout>()
-  function expire (job: ImportJob, why: string): void {
+  /** The job fails at once (nobody can start it any more); its archive is gone when the promise resolves. */
+  async function expire (job: ImportJob, why: string): Promise<void> {
     clearTimeout(expiry.get(job.id))
     expiry.delete(job.id)
     if (job.state !== 'ready') return
     job.state = 'failed'
     job.error = { code: 'CONFLICT', message: `the uploaded archive was removed unstarted: ${why}; upload it again to import it` }
-    void discard(job)
+    await discard(job)
   }
-  function waitForStart (job: ImportJob): void {
+  /**
+   * A probed upload waits to be started: the oldest waiting ones beyond UNSTARTED_MAX are removed
+   * first (their archives gone from disk before this one is said to be ready), and it is dropped
+   * itself after UNSTARTED_MS.
+   */
+  async function waitForStart (job: ImportJob): Promise<void> {
+    const waiting = [...jobs.values()].filter((j) => j.state === 'ready' && j !== job)
+    await Promise.all(waiting.slice(0, Math.max(0, waiting.length + 1 - UNSTARTED_MAX)).map(async (old) => await expire(old, `${UNSTARTED_MAX} newer uploads wait to be started`)))
+    if (stopped || job.state !== 'probing') return
+    job.state = 'ready'
     clearTimeout(expiry.get(job.id))
-    const timer = setTimeout(() => expire(job, `not started within ${UNSTARTED_MS / 60_000} minutes`), UNSTARTED_MS)
+    const timer = setTimeout(() => { void expire(job, `not started within ${UNSTARTED_MS / 60_000} minutes`) }, UNSTARTED_MS)
     timer.unref()
     expiry.set(job.id, timer)
-    const waiting = [...jobs.values()].filter((j) => j.state === 'ready')
-    for (const old of waiting.slice(0, Math.max(0, waiting.length - UNSTARTED_MAX))) expire(old, `${UNSTARTED_MAX} newer uploads wait to be started`)
   }
 
   function trim (): void {
@@ -210,7 +218,7 @@ export function createImportJobs (deps: ImportJobsDeps): ImportJobs {
   /** Asks a worker which connectors fit the job's archive(s). */
   function probe (job: ImportJob): void {
     spawnWorker(job, { mode: 'probe', source: sourceOf(job), dirs: [...deps.connectorDirs] }, (m) => {
-      if (m.type === 'suggestions') { job.suggestions = m.connectors; job.entries = m.entries; job.state = 'ready'; waitForStart(job) }
+      if (m.type === 'suggestions') { job.suggestions = m.connectors; job.entries = m.entries; void waitForStart(job) }
       if (m.type === 'error') { job.error = { code: m.code, message: m.message }; job.state = 'failed' }
     }, () => { if (job.state === 'failed') void discard(job) })
   }
