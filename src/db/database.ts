@@ -40,6 +40,12 @@ export interface HearthDatabase {
    */
   getMany(reads: ReadonlyArray<{ sublevel: Sublevel<any>; key: string }>): Promise<unknown[]>
   /**
+   * getMany answered at once on this thread: for a few keys that are in memory (the memtable, the
+   * block cache, a bloom filter saying absent) it costs far less than the hand-off of a read to
+   * libuv's pool and back; a key whose block is on disk blocks the thread meanwhile.
+   */
+  getManySync(reads: ReadonlyArray<{ sublevel: Sublevel<any>; key: string }>): unknown[]
+  /**
    * The first damage LevelDB reported since the database was opened (a garbled table read while
    * running), or null. Every read or write that meets damage fails with INDEX_CORRUPT.
    */
@@ -111,25 +117,41 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
     },
     async getMany (reads) {
       if (reads.length === 0) return []
-      const keys = new Array<string>(reads.length)
-      for (let i = 0; i < reads.length; i++) {
-        const { sublevel, key } = reads[i]!
-        // the root reads text: a sublevel of binary values is read on its own
-        if (sublevel.valueEncoding().format !== 'utf8') throw new HearthError('INVALID_ARGUMENT', 'getMany across sublevels reads text values only')
-        keys[i] = sublevel.prefixKey(key, 'utf8')
-      }
-      const values: unknown[] = await level.getMany(keys)
-      for (let i = 0; i < values.length; i++) {
-        const value = values[i]
-        if (value !== undefined) values[i] = reads[i]!.sublevel.valueEncoding().decode(value as string)
-      }
-      return values
+      return decodeAll(reads, await level.getMany(rootKeys(reads)))
+    },
+    getManySync (reads) {
+      const keys = rootKeys(reads)
+      const values = new Array<unknown>(keys.length)
+      for (let i = 0; i < keys.length; i++) values[i] = level.getSync(keys[i]!)
+      return decodeAll(reads, values)
     },
     damage: () => health.damage(),
     async close () {
       await level.close()
     }
   }
+}
+
+type Reads = ReadonlyArray<{ sublevel: Sublevel<any>; key: string }>
+
+/** The root's keys of reads across sublevels (the root reads text: a sublevel of binary values is read on its own). */
+function rootKeys (reads: Reads): string[] {
+  const keys = new Array<string>(reads.length)
+  for (let i = 0; i < reads.length; i++) {
+    const { sublevel, key } = reads[i]!
+    if (sublevel.valueEncoding().format !== 'utf8') throw new HearthError('INVALID_ARGUMENT', 'getMany across sublevels reads text values only')
+    keys[i] = sublevel.prefixKey(key, 'utf8')
+  }
+  return keys
+}
+
+/** Each value read by the root decoded by its own sublevel's encoding, in place. */
+function decodeAll (reads: Reads, values: unknown[]): unknown[] {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]
+    if (value !== undefined) values[i] = reads[i]!.sublevel.valueEncoding().decode(value as string)
+  }
+  return values
 }
 
 /** Whether LevelDB refused because its files are damaged (not because of a lock or a full disk). */

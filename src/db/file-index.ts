@@ -324,8 +324,11 @@ export class FileIndex {
     let best: FileRecord | null = null
     let bestInstant: string | null = null
     try {
-      for (;;) {
-        const keys = await it.nextv(best === null && states === undefined ? 1 : READ_CHUNK)
+      // the first key alone first: it is the answer unless its state is filtered out or it is
+      // archived (a search following a burst asks this once a step, and 64 records read and
+      // decoded for one were most of the step's reads)
+      for (let chunk = 1; ; chunk = READ_CHUNK) {
+        const keys = await it.nextv(chunk)
         if (keys.length === 0) return best
         const records = await this.#records(keys.map(lastPart))
         for (let i = 0; i < records.length; i++) {

@@ -95,7 +95,11 @@ export function createSearchService (deps: SearchDeps): SearchService {
 
   const run = async (): Promise<void> => {
     try {
-      while (!stopped && indexer !== null && await indexer.step()) { /* one bounded page per turn */ }
+      // up to the head as it is now, a page per step: changes made meanwhile wait for the next run
+      // (followMs after this one began), or a lone client's POSTs, each landing during the step
+      // before, kept the indexer stepping once per file
+      const head = await deps.changes.currentSeq()
+      while (!stopped && indexer !== null && await indexer.step() && store !== null && store.cursor() < head) { /* one bounded page per turn */ }
       if (!stopped && indexer !== null && await indexer.pending() === 0) for (const w of waiters.splice(0)) w()
     } catch (err) {
       if (isDamage(err)) { reset(err); return }

@@ -119,7 +119,7 @@ test('a stored value that no longer parses is INDEX_CORRUPT too, on get and on i
   assert.match(db.damage()?.message ?? '', /not JSON/)
 })
 
-test('getMany reads keys of several sublevels in one call: each value decoded by its own sublevel, undefined where absent; byte-valued sublevels refused; a value that no longer parses is INDEX_CORRUPT', async (t) => {
+test('getMany (and getManySync, answered on the thread) reads keys of several sublevels in one call: each value decoded by its own sublevel, undefined where absent; byte-valued sublevels refused; a value that no longer parses is INDEX_CORRUPT', async (t) => {
   const db = await openDatabase(await tempDir(t))
   t.after(async () => { await db.close() })
   const json = db.sublevel<{ n: number }>('alpha')
@@ -133,8 +133,7 @@ test('getMany reads keys of several sublevels in one call: each value decoded by
     { type: 'put', sublevel: text, key: 'k', value: '{"n": 3}' },
     { type: 'put', sublevel: bytes, key: 'k', value: Uint8Array.of(1, 2, 3) }
   ])
-  assert.deepEqual(await db.getMany([]), [])
-  assert.deepEqual(await db.getMany([
+  const reads = [
     { sublevel: json, key: 'k' },
     { sublevel: text, key: 'k' },
     { sublevel: nested, key: 'k' },
@@ -142,14 +141,21 @@ test('getMany reads keys of several sublevels in one call: each value decoded by
     { sublevel: db.sublevel('beta'), key: 'k' },
     { sublevel: json, key: 'k2' },
     { sublevel: json, key: 'k' }
-  ]), [{ n: 1 }, '{"n": 3}', { deep: true }, undefined, undefined, { n: 2 }, { n: 1 }], 'JSON and text values side by side, in the order asked, a nested namespace apart from its parent')
+  ]
+  const expected = [{ n: 1 }, '{"n": 3}', { deep: true }, undefined, undefined, { n: 2 }, { n: 1 }]
+  assert.deepEqual(await db.getMany([]), [])
+  assert.deepEqual(db.getManySync([]), [])
+  assert.deepEqual(await db.getMany(reads), expected, 'JSON and text values side by side, in the order asked, a nested namespace apart from its parent')
+  assert.deepEqual(db.getManySync(reads), expected, 'the same answered on the thread')
   // the root reads text: a namespace of bytes is refused, alone or among text ones, before anything is read
   for (const reads of [[{ sublevel: bytes, key: 'k' }], [{ sublevel: json, key: 'k' }, { sublevel: bytes, key: 'k' }]]) {
     await assert.rejects(db.getMany(reads), (err: unknown) => isHearthError(err, 'INVALID_ARGUMENT'))
+    assert.throws(() => db.getManySync(reads), (err: unknown) => isHearthError(err, 'INVALID_ARGUMENT'))
   }
   assert.deepEqual([...(await bytes.get('k'))!], [1, 2, 3], 'read on its own')
   // a stored value that no longer parses fails the whole read as damage
   await db.sublevel<string>('alpha', { valueEncoding: 'utf8' }).put('bad', '{"n": 1, garbled')
   await assert.rejects(db.getMany([{ sublevel: json, key: 'k' }, { sublevel: json, key: 'bad' }]), (err: unknown) => isHearthError(unwrapHearthError(err), 'INDEX_CORRUPT'))
+  assert.throws(() => db.getManySync([{ sublevel: json, key: 'bad' }]), (err: unknown) => isHearthError(unwrapHearthError(err), 'INDEX_CORRUPT'))
   assert.match(db.damage()?.message ?? '', /not JSON/)
 })
