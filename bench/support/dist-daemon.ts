@@ -14,12 +14,15 @@ function newestMtime (dir: string): number {
   return newest
 }
 
-/** Compiles `dir` with the current checkout's TypeScript when its dist/ is missing or older than src/. */
+/** Builds `dir` as its `npm run build` does (with the current checkout's TypeScript) when its dist/ is missing or older than src/. */
 export function ensureBuilt (dir: string): void {
   const dist = join(dir, 'dist')
   if (existsSync(join(dist, 'cli/entry.js')) && newestMtime(dist) >= newestMtime(join(dir, 'src'))) return
   console.error(`  building ${dir} …`)
   execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' })
+  // the build's later steps, where that checkout has them
+  const validator = join(dir, 'scripts/build-config-validator.mjs')
+  if (existsSync(validator)) execFileSync(process.execPath, [validator], { stdio: 'inherit' })
 }
 
 /** Starts `<dir>/dist/cli/entry.js daemon` (with the node flags of `<dir>`'s launcher, as `hearth daemon` runs) on `home`, sync and dashboard off unless `env` says otherwise, and resolves once it printed `ready`; stop leaves the home. */

@@ -5,9 +5,8 @@
 // a signature by any other key is refused as SIGNATURE_INVALID instead of reading as an unknown
 // builder. Pure apart from the signature recovery; the replay cache lives with the stores.
 import { createHash } from 'node:crypto'
-import { createRequire } from 'node:module'
 import type { Address, Hex } from 'viem'
-import { addressOfPublicKey, checksumAddress, hexToBytes, isAddress, personalMessageHash, recoverPersonalSigner } from '../protocol/eth.js'
+import { checksumAddress, hexToBytes, isAddress, recoverPersonalSigner } from '../protocol/eth.js'
 import { HearthError, type ErrorCode } from '../errors.js'
 
 export interface SignedPayload {
@@ -112,35 +111,13 @@ function checkPayload (value: unknown): SignedPayload {
   return payload
 }
 
-interface NativeSecp256k1 { ecdsaRecover (sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean): Uint8Array }
-
-/**
- * libsecp256k1 (npm `secp256k1`, prebuilt native binding) recovers a key ~4× faster than the
- * pure-JS path, which alone would take the signed-read budget (bench/builders.ts); @noble/curves is the
- * fallback where the binding cannot load.
- */
-let native: NativeSecp256k1 | null | undefined
-/** Loaded on the first signed request, not with the module: a daemon no builder calls keeps its memory. */
-function nativeSecp256k1 (): NativeSecp256k1 | null {
-  if (native === undefined) {
-    try { native = createRequire(import.meta.url)('secp256k1') as NativeSecp256k1 } catch { native = null }
-  }
-  return native
-}
-
 const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n
 
 async function recoverPersonal (message: string, signature: Hex): Promise<Address> {
   const bytes = hexToBytes(signature)
-  const v = bytes[64] as number
-  const recid = v >= 27 ? v - 27 : v
-  if (recid !== 0 && recid !== 1) throw new Error('bad v')
   // a high-s signature is the malleable twin of a low-s one: refusing it keeps "a signature works once" true
   if (BigInt(`0x${signature.slice(66, 130)}`) > HALF_ORDER) throw new Error('high s')
-  const secp = nativeSecp256k1()
-  if (secp === null) return recoverPersonalSigner(message, bytes)
-  const pub = secp.ecdsaRecover(bytes.subarray(0, 64), recid, personalMessageHash(message), false)
-  return addressOfPublicKey(pub)
+  return recoverPersonalSigner(message, bytes)
 }
 
 /** The signer of the base64url text; SIGNATURE_INVALID when it does not recover or is not `iss`. */

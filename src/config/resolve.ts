@@ -3,11 +3,11 @@
 // anything else starts, and every problem names the key and where its value came from, so a bad
 // HEARTH_TCP_PORT is reported as such instead of surfacing later as an odd failure.
 import { readFile } from 'node:fs/promises'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { ErrorObject, ValidateFunction } from 'ajv'
+import type { ErrorObject } from 'ajv'
 import { HearthError } from '../errors.js'
 import { CONFIG_SCHEMA, envOverrides, keySchema, leafKeys } from './schema.js'
 import type { HearthConfig } from './types.js'
+import { configValidator } from './validator.js'
 
 /** Where a key's effective value came from: `default`, `file`, `env HEARTH_X` or `--set`. */
 export type ConfigSource = 'default' | 'file' | `env ${string}` | '--set' | 'config set'
@@ -59,18 +59,6 @@ export function getPath (source: unknown, path: string): unknown {
   return node
 }
 
-let compiled: ValidateFunction | undefined
-function validator (): ValidateFunction {
-  if (compiled === undefined) {
-    // CONFIG_SCHEMA is ours and fixed: checking it against the meta-schema at every start costs
-    // the daemon a tenth of a second before /health (test/config/schema-valid.test.ts checks it once)
-    const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: true, validateSchema: false })
-    ajv.addVocabulary(['x-env', 'x-live'])
-    compiled = ajv.compile(CONFIG_SCHEMA)
-  }
-  return compiled
-}
-
 function problemPath (err: ErrorObject): string {
   const base = err.instancePath.split('/').slice(1).join('.')
   if (err.keyword === 'additionalProperties') {
@@ -101,7 +89,7 @@ function sourceOf (key: string, sources: Record<string, ConfigSource>): ConfigSo
 /** Validate a merged raw configuration (defaults filled in) and return the typed result. */
 function validate (raw: Record<string, unknown>, sources: Record<string, ConfigSource>): HearthConfig {
   const value = structuredClone(raw)
-  const check = validator()
+  const check = configValidator()
   if (!check(value)) {
     const problems = (check.errors ?? []).map((e) => describeProblem(e, sources, raw))
     const reasons = [...new Set(problems.map((p) => p.message))]

@@ -3,7 +3,7 @@
 // validates against it (resolve.ts), `hearth config` and the dashboard show it, and the README's
 // table is generated from it (scripts/config-table.ts; a test keeps the README in step).
 //
-// Annotations beside JSON Schema's own keywords (registered as a vocabulary in resolve.ts):
+// Annotations beside JSON Schema's own keywords (registered as a vocabulary in validator.ts):
 //   x-env      the HEARTH_* variable that overrides the key
 //   x-live     true when a running daemon applies the change at once (otherwise: at next start)
 

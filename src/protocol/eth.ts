@@ -3,9 +3,11 @@
 // messages, EIP-55 addresses), on @noble/curves and @noble/hashes directly. viem computes the
 // same with the same libraries, but importing it loads ~380 modules (~8 MB of heap, ~10 MB of
 // RSS for an idle daemon); it now loads only where its ABI, RPC and typed-data code is needed
-// (a configured chain, a grant signed as typed data). Results equal viem's: test/protocol/eth.test.ts.
-import { secp256k1 } from '@noble/curves/secp256k1.js'
+// (a configured chain, a grant signed as typed data). The curve arithmetic runs on libsecp256k1
+// (secp256k1.ts). Results equal viem's: test/protocol/eth.test.ts.
+import { randomBytes } from 'node:crypto'
 import { keccak_256 } from '@noble/hashes/sha3.js'
+import { secp256k1 } from './secp256k1.js'
 
 export type Hex = `0x${string}`
 export type Address = `0x${string}`
@@ -55,12 +57,19 @@ export function addressOfPublicKey (uncompressed: Uint8Array): Address {
 
 /** The address of a 32-byte secp256k1 private key; throws when the key is outside the curve's range. */
 export function addressOfPrivateKey (privateKey: Hex): Address {
-  return addressOfPublicKey(secp256k1.getPublicKey(hexToBytes(privateKey), false))
+  return addressOfPublicKey(secp256k1().publicKey(hexToBytes(privateKey)))
 }
+
+/** The order of secp256k1's group: a private key is in [1, n). */
+const CURVE_ORDER = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 
 /** A fresh private key from the CSPRNG (viem's `generatePrivateKey`). */
 export function randomPrivateKey (): Hex {
-  return bytesToHex(secp256k1.utils.randomSecretKey())
+  for (;;) {
+    const key = bytesToHex(randomBytes(32))
+    const value = BigInt(key)
+    if (value > 0n && value < CURVE_ORDER) return key // all but ~2^-128 of draws
+  }
 }
 
 /** EIP-191 hash of a personal message (viem's `hashMessage` of a string). */
@@ -78,17 +87,14 @@ export function recoverPersonalSigner (message: string, signature: Uint8Array): 
   const v = signature[64]!
   const recovery = v >= 27 ? v - 27 : v
   if (recovery !== 0 && recovery !== 1) throw new Error('bad recovery byte')
-  const recovered = new Uint8Array(65)
-  recovered[0] = recovery
-  recovered.set(signature.subarray(0, 64), 1)
-  return addressOfPublicKey(secp256k1.Signature.fromBytes(recovered, 'recovered').recoverPublicKey(personalMessageHash(message)).toBytes(false))
+  return addressOfPublicKey(secp256k1().recover(signature.subarray(0, 64), recovery, personalMessageHash(message)))
 }
 
 /** `personal_sign` of `message` (deterministic RFC 6979, low s, v 27/28): viem's `signMessage`. */
 export function signPersonalMessage (privateKey: Hex, message: string): Hex {
-  const signed = secp256k1.sign(personalMessageHash(message), hexToBytes(privateKey), { prehash: false, lowS: true, format: 'recovered' })
+  const { signature, recovery } = secp256k1().sign(personalMessageHash(message), hexToBytes(privateKey))
   const out = new Uint8Array(65)
-  out.set(signed.subarray(1), 0)
-  out[64] = signed[0]! + 27
+  out.set(signature, 0)
+  out[64] = recovery + 27
   return bytesToHex(out)
 }

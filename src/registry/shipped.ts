@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { HearthError, isHearthError } from '../errors.js'
 import type { StorageBackend } from '../storage/types.js'
-import { parseSchemaDefinition } from './definition.js'
+import { parseSchemaDefinition, serializeDefinition } from './definition.js'
 import type { AddLocalResult, SchemaRegistry } from './resolver.js'
 import type { SchemaDefinition } from './types.js'
 
@@ -86,7 +86,11 @@ export async function installShippedSchemas (
   registry: Pick<SchemaRegistry, 'addLocalSchema' | 'cache' | 'remember'>, storage: Pick<StorageBackend, 'add'>, opts: { dir?: string } = {}
 ): Promise<Array<AddLocalResult & { file: string }>> {
   const results: Array<AddLocalResult & { file: string }> = []
-  for (const { file, definition } of await loadShippedSchemaFiles(opts.dir)) {
+  const shipped = await loadShippedSchemaFiles(opts.dir)
+  // their bytes stored all at once (a fresh home's ~40 synced writes share their syncs), then
+  // added one by one in order, each finding its bytes stored: the order decides a scope's latest
+  await Promise.all(shipped.map(async ({ definition }) => await storage.add(serializeDefinition(definition))))
+  for (const { file, definition } of shipped) {
     results.push({ file, ...await registry.addLocalSchema(definition, { storage, sticky: false, checkCompiles: false }) })
   }
   for (let i = 0; i < results.length; i++) {
