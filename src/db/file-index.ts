@@ -324,15 +324,19 @@ export class FileIndex {
     let best: FileRecord | null = null
     let bestInstant: string | null = null
     try {
-      // the first key alone first: it is the answer unless its state is filtered out or it is
-      // archived (a search following a burst asks this once a step, and 64 records read and
-      // decoded for one were most of the step's reads)
-      for (let chunk = 1; ; chunk = READ_CHUNK) {
-        const keys = await it.nextv(chunk)
+      // a whole chunk at once, not the first key alone: with a damaged table, LevelDB's reverse
+      // iterator can hand out one key from past the damaged blocks before it reports them, and
+      // that read answered an old version with 200; a chunk reaches the damage and fails
+      // INDEX_CORRUPT (test/daemon/doctor "a table of the index garbled while the daemon runs")
+      for (;;) {
+        const keys = await it.nextv(READ_CHUNK)
         if (keys.length === 0) return best
-        const records = await this.#records(keys.map(lastPart))
+        // read by key, in key order: a record gone since the keys were listed is skipped, and
+        // every other record stays paired with its own key's instant
+        const records = await this.#store.records.getMany(keys.map(lastPart))
         for (let i = 0; i < records.length; i++) {
-          const r = records[i]!
+          const r = records[i]
+          if (r === undefined) continue
           const instant = keys[i]!.split(SEP)[1] ?? ''
           if (bestInstant !== null && instant !== bestInstant) return best
           if (states !== undefined && !states.includes(r.state)) continue
