@@ -27,6 +27,8 @@ export interface ClusterPeer {
   /** Its REST API base URL. */
   restUrl: string
   kubo: IpfsDaemon
+  /** Pid of the running peer (changes on restart). */
+  readonly pid: number
   readonly running: boolean
   stop (opts?: { kill?: boolean }): Promise<void>
   start (): Promise<void>
@@ -162,6 +164,7 @@ async function startPeer (t: After, bin: string, index: number, kubo: IpfsDaemon
     pinsvcUrl: `http://127.0.0.1:${pinsvcPort}`,
     restUrl: `http://127.0.0.1:${restPort}`,
     kubo,
+    get pid () { return child?.pid ?? -1 },
     get running () { return child !== undefined && child.exitCode === null && child.signalCode === null },
     stop,
     start
