@@ -108,11 +108,10 @@ async function startPeer (t: After, bin: string, index: number, kubo: IpfsDaemon
   config.api.ipfsproxy.node_multiaddress = kuboApi
   config.ipfs_connector.ipfshttp.node_multiaddress = kuboApi
   if (config.informer?.tags !== undefined) config.informer.tags.metric_ttl = '5s'
-  // The throughput settings the README's "IPFS Cluster of your own" gives (bench/pinning.ts):
-  // without CRDT batching every pin request is its own CRDT commit (about 30 adds/s here, the
-  // bottleneck of a 10,000-file burst); with 10 pins at a time per peer the pinning itself falls
-  // behind. A pin still in the batch is not in the state yet: Hearth asks for it again.
-  config.consensus.crdt.batching = { ...config.consensus.crdt.batching, max_batch_size: 100, max_batch_age: '500ms' }
+  // With the default 10 pins at a time per peer the pinning falls behind a burst (README, "IPFS
+  // Cluster of your own"). CRDT batching (consensus.crdt.batching) would lift the cluster's ~30
+  // pin requests/s, but it put a replace's Pin and Unpin of the same CID into one batch, and live
+  // peers then dropped pins the cluster still called pinned (the faults test, 2 runs in 5).
   config.pin_tracker.stateless.concurrent_pins = 50
   await writeFile(configPath, JSON.stringify(config, null, 2))
   const identity = JSON.parse(await readFile(join(dir, 'identity.json'), 'utf8')) as { id: string }
