@@ -7,6 +7,7 @@
 //     from the last POST until every CID is `pinned`, and the daemon's CPU over that time.
 // Budgets from the issue: all pinned ≤ 60 s after the last POST; POST throughput ≤ 10 % lower.
 // Run alone on a quiet machine: node --import tsx bench/pinning.ts [--files N] [--clients N] [--reps N]
+//   [--concurrency N] (pinning.concurrency) [--first-rep N] (continue the alternation of an earlier run)
 import '../src/polyfill.js'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -18,7 +19,7 @@ import { postBurst, type PostBurst } from './support/post-burst.js'
 import { startIpfsDaemon } from '../test/support/ipfs-daemon.js'
 import { startIpfsCluster, type IpfsCluster } from '../test/support/ipfs-cluster.js'
 
-const { values } = parseArgs({ options: { files: { type: 'string', default: '10000' }, clients: { type: 'string', default: '8' }, reps: { type: 'string', default: '3' } } })
+const { values } = parseArgs({ options: { files: { type: 'string', default: '10000' }, clients: { type: 'string', default: '8' }, reps: { type: 'string', default: '3' }, concurrency: { type: 'string', default: '8' }, 'first-rep': { type: 'string', default: '0' } } })
 const FILES = Number(values.files)
 const CLIENTS = Number(values.clients)
 const REPS = Number(values.reps)
@@ -31,7 +32,7 @@ function scope (): { after: (fn: Cleanup) => void, close: () => Promise<void> } 
   return { after: (fn) => { fns.push(fn) }, close: async () => { for (const fn of fns.splice(0).reverse()) await fn() } }
 }
 
-interface Run { burst: PostBurst, drainMs?: number, cpuMs?: number }
+interface Run { burst: PostBurst, drainMs?: number, cpuMs?: number, clusterCpuMs?: number }
 
 /** One run on a fresh home and a fresh device Kubo, with or without the cluster as pinning service. */
 async function run (cluster: IpfsCluster | null): Promise<Run> {
@@ -43,13 +44,14 @@ async function run (cluster: IpfsCluster | null): Promise<Run> {
     const peer = cluster?.peers[0]
     const pinning = cluster === null || peer === undefined
       ? {}
-      : { pinning: { pollIntervalMs: 500, sampleRate: 0.01, services: [{ name: 'cluster', endpoint: peer.pinsvcUrl, tokenFile: await cluster.tokenFile(dir), gateway: peer.kubo.gatewayUrl }] } }
+      : { pinning: { pollIntervalMs: 500, concurrency: Number(values.concurrency), sampleRate: 0.01, services: [{ name: 'cluster', endpoint: peer.pinsvcUrl, tokenFile: await cluster.tokenFile(dir), gateway: peer.kubo.gatewayUrl }] } }
     await writeFile(join(dir, 'config.json'), JSON.stringify(pinning))
     const d = await launchDaemon({ run: 'sources', home: dir, env: { HEARTH_SYNC: 'false', HEARTH_STORAGE: 'kubo', HEARTH_KUBO_URL: device.apiUrl }, until: 'ready' })
     s.after(async () => { await d.stop() })
+    const clusterBefore = cluster === null ? 0 : await clusterCpuMs(cluster)
     const burst = await postBurst(d, '/v1/data/instagram.profile', BODY, CLIENTS, FILES)
     if (cluster === null) return { burst }
-    return { burst, ...await drain(d) }
+    return { burst, ...await drain(d), clusterCpuMs: await clusterCpuMs(cluster) - clusterBefore }
   } finally {
     await s.close()
   }
@@ -70,6 +72,13 @@ async function drain (d: RunningDaemon): Promise<{ drainMs: number, cpuMs: numbe
   return { drainMs, cpuMs: await cpuMs(d.pid) - cpuBefore }
 }
 
+/** CPU of the cluster's processes (its peers and their Kubos), the service's share of the machine. */
+async function clusterCpuMs (cluster: IpfsCluster): Promise<number> {
+  let sum = 0
+  for (const p of cluster.peers) sum += await cpuMs(p.pid) + await cpuMs(p.kubo.pid)
+  return sum
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
 const spread = (xs: number[], digits = 0): string => `${median(xs).toFixed(digits)} [${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}]`
 
@@ -79,11 +88,11 @@ try {
   const plain: Run[] = []
   const pinned: Run[] = []
   for (let rep = 0; rep < REPS; rep++) {
-    const order = rep % 2 === 0 ? [null, cluster] : [cluster, null]
+    const order = (rep + Number(values['first-rep'])) % 2 === 0 ? [null, cluster] : [cluster, null]
     for (const c of order) {
       const r = await run(c)
       ;(c === null ? plain : pinned).push(r)
-      console.error(`rep ${rep + 1} ${c === null ? 'no service' : 'pinning'}: ${r.burst.perSecond.toFixed(0)} POST/s${r.drainMs !== undefined ? `, all pinned ${(r.drainMs / 1000).toFixed(1)} s after the last POST` : ''}`)
+      console.error(`rep ${rep + 1} ${c === null ? 'no service' : 'pinning'}: ${r.burst.perSecond.toFixed(0)} POST/s${r.drainMs !== undefined ? `, all pinned ${(r.drainMs / 1000).toFixed(1)} s after the last POST, daemon CPU ${(r.cpuMs! / 1000).toFixed(1)} s, the cluster's CPU over the POSTs and the drain ${(r.clusterCpuMs! / 1000).toFixed(1)} s` : ''}`)
     }
   }
   const rates = (rs: Run[]): number[] => rs.map((r) => r.burst.perSecond)
@@ -95,6 +104,7 @@ try {
   console.log(`POST throughput while pinning: ${(100 * (median(rates(pinned)) / median(rates(plain)) - 1)).toFixed(1)} % of the median (budget ≥ -10 %)`)
   const drains = pinned.map((r) => r.drainMs! / 1000)
   const cpuShare = pinned.map((r) => 100 * r.cpuMs! / r.drainMs!)
+  console.log(`the cluster's processes (3 peers, 3 Kubos) used ${spread(pinned.map((r) => r.clusterCpuMs! / 1000), 1)} s of CPU over the POSTs and the drain`)
   console.log(`last POST → all ${FILES} pinned: ${spread(drains, 1)} s (budget ≤ 60 s); daemon CPU meanwhile ${spread(pinned.map((r) => r.cpuMs! / 1000), 1)} s (${spread(cpuShare)} % of one core)`)
 } finally {
   await top.close()

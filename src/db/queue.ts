@@ -3,7 +3,7 @@
 // reads only the entries that are due instead of scanning the queue. Every change, including the
 // size counter, is one atomic batch: a SIGKILL leaves the queue as it was before or after it.
 import { HearthError } from '../errors.js'
-import type { HearthDatabase, Sublevel } from './database.js'
+import type { BatchOp, HearthDatabase, Sublevel } from './database.js'
 import { joinKey, lastPart, padNumber } from './keys.js'
 import { Mutex } from './mutex.js'
 import type { DurableQueue, QueueEntry } from './types.js'
@@ -36,22 +36,33 @@ export function createDurableQueue<T> (db: HearthDatabase, name: string): Durabl
   const meta: Sublevel<number> = db.sublevel(['queue', name, 'meta'])
   const mutex = new Mutex()
 
-  return {
-    async enqueue (key, item) {
+  async function enqueueMany (items: ReadonlyArray<{ key: string; item: T }>): Promise<void> {
+    for (const { key, item } of items) {
       checkKey(key)
       if (item === undefined) throw new HearthError('INVALID_ARGUMENT', 'a queue item cannot be undefined')
-      await mutex.run(async () => {
-        if (await entries.has(key)) return
-        const [order, size] = await meta.getMany(['order', 'size'])
-        const entry: StoredEntry<T> = { key, item, attempts: 0, notBefore: Date.now(), order: (order ?? 0) + 1 }
-        await db.batch([
-          { type: 'put', sublevel: entries, key, value: entry },
-          { type: 'put', sublevel: byDue, key: dueKey(entry), value: '' },
-          { type: 'put', sublevel: meta, key: 'order', value: entry.order },
-          { type: 'put', sublevel: meta, key: 'size', value: (size ?? 0) + 1 }
-        ])
+    }
+    if (items.length === 0) return
+    await mutex.run(async () => {
+      const present = await entries.getMany(items.map((i) => i.key))
+      const [order, size] = await meta.getMany(['order', 'size'])
+      let next = order ?? 0
+      const added = new Set<string>()
+      const ops: BatchOp[] = []
+      items.forEach(({ key, item }, i) => {
+        if (present[i] !== undefined || added.has(key)) return
+        added.add(key)
+        const entry: StoredEntry<T> = { key, item, attempts: 0, notBefore: Date.now(), order: ++next }
+        ops.push({ type: 'put', sublevel: entries, key, value: entry }, { type: 'put', sublevel: byDue, key: dueKey(entry), value: '' })
       })
-    },
+      if (added.size === 0) return
+      ops.push({ type: 'put', sublevel: meta, key: 'order', value: next }, { type: 'put', sublevel: meta, key: 'size', value: (size ?? 0) + added.size })
+      await db.batch(ops)
+    })
+  }
+
+  return {
+    async enqueue (key, item) { await enqueueMany([{ key, item }]) },
+    enqueueMany,
 
     async due (limit, now = Date.now()) {
       if (!Number.isSafeInteger(limit) || limit < 0) throw new HearthError('INVALID_ARGUMENT', `invalid limit ${String(limit)}`)

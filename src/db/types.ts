@@ -57,6 +57,8 @@ export interface QueueEntry<T> {
 export interface DurableQueue<T> {
   /** Add an entry; a second enqueue with the same key keeps the first (idempotent). */
   enqueue (key: string, item: T): Promise<void>
+  /** Many enqueues in one atomic batch (keys already queued, or repeated, keep the first). */
+  enqueueMany (items: ReadonlyArray<{ key: string; item: T }>): Promise<void>
   /** Up to `limit` entries due at `now` (default Date.now()), oldest first. */
   due (limit: number, now?: number): Promise<Array<QueueEntry<T>>>
   /** Remove a finished entry. */

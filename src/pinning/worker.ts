@@ -53,8 +53,10 @@ export async function pinRound (deps: PinWorkerDeps, signal: AbortSignal): Promi
   if (due.length === 0) return 0
   const toPoll: Array<{ entry: QueueEntry<{ cid: string }>; record: PinRecord }> = []
   const direct: Array<() => Promise<void>> = []
-  for (const entry of due) {
-    const record = await deps.records.get(entry.key)
+  // read together, not one await after another (each waits its turn behind the POSTs' writes)
+  const records = await Promise.all(due.map(async (entry) => await deps.records.get(entry.key)))
+  for (const [i, entry] of due.entries()) {
+    const record = records[i]
     if (record === null) { await deps.queue.ack(entry.key); continue }
     if (record.state === 'removing') direct.push(async () => { await guarded(deps, entry, async () => { await removePin(deps, record, round.signal) }) })
     else if (record.requestId === null || (record.state === 'failed' && !notServed(record))) direct.push(async () => { await guarded(deps, entry, async () => { await requestPin(deps, entry, record, round) }) })

@@ -31,6 +31,21 @@ test('enqueue is idempotent per key; due lists oldest first; ack removes', async
   assert.deepEqual(await q.due(10, 0), [])
 })
 
+test('enqueueMany queues in order in one batch, keeping entries already queued and the first of repeated keys', async (t) => {
+  const db = await openDatabase(await tempDir(t))
+  t.after(async () => { await db.close() })
+  const q = createDurableQueue<Job>(db, 'pins')
+  await q.enqueue('b', { path: 'b first' })
+  await q.enqueueMany([{ key: 'c', item: { path: 'c' } }, { key: 'b', item: { path: 'b again' } }, { key: 'a', item: { path: 'a' } }, { key: 'c', item: { path: 'c again' } }])
+  await q.enqueueMany([])
+  assert.equal(await q.size(), 3)
+  assert.deepEqual((await q.due(10, Date.now() + 1)).map((e) => [e.key, e.item.path]), [['b', 'b first'], ['c', 'c'], ['a', 'a']])
+  await q.enqueue('d', { path: 'd' })
+  assert.deepEqual((await q.due(10, Date.now() + 1)).map((e) => e.key), ['b', 'c', 'a', 'd'])
+  await assert.rejects(q.enqueueMany([{ key: 'e', item: { path: 'e' } }, { key: '', item: { path: 'bad' } }]), (err) => isHearthError(err) && err.code === 'INVALID_ARGUMENT')
+  assert.equal(await q.get('e'), null, 'a refused batch queues nothing')
+})
+
 test('retryLater delays an entry, counts attempts and keeps the error; order is notBefore then enqueue order', async (t) => {
   const db = await openDatabase(await tempDir(t))
   t.after(async () => { await db.close() })

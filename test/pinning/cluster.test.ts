@@ -149,9 +149,12 @@ test('every stored ciphertext is pinned on a 3-peer IPFS Cluster, verified, and 
     const del = await d.request({ method: 'DELETE', path: '/v1/data/github.profile' })
     assert.equal(del.status, 200, del.body.toString())
     await waitFor('the pin record is gone', async () => (await pinsOf(d, 'cluster')).every((p) => p.scope !== 'github.profile'), SLOW)
-    const res = await fetch(`${peer0.pinsvcUrl}/pins?cid=${github[0].cid}`, { headers: { authorization: `Bearer ${await cluster.token()}` } })
-    const listed = await res.json() as { count: number }
-    assert.equal(listed.count, 0, 'the cluster no longer lists the pin')
+    // the removal is accepted (202) and applied with the peer's next CRDT batch
+    const token = await cluster.token()
+    await waitFor('the cluster no longer lists the pin', async () => {
+      const res = await fetch(`${peer0.pinsvcUrl}/pins?cid=${github[0].cid}`, { headers: { authorization: `Bearer ${token}` } })
+      return (await res.json() as { count: number }).count === 0
+    }, SLOW)
   })
 })
 
