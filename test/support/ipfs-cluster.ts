@@ -113,6 +113,10 @@ async function startPeer (t: After, bin: string, index: number, kubo: IpfsDaemon
   // pin requests/s, but it put a replace's Pin and Unpin of the same CID into one batch, and live
   // peers then dropped pins the cluster still called pinned (the faults test, 2 runs in 5).
   config.pin_tracker.stateless.concurrent_pins = 50
+  // A peer retries its failed or unexpectedly missing pins every pin_recover_interval (12 min by
+  // default, which a test cannot wait): the faults test kills a peer and the daemon mid-batch, and
+  // once (Node 24) a live peer still lacked pins a minute after the cluster said "pinned".
+  config.cluster.pin_recover_interval = '10s'
   await writeFile(configPath, JSON.stringify(config, null, 2))
   const identity = JSON.parse(await readFile(join(dir, 'identity.json'), 'utf8')) as { id: string }
 
