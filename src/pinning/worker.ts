@@ -5,7 +5,8 @@
 //   pinned (answered) → for a sample, a read through the service's gateway, every block verified
 //                       against its CID: served → pinned (and the entry leaves the queue);
 //                       not served → failed (PINNING_NOT_SERVED), asked again after a backoff
-//   failed            → asked again after a backoff with the API's replace (POST /pins/{id}), never
+//   failed            → asked again after a backoff with the API's replace (POST /pins/{id}) — by
+//                       add where the request id is the CID (Cluster: a replace would unpin it) —, never
 //                       remove + add: between the two the service holds no pin, and a service that
 //                       spreads pins over peers (IPFS Cluster) may apply the removal after the new
 //                       add on some peer, which then drops content the service reports pinned.
@@ -74,7 +75,10 @@ async function requestPin (deps: PinWorkerDeps, entry: QueueEntry<{ cid: string 
   const { signal } = round
   const origins = await deps.origins()
   const pin = { cid: record.cid, name: `hearth ${record.scope}`.slice(0, 255), origins, meta: { app: 'hearth', scope: record.scope.slice(0, 200) } }
-  const answer = record.state === 'failed' && record.requestId !== null
+  // a service whose request id is the CID itself (IPFS Cluster) runs a replace as Pin(new) then
+  // Unpin(old): with the same CID that removes the pin just asked for, so such a request is asked
+  // again by a plain add, which that service treats as the same request
+  const answer = record.state === 'failed' && record.requestId !== null && record.requestId !== record.cid
     ? await deps.client.replace(record.requestId, pin, signal)
     : await deps.client.add(pin, signal)
   deps.onOutcome(null)
