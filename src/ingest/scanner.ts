@@ -40,7 +40,8 @@ export async function scanDataFolder (opts: {
   const every = opts.progressEvery ?? 1000
   const progress: ScanProgress = { seen: 0, queued: 0, done: false }
   for await (const rel of dataFiles(opts.dataDir)) {
-    if (opts.signal?.aborted === true) break
+    // stopped meanwhile: not done, and not said to be (nothing is swept after a partial scan)
+    if (opts.signal?.aborted === true) return progress
     progress.seen++
     if (classifyDataPath(rel).kind === 'data') {
       await opts.queue.capacity()
@@ -50,6 +51,7 @@ export async function scanDataFolder (opts: {
     if (progress.seen % every === 0) opts.onProgress?.({ ...progress })
   }
   await opts.queue.idle()
+  if (opts.signal?.aborted === true) return progress
   progress.done = true
   opts.onProgress?.({ ...progress })
   return progress

@@ -178,7 +178,9 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     await watcher.ready
   }
 
+  let scanStarted = false
   const startInitialScan = (): void => {
+    scanStarted = true
     const scanAbort = new AbortController()
     stops.push(() => { scanAbort.abort() })
     scanDataFolder({
@@ -191,7 +193,7 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
         logger.info({ scan: p }, p.done ? 'initial scan finished' : 'initial scan progress')
         if (p.seen > 0) print(p.done ? `initial scan done: ${p.seen} files checked` : `initial scan: ${p.seen} files checked so far`)
       }
-    }).then(async (p) => { await sweepGone(); return p }).then(resolveScanned, rejectScanned)
+    }).then(async (p) => { if (p.done) await sweepGone(); return p }).then(resolveScanned, rejectScanned)
   }
   const sweepGone = async (): Promise<void> => {
     const forgotten = await sweepGoneFiles({ dataDir: deps.pipeline.dataDir, index: deps.index, push: (rel) => work.push(rel) })
@@ -216,6 +218,9 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     await fresh.close()
     await scanWork.close()
     await work.close()
+    // an initial scan stopped midway ends here, not later against an index closed after this part
+    // (its queues are closed: whatever it waits for resolves); a scan that failed was logged
+    if (scanStarted) await scanned.catch(() => {})
     unsettled.close()
     retries.stop()
     await journal?.close()

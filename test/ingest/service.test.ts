@@ -8,15 +8,17 @@ import { join } from 'node:path'
 import type { FileIndex } from '../../src/db/file-index.js'
 import { createIngestService, type IngestService } from '../../src/ingest/service.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
-import { silentLogger } from '../../src/log.js'
+import { silentLogger, type Logger } from '../../src/log.js'
+import type { HearthDatabase } from '../../src/db/database.js'
+import { capturingLogger } from '../support/api-server.js'
 import type { MemoryStorage } from '../support/memory-storage.js'
 import { dropFile, waitFor } from '../support/data-files.js'
 import { SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
 
 interface Rig { ingest: IngestService; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; indexed: string[] }
 
-async function rig (t: TestContext, settings: { usePolling: boolean }): Promise<Rig> {
-  const { dataDir, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-service-')
+async function rig (t: TestContext, settings: { usePolling: boolean }, logger: Logger = silentLogger()): Promise<Rig & { db: HearthDatabase }> {
+  const { dataDir, db, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-service-')
   const events = createHearthEvents(silentLogger())
   const stored: string[] = []
   const indexed: string[] = []
@@ -34,10 +36,10 @@ async function rig (t: TestContext, settings: { usePolling: boolean }): Promise<
     index,
     settings: { concurrency: 2, stabilityMs: 50, usePolling: settings.usePolling, pollIntervalMs: 100, retryWaitingMs: 60_000 },
     events,
-    logger: silentLogger()
+    logger
   })
   t.after(async () => { await ingest.stop() })
-  return { ingest, index, storage, dataDir, stored, indexed }
+  return { ingest, db, index, storage, dataDir, stored, indexed }
 }
 
 for (const usePolling of [false, true]) {
@@ -100,4 +102,27 @@ test('a stopped service ingests nothing more', async (t) => {
   await new Promise((resolve) => setTimeout(resolve, 400))
   assert.deepEqual(r.stored, [])
   assert.equal(await r.index.count(), 0)
+})
+
+// The daemon stops its parts in reverse: the index closes right after ingest. A scan still
+// running then once went on, logged "initial scan finished" and swept against the closed index
+// ("initial scan failed: Database is not open").
+test('stopped during its initial scan: the scan ends with the stop, unfinished, and touches nothing after it', async (t) => {
+  const { logger, log } = capturingLogger()
+  const r = await rig(t, { usePolling: false }, logger)
+  const names = Array.from({ length: 400 }, (_, i) => `2026-03-01T00-${String(Math.floor(i / 60)).padStart(2, '0')}-${String(i % 60).padStart(2, '0')}Z.json`)
+  for (const [i, name] of names.entries()) await dropFile(r.dataDir, SCOPE, name, envelope(`scan${i}`, name.replace(/T(\d\d)-(\d\d)-(\d\d)Z\.json$/, 'T$1:$2:$3Z')))
+  await r.ingest.start()
+  await r.ingest.stop()
+  const scan = await r.ingest.scanned
+  assert.equal(scan.done, false, 'a stopped scan is not a finished one')
+  assert.ok(scan.seen < names.length, `stopped midway (${scan.seen} of ${names.length} seen)`)
+  await r.db.close()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const messages = log.lines.map((l) => String(l.msg))
+  assert.ok(!messages.includes('initial scan finished'), messages.join(' | '))
+  assert.deepEqual(log.lines.filter((l) => l.level >= 50).map((l) => `${l.msg}: ${l.err?.message}`), [], 'no error logged')
+  const stored = r.stored.length
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  assert.equal(r.stored.length, stored, 'nothing stored after the stop')
 })
