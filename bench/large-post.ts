@@ -91,7 +91,7 @@ async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
-interface Result { postMedian: number; postBest: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; chunkedMedian: number; chunkedCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
+interface Result { postMedian: number; postBest: number; postCpu: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; chunkedMedian: number; chunkedCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
 
 async function post (d: BenchDaemon, body = body10mb): Promise<number> {
   const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body }))
@@ -153,8 +153,13 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
     // the POSTs alone first: a client polling /health meanwhile costs the main thread time too
     const posts: number[][] = daemons.map(() => [])
     const health: number[][] = daemons.map(() => [])
+    /** Each daemon's CPU over the POSTs alone (all threads), its work after the last 201 included. */
+    const postCpu: number[] = daemons.map(() => NaN)
     if (!otherPathsOnly) {
+      const before = await Promise.all(daemons.map(async (d) => await cpuMs(d.pid)))
       for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) posts[i]!.push(await post(daemons[i]!))
+      await new Promise((resolve) => setTimeout(resolve, 500)) // the last POSTs' indexing
+      for (const [i, d] of daemons.entries()) postCpu[i] = (await cpuMs(d.pid) - before[i]!) / rounds
       for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) await postWithHealth(daemons[i]!, health[i]!)
     }
     /** `fn`'s result for each round and each daemon, with the daemon's CPU ms per round (all threads). */
@@ -188,6 +193,7 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
       results.set(variants[i]![0], {
         postMedian: posts[i]!.length > 0 ? median(posts[i]!) : NaN,
         postBest: Math.min(...posts[i]!),
+        postCpu: postCpu[i]!,
         spacedMedian: median(spaced.ms[i]!),
         spacedCpu: spaced.cpu[i]!,
         slowTailMedian: median(slow.ms[i]!),
@@ -269,6 +275,7 @@ const f = (n: number, d = 1): string => Number.isFinite(n) ? n.toFixed(d) : '–
 const cols = (key: keyof Result, d = 1): Record<string, string> => Object.fromEntries([...results].map(([n, r]) => [n, f(r[key], d)]))
 console.table([
   { what: `10 MB POST to 201, median of ${rounds} (ms)`, budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha)} · OpenPGP.js whole ${f(floors.openpgp)} · Hearth writer whole ${f(floors.hearth)}`, ...cols('postMedian') },
+  { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('postCpu', 0) },
   { what: '10 MB POST, best (ms)', budget: '', floor: '', ...cols('postBest') },
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },
