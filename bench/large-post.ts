@@ -91,7 +91,7 @@ async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
-interface Result { postMedian: number; postBest: number; postCpu: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; chunkedMedian: number; chunkedCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
+interface Result { postMedian: number; postBest: number; postWorst: number; postCpu: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; chunkedMedian: number; chunkedCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
 
 async function post (d: BenchDaemon, body = body10mb): Promise<number> {
   const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body }))
@@ -193,6 +193,7 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
       results.set(variants[i]![0], {
         postMedian: posts[i]!.length > 0 ? median(posts[i]!) : NaN,
         postBest: Math.min(...posts[i]!),
+        postWorst: Math.max(...posts[i]!),
         postCpu: postCpu[i]!,
         spacedMedian: median(spaced.ms[i]!),
         spacedCpu: spaced.cpu[i]!,
@@ -277,6 +278,7 @@ console.table([
   { what: `10 MB POST to 201, median of ${rounds} (ms)`, budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha)} · OpenPGP.js whole ${f(floors.openpgp)} · Hearth writer whole ${f(floors.hearth)}`, ...cols('postMedian') },
   { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('postCpu', 0) },
   { what: '10 MB POST, best (ms)', budget: '', floor: '', ...cols('postBest') },
+  { what: '10 MB POST, slowest (ms)', budget: '', floor: '', ...cols('postWorst') },
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },
   { what: `10 MB POST, body not in canonical form (indented), median of ${rounds} (ms)`, budget: '', floor: '', ...cols('spacedMedian') },
