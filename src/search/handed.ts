@@ -6,7 +6,7 @@
 // are kept, within a byte budget, oldest dropped first. A version not handed over, dropped, or
 // handed with other bytes than the index now records is read back as before.
 import type { FileRecord } from '../db/types.js'
-import { extractRows, type Extracted, type SearchSpec } from './extract.js'
+import { DEFAULT_EXTRACT_LIMITS, extractRows, type Extracted, type SearchSpec } from './extract.js'
 
 /** Bytes of rows kept at most (UTF-16 text and an estimate per row); a version whose rows are larger is read back. */
 export const HANDED_BUDGET_BYTES = 4 * 1024 * 1024
@@ -49,11 +49,16 @@ export function createHandedVersions (specFor: (scope: string) => SearchSpec, li
     keptBytes -= k.bytes
   }
 
+  // the walk stops once its rows could not fit: a version of many records (a 10 MB export of
+  // 25,000 posts: 61 ms to extract, ~18 MB of rows) costs the handover only its first part, and
+  // is read back; below these limits the rows are exactly those of an unbounded extraction
+  const extractLimits = { ...DEFAULT_EXTRACT_LIMITS, maxRows: Math.min(DEFAULT_EXTRACT_LIMITS.maxRows, Math.floor(budget / ROW_OVERHEAD_BYTES)), maxChars: Math.floor(budget / 2) }
+
   const keep = (path: string, p: Pending): Kept | null => {
-    const extracted = extractRows(p.data, specFor(p.scope))
+    const extracted = extractRows(p.data, specFor(p.scope), extractLimits)
     const entry: Kept = { sha256: p.sha256, extracted, bytes: rowsBytes(extracted) }
     drop(path)
-    if (entry.bytes > budget) return null
+    if (extracted.stopped === true || extracted.rows.length >= extractLimits.maxRows || entry.bytes > budget) return null
     // oldest first (a Map iterates in insertion order): those the indexer skipped or will not reach soon
     for (const [old] of kept) {
       if (keptBytes + entry.bytes <= budget && kept.size < maxVersions) break

@@ -12,6 +12,7 @@ import type { FileRecord } from '../../src/db/types.js'
 import { HearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
+import { extractRows } from '../../src/search/extract.js'
 import { createHandedVersions } from '../../src/search/handed.js'
 import { createSearchService } from '../../src/search/service.js'
 import { fileRecord, sha256Of } from '../support/db-fixtures.js'
@@ -31,6 +32,12 @@ test('a handed version\'s rows are taken once, for its own bytes only; rows are 
   assert.deepEqual(handed.take(a.record)?.rows.map((r) => [r.pointer, r.field, r.text]), [['', 'title', 'alpha words']])
   assert.equal(handed.take(a.record), null, 'taken once')
   assert.equal(handed.keptBytes, 0)
+
+  // the rows of a version within the budget are those of an extraction without it
+  const c = version('c', { title: 'gamma', posts: Array.from({ length: 50 }, (_, i) => ({ caption: `post ${i}`, long: 'x'.repeat(20_000) })) })
+  handed.offer(c.record, c.data)
+  await nextTurn()
+  assert.deepEqual(handed.take(c.record), extractRows(c.data))
 
   // asked for before its turn ended: extracted then
   const b = version('b', { title: 'beta' })
@@ -53,6 +60,12 @@ test('the rows kept stay within the budget: the oldest versions go first, a vers
   await nextTurn()
   assert.equal(handed.take(huge.record), null)
   assert.equal(handed.keptBytes, 0)
+
+  // many records (more rows than the budget holds at its least per row): not kept either
+  const records = version('records', { posts: Array.from({ length: 40 }, (_, i) => ({ caption: `c${i}` })) })
+  handed.offer(records.record, records.data)
+  await nextTurn()
+  assert.equal(handed.take(records.record), null)
 
   const many = ['e', 'f', 'g', 'h'].map((n) => version(n, { t: n }))
   for (const v of many) handed.offer(v.record, v.data)
