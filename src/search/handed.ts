@@ -1,10 +1,12 @@
 // Versions whose data the ingest pipeline handed over as it stored them (the `version.data`
 // event), so the indexer does not read them back: for a 10 MB POST that read-back (the file read,
 // its SHA-256 and a second parse of 10 MB) cost the main thread ~30 ms right beside the next POST,
-// and for a 1 KB POST a file read and parse per version. The data itself is not kept: its rows are
-// extracted once the turn that stored it is over (the answer is not held up by it), and only rows
-// are kept, within a byte budget, oldest dropped first. A version not handed over, dropped, or
-// handed with other bytes than the index now records is read back as before.
+// and for a 1 KB POST a file read and parse per version. Memory stays bounded: a small version's
+// data is kept as it is (extracted only when the indexer takes it: a scope searched by its latest
+// version never indexes the versions a newer one replaced), a larger one's rows are extracted once
+// the turn that stored it is over (the answer is not held up by it) and only they are kept; both
+// within one budget, oldest dropped first. A version not handed over, dropped, or handed with other
+// bytes than the index now records is read back as before.
 import type { FileRecord } from '../db/types.js'
 import { DEFAULT_EXTRACT_LIMITS, extractRows, type Extracted, type SearchSpec } from './extract.js'
 
@@ -14,16 +16,21 @@ export const HANDED_BUDGET_BYTES = 4 * 1024 * 1024
 export const HANDED_MAX_VERSIONS = 4096
 /** What a row costs beside its strings' characters (the object and its fields). */
 const ROW_OVERHEAD_BYTES = 96
+/** What a parsed value is counted to take per byte of its JSON (objects, their maps, UTF-16 strings). */
+const DATA_BYTES_PER_JSON_BYTE = 4
+/** Versions up to this size (their JSON) are kept as data; larger ones as rows. */
+export const HANDED_DATA_MAX_BYTES = 64 * 1024
 
-interface Kept { sha256: string; extracted: Extracted; bytes: number }
+/** A kept version: its data (small) or its rows (extracted from larger data). */
+interface Kept { sha256: string; scope: string; bytes: number; data?: unknown; extracted?: Extracted }
 interface Pending { sha256: string; scope: string; data: unknown }
 
 export interface HandedVersions {
-  /** A version just stored and the data it was parsed to (not kept past this turn). */
+  /** A version just stored and the data it was parsed to (kept if small; of a larger one, only its rows). */
   offer (record: FileRecord, data: unknown): void
   /** This exact version's rows (its path and sha256), once; null when it must be read back. */
   take (record: FileRecord): Extracted | null
-  /** Bytes of rows kept now (tests, status). */
+  /** Bytes kept now, as counted against the budget (tests). */
   readonly keptBytes: number
   clear (): void
 }
@@ -54,11 +61,16 @@ export function createHandedVersions (specFor: (scope: string) => SearchSpec, li
   // is read back; below these limits the rows are exactly those of an unbounded extraction
   const extractLimits = { ...DEFAULT_EXTRACT_LIMITS, maxRows: Math.min(DEFAULT_EXTRACT_LIMITS.maxRows, Math.floor(budget / ROW_OVERHEAD_BYTES)), maxChars: Math.floor(budget / 2) }
 
-  const keep = (path: string, p: Pending): Kept | null => {
+  const keepRows = (path: string, p: Pending): void => {
     const extracted = extractRows(p.data, specFor(p.scope), extractLimits)
-    const entry: Kept = { sha256: p.sha256, extracted, bytes: rowsBytes(extracted) }
     drop(path)
-    if (extracted.stopped === true || extracted.rows.length >= extractLimits.maxRows || entry.bytes > budget) return null
+    if (extracted.stopped === true || extracted.rows.length >= extractLimits.maxRows) return
+    keep(path, { sha256: p.sha256, scope: p.scope, extracted, bytes: rowsBytes(extracted) })
+  }
+
+  const keep = (path: string, entry: Kept): void => {
+    drop(path)
+    if (entry.bytes > budget) return
     // oldest first (a Map iterates in insertion order): those the indexer skipped or will not reach soon
     for (const [old] of kept) {
       if (keptBytes + entry.bytes <= budget && kept.size < maxVersions) break
@@ -66,28 +78,32 @@ export function createHandedVersions (specFor: (scope: string) => SearchSpec, li
     }
     kept.set(path, entry)
     keptBytes += entry.bytes
-    return entry
   }
 
   const flush = (): void => {
     flushing = null
-    for (const [path, p] of pending) keep(path, p)
+    for (const [path, p] of pending) keepRows(path, p)
     pending.clear()
   }
 
   return {
     offer (record, data) {
+      if (record.size <= HANDED_DATA_MAX_BYTES) {
+        pending.delete(record.path)
+        keep(record.path, { sha256: record.sha256, scope: record.scope, bytes: record.size * DATA_BYTES_PER_JSON_BYTE, data })
+        return
+      }
       pending.set(record.path, { sha256: record.sha256, scope: record.scope, data })
       flushing ??= setImmediate(flush)
     },
     take (record) {
       const p = pending.get(record.path)
-      if (p !== undefined && p.sha256 === record.sha256) { pending.delete(record.path); keep(record.path, p) }
+      if (p !== undefined && p.sha256 === record.sha256) { pending.delete(record.path); keepRows(record.path, p) }
       // other bytes under the same path (a version edited in place since) stay for their own turn
       const k = kept.get(record.path)
       if (k === undefined || k.sha256 !== record.sha256) return null
       drop(record.path)
-      return k.extracted
+      return k.extracted ?? extractRows(k.data, specFor(k.scope))
     },
     get keptBytes () { return keptBytes },
     clear () {

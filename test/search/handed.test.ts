@@ -13,20 +13,29 @@ import { HearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
 import { extractRows } from '../../src/search/extract.js'
-import { createHandedVersions } from '../../src/search/handed.js'
+import { createHandedVersions, HANDED_DATA_MAX_BYTES } from '../../src/search/handed.js'
 import { createSearchService } from '../../src/search/service.js'
 import { fileRecord, sha256Of } from '../support/db-fixtures.js'
 import { tempDir } from '../support/tmp.js'
 
-const version = (name: string, data: unknown): { record: FileRecord; data: unknown } =>
-  ({ record: fileRecord(`notes.items/${name}.json`, '2026-01-01T00:00:00Z', { sha256: sha256Of(JSON.stringify(data)) }), data })
+/** A version of `data`; `size` (its JSON's, default the JSON's own): over HANDED_DATA_MAX_BYTES its rows are kept, not its data. */
+const version = (name: string, data: unknown, size = JSON.stringify(data).length): { record: FileRecord; data: unknown } =>
+  ({ record: fileRecord(`notes.items/${name}.json`, '2026-01-01T00:00:00Z', { sha256: sha256Of(JSON.stringify(data)), size }), data })
+const LARGE = HANDED_DATA_MAX_BYTES + 1
 
-test('a handed version\'s rows are taken once, for its own bytes only; rows are extracted after the turn that handed them', async () => {
+test('a handed version\'s rows are taken once, for its own bytes only: a small one\'s data is kept, a larger one\'s rows are extracted after the turn that handed it', async () => {
   const handed = createHandedVersions(() => ({}))
-  const a = version('a', { title: 'alpha words' })
+  const small = version('small', { title: 'alpha words' })
+  handed.offer(small.record, small.data)
+  assert.equal(handed.keptBytes, 4 * small.record.size, 'its data, counted at 4 bytes per byte of JSON')
+  assert.equal(handed.take({ ...small.record, sha256: sha256Of('other bytes') }), null, 'other bytes under the path: read back')
+  assert.deepEqual(handed.take(small.record)?.rows.map((r) => [r.pointer, r.field, r.text]), [['', 'title', 'alpha words']])
+  assert.equal(handed.take(small.record), null, 'taken once')
+  assert.equal(handed.keptBytes, 0)
+
+  const a = version('a', { title: 'alpha words' }, LARGE)
   handed.offer(a.record, a.data)
-  assert.equal(handed.keptBytes, 0, 'nothing is extracted in the turn that stores the version')
-  assert.equal(handed.take({ ...a.record, sha256: sha256Of('other bytes') }), null, 'other bytes under the path: read back')
+  assert.equal(handed.keptBytes, 0, 'nothing of a larger version is extracted in the turn that stores it')
   await nextTurn()
   assert.ok(handed.keptBytes > 0)
   assert.deepEqual(handed.take(a.record)?.rows.map((r) => [r.pointer, r.field, r.text]), [['', 'title', 'alpha words']])
@@ -40,36 +49,42 @@ test('a handed version\'s rows are taken once, for its own bytes only; rows are 
   assert.deepEqual(handed.take(c.record), extractRows(c.data))
 
   // asked for before its turn ended: extracted then
-  const b = version('b', { title: 'beta' })
+  const b = version('b', { title: 'beta' }, LARGE)
   handed.offer(b.record, b.data)
   assert.equal(handed.take(b.record)?.rows[0]?.text, 'beta')
   handed.clear()
 })
 
-test('the rows kept stay within the budget: the oldest versions go first, a version larger than the budget is not kept', async () => {
+test('what is kept stays within the budget: the oldest versions go first, a version larger than the budget is not kept', async () => {
   const handed = createHandedVersions(() => ({}), { budgetBytes: 3000, maxVersions: 3 })
-  const versions = ['a', 'b', 'c', 'd'].map((n) => version(n, { text: n.repeat(400) })) // ~900 bytes of rows each
+  const versions = ['a', 'b', 'c', 'd'].map((n) => version(n, { text: n.repeat(400) }, LARGE)) // ~900 bytes of rows each
   for (const v of versions) handed.offer(v.record, v.data)
   await nextTurn()
   assert.ok(handed.keptBytes <= 3000)
   assert.equal(handed.take(versions[0]!.record), null, 'the oldest was dropped')
   for (const v of versions.slice(1)) assert.ok(handed.take(v.record) !== null)
 
-  const huge = version('huge', { text: 'z'.repeat(2000) })
+  const huge = version('huge', { text: 'z'.repeat(2000) }, LARGE)
   handed.offer(huge.record, huge.data)
   await nextTurn()
   assert.equal(handed.take(huge.record), null)
   assert.equal(handed.keptBytes, 0)
 
   // many records (more rows than the budget holds at its least per row): not kept either
-  const records = version('records', { posts: Array.from({ length: 40 }, (_, i) => ({ caption: `c${i}` })) })
+  const records = version('records', { posts: Array.from({ length: 40 }, (_, i) => ({ caption: `c${i}` })) }, LARGE)
   handed.offer(records.record, records.data)
   await nextTurn()
   assert.equal(handed.take(records.record), null)
 
+  // small versions' data counts too: 4 bytes per byte of JSON
+  const smallOnes = ['s1', 's2', 's3'].map((n) => version(n, { text: n.repeat(150) })) // ~300 bytes of JSON, 1,200 counted
+  for (const v of smallOnes) handed.offer(v.record, v.data)
+  assert.ok(handed.keptBytes <= 3000)
+  assert.equal(handed.take(smallOnes[0]!.record), null, 'the oldest small one was dropped')
+  assert.ok(handed.take(smallOnes[2]!.record) !== null)
+
   const many = ['e', 'f', 'g', 'h'].map((n) => version(n, { t: n }))
   for (const v of many) handed.offer(v.record, v.data)
-  await nextTurn()
   assert.equal(handed.take(many[0]!.record), null, 'at most maxVersions kept')
   handed.clear()
 })
