@@ -13,8 +13,12 @@
 //   phases:  the steps of one 10 MB POST run one after another in this process (what the daemon
 //            overlaps: encryption starts on a worker while the main thread parses and validates;
 //            the data-file write runs beside storing the pieces)
-// Run: node --import tsx bench/large-post.ts [--base DIR] [--rounds N] [--other-paths]
-//   (--other-paths: only the rows of the body not in canonical form, the slow body and the chunked one)
+//            and, in this thread, what search does with the version: its rows extracted from the
+//            parsed data, and written into a fresh FTS5 index in one transaction
+// Run: node --import tsx bench/large-post.ts [--base DIR] [--rounds N] [--other-paths] [--records]
+//   (--other-paths: only the rows of the body not in canonical form, the slow body and the chunked one;
+//   --records: every body is 10 MB of ~40,000 instagram.posts records with a caption each, which
+//   search indexes in full, instead of one 10 MB string of which it indexes 16 K characters)
 import '../src/polyfill.js'
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -37,17 +41,33 @@ import { encryptAndStore } from '../src/ingest/encrypt-store.js'
 import { createEncryptionWorkers, inThreadEncryptor, workerEncryptor } from '../src/ingest/encryptor.js'
 import { openDatabase } from '../src/db/database.js'
 import { openFileIndex } from '../src/db/file-index.js'
+import { extractRows, instantMs } from '../src/search/extract.js'
+import { SearchStore } from '../src/search/store.js'
 
 const args = process.argv.slice(2)
 const opt = (name: string): string | null => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] ?? null : null }
 const base = opt('--base')
 const rounds = Number(opt('--rounds') ?? 7)
 const otherPathsOnly = args.includes('--other-paths')
-const SCOPE = 'instagram.profile'
+const records = args.includes('--records')
+const SCOPE = records ? 'instagram.posts' : 'instagram.profile'
 const MB = 1024 * 1024
-const body10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }))
+const WORDS = ['sunset', 'coffee', 'mountain', 'friends', 'weekend', 'beach', 'city', 'dinner', 'concert', 'garden', 'river', 'snow', 'train', 'market', 'birthday', 'museum']
+/** ~10 MB of posts, each a caption of ~30 words (varied: a real index's posting lists) and one photo. */
+function postsData (): unknown {
+  const posts: unknown[] = []
+  for (let i = 0, bytes = 0; bytes < 10 * MB - 300; i++) {
+    const caption = Array.from({ length: 30 }, (_, w) => `${WORDS[(i * 7 + w * 3) % WORDS.length]!}${(i * 31 + w) % 997}`).join(' ')
+    const post = { createdAt: new Date(Date.UTC(2020, 0, 1) + i * 60_000).toISOString(), caption, media: [{ uri: `media/posts/${i}.jpg`, kind: 'photo' }] }
+    bytes += JSON.stringify(post).length + 1
+    posts.push(post)
+  }
+  return { posts }
+}
+const bodyData = records ? postsData() : { username: 'big', bio: 'z'.repeat(10 * MB - 40) }
+const body10mb = Buffer.from(JSON.stringify(bodyData))
 /** The same data indented (a newline and a space before each member, a space after each colon): valid JSON, but not the form the envelope is built around. */
-const spaced10mb = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }, null, 1))
+const spaced10mb = Buffer.from(JSON.stringify(bodyData, null, 1))
 /** The slow client's pace: a 256 KiB chunk every 31.25 ms, 8 MiB/s (a worker waits for 16 MiB/s). */
 const SLOW_CHUNK = 256 * 1024
 const SLOW_EVERY_MS = 31.25
@@ -91,7 +111,7 @@ async function floorWriters (): Promise<{ openpgp: number, hearth: number }> {
 
 // ── one daemon ──────────────────────────────────────────────────────────────────────────────
 
-interface Result { postMedian: number; postBest: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; chunkedMedian: number; chunkedCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
+interface Result { postMedian: number; postBest: number; postWorst: number; postCpu: number; spacedMedian: number; spacedCpu: number; slowTailMedian: number; slowCpu: number; chunkedMedian: number; chunkedCpu: number; healthMax: number; healthCount: number; concurrentPerSec: number; peakRssMb: number; jobsCancelled: number }
 
 async function post (d: BenchDaemon, body = body10mb): Promise<number> {
   const [ms, r] = await timed(async () => await daemonRequest(d.socketPath, { method: 'POST', path: `/v1/data/${SCOPE}`, headers: { 'content-type': 'application/json' }, body }))
@@ -153,8 +173,13 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
     // the POSTs alone first: a client polling /health meanwhile costs the main thread time too
     const posts: number[][] = daemons.map(() => [])
     const health: number[][] = daemons.map(() => [])
+    /** Each daemon's CPU over the POSTs alone (all threads), its work after the last 201 included. */
+    const postCpu: number[] = daemons.map(() => NaN)
     if (!otherPathsOnly) {
+      const before = await Promise.all(daemons.map(async (d) => await cpuMs(d.pid)))
       for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) posts[i]!.push(await post(daemons[i]!))
+      await new Promise((resolve) => setTimeout(resolve, 500)) // the last POSTs' indexing
+      for (const [i, d] of daemons.entries()) postCpu[i] = (await cpuMs(d.pid) - before[i]!) / rounds
       for (let r = 0; r < rounds; r++) for (const i of inTurn(r)) await postWithHealth(daemons[i]!, health[i]!)
     }
     /** `fn`'s result for each round and each daemon, with the daemon's CPU ms per round (all threads). */
@@ -188,6 +213,8 @@ async function runVariants (variants: Array<[string, string]>): Promise<Map<stri
       results.set(variants[i]![0], {
         postMedian: posts[i]!.length > 0 ? median(posts[i]!) : NaN,
         postBest: Math.min(...posts[i]!),
+        postWorst: Math.max(...posts[i]!),
+        postCpu: postCpu[i]!,
         spacedMedian: median(spaced.ms[i]!),
         spacedCpu: spaced.cpu[i]!,
         slowTailMedian: median(slow.ms[i]!),
@@ -235,6 +262,17 @@ async function phases (): Promise<Array<Record<string, string>>> {
       const [workerMs] = await timed(async () => await encryptAndStore({ storage, encryptor: workerEncryptor(workers) }, bytes, password))
       const [fileMs] = await timed(async () => await writeNewFile(join(root, `${i}.json`), bytes))
       const [indexMs] = await timed(async () => await index.put({ path: `${SCOPE}/${i}.json`, scope: SCOPE, collectedAt, schemaId: '1', cid: 'bafy', size: bytes.byteLength, encryptedSize: bytes.byteLength + 300, sha256: '', mtimeMs: 0, state: 'stored', origin: 'local', updatedAt: Date.now() }))
+      const spec = { ...(records ? { fields: ['caption'], time: ['createdAt'] } : { fields: ['username', 'bio'] }), versions: 'latest' as const }
+      const [extractMs, extracted] = await timed(() => extractRows(data, spec))
+      const search = new SearchStore(join(root, `search-${i}`))
+      const [ftsMs] = await timed(() => {
+        search.begin()
+        const id = search.beginVersion({ path: `${SCOPE}/${i}.json`, scope: SCOPE, collectedAt, sha256: '' })
+        search.addRows(id, extracted.rows, (row) => (row.at !== null ? instantMs(row.at) : null))
+        search.finishVersion(id, 'ab', null)
+        search.commit()
+      })
+      search.close()
       if (i === 0) continue // warm-up
       add('UTF-8 decode + bounded JSON parse of the body', parseMs)
       add('envelope serialised again (a body not in canonical form)', envMs)
@@ -245,6 +283,8 @@ async function phases (): Promise<Array<Record<string, string>>> {
       add('  the same with encryption and hashing on the worker (the daemon\'s path)', workerMs)
       add('data file write + fsync (beside the store)', fileMs)
       add('index record (synced LevelDB write)', indexMs)
+      add(`search: ${extracted.rows.length} rows extracted from the parsed data`, extractMs)
+      add(`search: those rows written into FTS5, one transaction (${(extracted.rows.reduce((n, r) => n + r.text.length, 0) / MB).toFixed(1)} M characters)`, ftsMs)
     }
   } finally {
     await workers.stop()
@@ -269,7 +309,9 @@ const f = (n: number, d = 1): string => Number.isFinite(n) ? n.toFixed(d) : '–
 const cols = (key: keyof Result, d = 1): Record<string, string> => Object.fromEntries([...results].map(([n, r]) => [n, f(r[key], d)]))
 console.table([
   { what: `10 MB POST to 201, median of ${rounds} (ms)`, budget: '≤ 100', floor: `AES-CFB+SHA-256 ${f(floors.aesSha)} · OpenPGP.js whole ${f(floors.openpgp)} · Hearth writer whole ${f(floors.hearth)}`, ...cols('postMedian') },
+  { what: '  daemon CPU per such POST, all threads (ms)', budget: '', floor: '', ...cols('postCpu', 0) },
   { what: '10 MB POST, best (ms)', budget: '', floor: '', ...cols('postBest') },
+  { what: '10 MB POST, slowest (ms)', budget: '', floor: '', ...cols('postWorst') },
   { what: 'slowest /health during those POSTs (ms)', budget: '', floor: '', ...cols('healthMax') },
   { what: '/health answers during those POSTs', budget: '', floor: '', ...cols('healthCount', 0) },
   { what: `10 MB POST, body not in canonical form (indented), median of ${rounds} (ms)`, budget: '', floor: '', ...cols('spacedMedian') },

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HearthError, toErrorBody } from '../errors.js'
 import { MAX_DATA_DEPTH, parseBoundedJsonBytes } from '../protocol/bounded-json.js'
 import { withEnvelopeRoom } from '../protocol/envelope.js'
+import { copyIntoShared } from './shared-copy.js'
 import type { Access } from './router.js'
 
 export interface Reply {
@@ -97,7 +98,7 @@ export function readBody (req: IncomingMessage, maxBytes: number, opts: { envelo
       size += chunk.length
       if (size > maxBytes) { abandon(new HearthError('BODY_TOO_LARGE', `request body exceeds the limit of ${maxBytes} bytes`, { limit: maxBytes })); return }
       if (room !== null && chunks.length === 0 && size <= room.byteLength) {
-        inRoom += chunk.copy(room, inRoom)
+        inRoom += copyIntoShared(chunk, room, inRoom)
         try { into?.received(inRoom) } catch (err) { abandon(err) }
       } else chunks.push(chunk)
     }
@@ -118,7 +119,7 @@ export function readBody (req: IncomingMessage, maxBytes: number, opts: { envelo
 /** `chunks` copied one after another into `into` (exactly their size). */
 function joinInto (into: Buffer, chunks: Buffer[]): Buffer {
   let at = 0
-  for (const c of chunks) at += c.copy(into, at)
+  for (const c of chunks) at += copyIntoShared(c, into, at)
   return into
 }
 

@@ -190,7 +190,7 @@ export function createFileIngest (ctx: FileIngestContext): FileIngest {
     const r = await record({ ...withEnvelope, sha256, schemaId: schema.id, cid, encryptedSize, state: 'stored' }, journalEntryOf(rel, stored, null, [abs]), archived)
     log.info({ path: rel, cid, schemaId: schema.id }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
-    deps.onIndexed?.(r)
+    deps.onIndexed?.(r, env.data)
     return { outcome: 'ingested', path: rel, record: r }
   }
 

@@ -61,8 +61,12 @@ export interface IngestDeps {
   logger: Logger
   /** A file written on this device was stored: queue its chain registration. */
   onStored?: (record: FileRecord) => void
-  /** Any new version was indexed (local or received): wake sync. */
-  onIndexed?: (record: FileRecord) => void
+  /**
+   * Any new version was indexed (local or received): wake sync. `data`: its envelope's data when
+   * it was parsed from the stored JSON (a request body, a dropped file, a peer's file), so what
+   * reads versions back (search) can take it instead.
+   */
+  onIndexed?: (record: FileRecord, data?: unknown) => void
   /** A file could not be stored because a remote service failed: retry it later. */
   onDeferred?: (path: string) => void
   /** Told about every file the pipeline writes itself, so the watcher skips its event. */

@@ -175,10 +175,11 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     }
   }
 
-  function announceStored (r: FileRecord, env: Envelope): SubmitResult {
+  /** `parsed`: env.data was parsed from JSON (a request body), so it is what a read-back would give. */
+  function announceStored (r: FileRecord, env: Envelope, parsed: boolean): SubmitResult {
     log.info({ path: r.path, cid: r.cid, schemaId: r.schemaId }, 'file stored')
     if (r.origin === 'local') deps.onStored?.(r)
-    deps.onIndexed?.(r)
+    deps.onIndexed?.(r, parsed ? env.data : undefined)
     return { status: 'stored', path: r.path, scope: env.scope, collectedAt: env.collectedAt, record: r }
   }
 
@@ -186,7 +187,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
    * Indexes a stored file while its data file is created (`write`, with `mtimeMs`); the caller
    * holds its path lock. 'taken': the name held another file, nothing of this one kept.
    */
-  async function recordBeside (rel: string, abs: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: StoredCiphertext, write: () => Promise<Settled<DurableWrite>>): Promise<SubmitResult | 'taken'> {
+  async function recordBeside (rel: string, abs: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: StoredCiphertext, write: () => Promise<Settled<DurableWrite>>, parsed: boolean): Promise<SubmitResult | 'taken'> {
     let r: FileRecord | 'taken'
     let created = false
     try {
@@ -201,11 +202,11 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       await dropUnrecorded(rel, { ok: true, value: stored })
       throw err
     }
-    return r === 'taken' ? r : announceStored(r, env)
+    return r === 'taken' ? r : announceStored(r, env, parsed)
   }
 
   /** Indexes a file `submit` has just written and stored (the caller holds its path lock). */
-  async function recordSubmitted (rel: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: Settled<StoredCiphertext>, unsyncedFile: string | null): Promise<SubmitResult> {
+  async function recordSubmitted (rel: string, env: Envelope, bytes: Uint8Array, schema: ResolvedSchema, mtimeMs: number, stored: Settled<StoredCiphertext>, unsyncedFile: string | null, parsed: boolean): Promise<SubmitResult> {
     const data = unsyncedFile === null ? null : { bytes, abs: unsyncedFile }
     const submitted = { path: rel, scope: env.scope, collectedAt: env.collectedAt }
     if (!stored.ok) {
@@ -219,7 +220,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       deps.onDeferred?.(rel)
       return { status: 'queued', ...submitted, reason: (error as Error).message }
     }
-    return announceStored(await recordNew(storedRecord(rel, env, bytes, schema, mtimeMs, stored.value), journalEntryOf(rel, stored.value, data), true), env)
+    return announceStored(await recordNew(storedRecord(rel, env, bytes, schema, mtimeMs, stored.value), journalEntryOf(rel, stored.value, data), true), env, parsed)
   }
 
   async function submit (scope: string, data: unknown, opts: SubmitOptions = {}): Promise<SubmitResult> {
@@ -257,6 +258,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const early = opts.early?.definitionUrl === schema.definitionUrl ? opts.early : null
     let collectedAt = early?.collectedAt ?? opts.collectedAt ?? stampNow(scope)
     const serialize = envelopeSerializer(early === null ? opts.json : undefined, deps.maxJsonValues)
+    // data parsed from a body is what reading the stored version back gives (values that are not
+    // JSON's own, a Date say, would not be): only such data is handed on with its record
+    const parsed = opts.json !== undefined
     for (let attempt = 0; attempt < 1000; attempt++) {
       const env = buildEnvelope({ definitionUrl: schema.definitionUrl, scope, data, collectedAt })
       // the first name tried is the one the early encryption was started for
@@ -285,7 +289,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         let stored: Settled<StoredCiphertext>
         if (encrypted?.ok === true) {
           stored = encrypted
-          const done = await recordBeside(rel, abs, env, bytes, schema, mtimeMs, encrypted.value, create)
+          const done = await recordBeside(rel, abs, env, bytes, schema, mtimeMs, encrypted.value, create, parsed)
           if (done !== 'taken') return done
         } else {
           const written = await create()
@@ -302,7 +306,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
           }
           if (write.written) {
             try {
-              return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored, journaled ? abs : null)
+              return await recordSubmitted(rel, env, bytes, schema, write.mtimeMs, stored, journaled ? abs : null, parsed)
             } catch (err) {
               // the watcher skips files we wrote: one left unindexed is handed back to the queue
               deps.onDeferred?.(rel)

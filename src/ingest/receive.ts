@@ -179,7 +179,7 @@ export function createReceiver (deps: ReceiverDeps): (ciphertext: Uint8Array, me
         }
         const r = await place(received, plaintext, unstored)
         if (r === 'taken' || r === 'exists') return r
-        deps.onIndexed?.(r)
+        deps.onIndexed?.(r, env.data)
         return 'written' as const
       })
       if (done !== 'taken') return done

@@ -101,7 +101,10 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     ...(journal !== undefined ? { journal, fileWriter } : {}),
     logger,
     onStored: (record) => events.emit('file.stored', record),
-    onIndexed: (record) => events.emit('file.indexed', record),
+    onIndexed: (record, data) => {
+      if (data !== undefined) events.emit('version.data', { record, data })
+      events.emit('file.indexed', record)
+    },
     onDeferred: (path) => retries.add(path)
   })
   const work = createWorkQueue({ concurrency: settings.concurrency, run: async (rel) => { await outcome(rel, await settle(pipeline.ingestPath(rel))) } })

@@ -13,6 +13,12 @@ export interface HearthEvents {
   'file.stored': FileRecord
   /** Any new version was indexed, local or received (peers may pull it). */
   'file.indexed': FileRecord
+  /**
+   * Just before its `file.indexed`: a new version's envelope `data` as parsed from the JSON that
+   * was stored (exactly what reading the version back would give), when ingest had it. Up to a
+   * file's whole size: a listener takes what it needs and does not keep `data`.
+   */
+  'version.data': { record: FileRecord; data: unknown }
   /** A whole scope was deleted through the API (peers learn of it through tombstones). */
   'scope.deleted': { scope: string }
   /** A schema was added to the local registry through the API (its chain registration is due). */

@@ -22,6 +22,8 @@ export interface ExtractLimits {
   maxRows: number
   /** Longest text of one field kept (UTF-16 units; the rest is not indexed). */
   maxFieldChars: number
+  /** Most text kept over all rows (UTF-16 units); past it the walk stops (`stopped`). Default: no limit. */
+  maxChars?: number
 }
 
 export const DEFAULT_EXTRACT_LIMITS: ExtractLimits = { maxDepth: 64, maxRows: 200_000, maxFieldChars: 16_384 }
@@ -39,6 +41,8 @@ export interface Extracted {
   rows: TextRow[]
   /** True when a limit left part of the version out. */
   truncated: boolean
+  /** True when maxChars stopped the walk. */
+  stopped?: boolean
 }
 
 const TIME_NAME = /(?:At|_at|^time|^timestamp|^date)$/
@@ -62,6 +66,9 @@ export function extractRows (data: unknown, spec: SearchSpec = {}, limits: Extra
   const timeFields = spec.time === undefined ? null : new Set(spec.time)
   const out: TextRow[] = []
   let truncated = false
+  const maxChars = limits.maxChars ?? Infinity
+  let chars = 0
+  let stopped = false
 
   const isTimeField = (name: string): boolean => timeFields !== null ? timeFields.has(name) : TIME_NAME.test(name.slice(name.lastIndexOf('.') + 1))
 
@@ -69,9 +76,11 @@ export function extractRows (data: unknown, spec: SearchSpec = {}, limits: Extra
     if (record.at === null && isTimeField(name) && instantMs(value) !== null) record.at = value
     if (fields !== null && !fields.has(name)) return
     if (value.trim() === '') return
-    if (out.length + record.rows.length >= limits.maxRows) { truncated = true; return }
+    if (out.length + record.rows.length >= limits.maxRows || stopped) { truncated = true; return }
     let text = value
     if (text.length > limits.maxFieldChars) { text = text.slice(0, limits.maxFieldChars); truncated = true }
+    chars += text.length
+    if (chars > maxChars) { truncated = stopped = true; return }
     record.rows.push({ pointer: record.pointer, field: name, text, at: null })
   }
 
@@ -104,7 +113,7 @@ export function extractRows (data: unknown, spec: SearchSpec = {}, limits: Extra
   const walkList = (list: unknown[], pointer: string, depth: number, name: string): void => {
     const loose: RecordState = { pointer, at: null, rows: [] }
     for (let i = 0; i < list.length; i++) {
-      if (out.length >= limits.maxRows) { truncated = true; return }
+      if (out.length >= limits.maxRows || stopped) { truncated = true; return }
       const item = list[i]
       if (depth + 1 > limits.maxDepth) { truncated = true; return }
       if (typeof item === 'string') addString(loose, name, item)
@@ -116,5 +125,5 @@ export function extractRows (data: unknown, spec: SearchSpec = {}, limits: Extra
 
   if (Array.isArray(data)) walkList(data, '', 0, '')
   else if (data !== null && typeof data === 'object') walkRecord(data as Record<string, unknown>, '', 0)
-  return { rows: out, truncated }
+  return stopped ? { rows: out, truncated, stopped } : { rows: out, truncated }
 }

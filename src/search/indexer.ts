@@ -4,13 +4,15 @@
 // kept in the search index itself) is both the catch-up at start and the live updates: events
 // only say "look now". A page of changes is applied, then the cursor moves past it; a version
 // already indexed with the same bytes (sha256) is not read again, so a page applied twice after
-// a crash costs little. Work is done in bounded steps that give the event loop back between them.
+// a crash costs little, and one whose data ingest handed over as it stored it is not read back
+// (handed.ts). Work is done in bounded steps that give the event loop back between them.
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { isHearthError } from '../errors.js'
 import type { ChangeEntry } from '../db/file-index.js'
 import type { FileRecord, FileState } from '../db/types.js'
 import type { Logger } from '../log.js'
-import { extractRows, instantMs, type SearchSpec, type TextRow } from './extract.js'
+import { extractRows, instantMs, type Extracted, type SearchSpec, type TextRow } from './extract.js'
+import type { HandedVersions } from './handed.js'
 import type { SearchStore } from './store.js'
 
 /** What the indexer reads from the file index (FileIndex has these). */
@@ -52,10 +54,13 @@ export class IndexReplaced extends Error {
 export class Indexer {
   readonly #store: SearchStore
   readonly #deps: IndexerDeps
+  readonly #handed: Pick<HandedVersions, 'take'> | null
 
-  constructor (store: SearchStore, deps: IndexerDeps) {
+  /** `handed`: versions whose rows ingest's data gave already (the others are read back). */
+  constructor (store: SearchStore, deps: IndexerDeps, handed: Pick<HandedVersions, 'take'> | null = null) {
     this.#store = store
     this.#deps = deps
+    this.#handed = handed
   }
 
   /** Changes of the file index not followed yet (an upper bound of the versions to index). */
@@ -110,18 +115,9 @@ export class Indexer {
 
   async #index (record: FileRecord): Promise<void> {
     if (this.#store.version(record.path)?.sha256 === record.sha256) return
-    let data: unknown
-    try {
-      data = await this.#deps.readData(record)
-    } catch (err) {
-      // storage that is down now may answer later: the page is tried again; anything else (a
-      // version gone meanwhile, a damaged ciphertext) is one version not searchable, said in the log
-      if (isHearthError(err, 'STORAGE_UNAVAILABLE')) throw err
-      this.#deps.logger.warn({ path: record.path, err: (err as Error).message }, 'search: version not indexed (cannot be read back)')
-      await this.#remove(record.path)
-      return
-    }
-    const { rows, truncated } = extractRows(data, this.#deps.specFor(record.scope))
+    const extracted = this.#handed?.take(record) ?? await this.#readRows(record)
+    if (extracted === null) return
+    const { rows, truncated } = extracted
     if (truncated) this.#deps.logger.warn({ path: record.path, rows: rows.length }, 'search: version indexed in part (it exceeds the indexing limits)')
     await this.#remove(record.path)
     const id = this.#store.beginVersion({ path: record.path, scope: record.scope, collectedAt: record.collectedAt!, sha256: '' })
@@ -132,5 +128,21 @@ export class Indexer {
       if (i + ROW_CHUNK < rows.length) await yieldToLoop()
     }
     this.#store.finishVersion(id, record.sha256, null)
+  }
+
+  /** A version's rows from its data read back; null (and out of the index) when it cannot be read. */
+  async #readRows (record: FileRecord): Promise<Extracted | null> {
+    let data: unknown
+    try {
+      data = await this.#deps.readData(record)
+    } catch (err) {
+      // storage that is down now may answer later: the page is tried again; anything else (a
+      // version gone meanwhile, a damaged ciphertext) is one version not searchable, said in the log
+      if (isHearthError(err, 'STORAGE_UNAVAILABLE')) throw err
+      this.#deps.logger.warn({ path: record.path, err: (err as Error).message }, 'search: version not indexed (cannot be read back)')
+      await this.#remove(record.path)
+      return null
+    }
+    return extractRows(data, this.#deps.specFor(record.scope))
   }
 }

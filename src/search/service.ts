@@ -8,6 +8,7 @@ import type { HearthEvents } from '../lifecycle/events.js'
 import type { Service } from '../lifecycle/service.js'
 import { checkQuery, makeCursor } from './query.js'
 import { Indexer, type IndexerDeps } from './indexer.js'
+import { createHandedVersions } from './handed.js'
 import { findHits } from './find.js'
 import { SearchStore, removeSearchFiles } from './store.js'
 import type { Search, SearchAnswer, SearchHit, SearchQuery } from './types.js'
@@ -76,6 +77,7 @@ export function createSearchService (deps: SearchDeps): SearchService {
   const followMs = deps.followMs ?? FOLLOW_MS
   const unsubscribe: Array<() => void> = []
   const waiters: Array<() => void> = []
+  const handed = createHandedVersions(deps.specFor)
 
   const open = (): void => {
     let opened = openSearchStore(deps.dir, deps.logger).store
@@ -90,7 +92,7 @@ export function createSearchService (deps: SearchDeps): SearchService {
       opened.setDeclarations(deps.declarations)
     }
     store = opened
-    indexer = new Indexer(opened, deps)
+    indexer = new Indexer(opened, deps, handed)
   }
 
   const run = async (): Promise<void> => {
@@ -141,7 +143,11 @@ export function createSearchService (deps: SearchDeps): SearchService {
     async start () {
       open()
       stopped = false
-      unsubscribe.push(deps.events.on('file.indexed', changed), deps.events.on('scope.deleted', changed))
+      unsubscribe.push(
+        deps.events.on('version.data', ({ record, data }) => { handed.offer(record, data) }),
+        deps.events.on('file.indexed', changed),
+        deps.events.on('scope.deleted', changed)
+      )
       timer = setInterval(() => {
         if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
       }, deps.pollMs ?? DEFAULT_POLL_MS)
@@ -159,6 +165,7 @@ export function createSearchService (deps: SearchDeps): SearchService {
       store?.close()
       store = null
       indexer = null
+      handed.clear()
       for (const w of waiters.splice(0)) w()
     },
     async status () {

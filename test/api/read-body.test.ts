@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import { ok, readBody, type Reply } from '../../src/api/http.js'
+import { copyIntoShared } from '../../src/api/shared-copy.js'
 import { Router } from '../../src/api/router.js'
 import { httpCall, rawExchange, startApi } from '../support/api-server.js'
 import { isHearthError } from '../../src/errors.js'
@@ -14,6 +15,23 @@ function request (body: Buffer, chunk = 65_536, declared = body.byteLength): Inc
   const pieces = Array.from({ length: Math.ceil(body.byteLength / chunk) }, (_, i) => body.subarray(i * chunk, (i + 1) * chunk))
   return Object.assign(Readable.from(pieces), { headers: { 'content-length': String(declared) } }) as unknown as IncomingMessage
 }
+
+test('chunks copied into shared memory at every alignment of source and target, short and longer than the scratch memory, arrive byte for byte; what does not fit is left out', () => {
+  const source = randomBytes(600_000)
+  for (const length of [1, 4095, 70_001, 599_990]) {
+    for (let from = 0; from < 8; from++) {
+      for (let at = 0; at < 8; at++) {
+        const target = Buffer.from(new SharedArrayBuffer(length + 24), 3, length + 16)
+        const chunk = source.subarray(from, from + length)
+        assert.equal(copyIntoShared(chunk, target, at), length)
+        assert.equal(Buffer.compare(target.subarray(at, at + length), chunk), 0, `length ${length}, source offset ${from}, target offset ${at}`)
+      }
+    }
+  }
+  const small = Buffer.from(new SharedArrayBuffer(10_000))
+  assert.equal(copyIntoShared(source.subarray(1, 9_001), small, 5_000), 5_000)
+  assert.equal(Buffer.compare(small.subarray(5_000), source.subarray(1, 5_001)), 0)
+})
 
 test('a large body of the API\'s own routes is read into shared memory with room for its envelope, which is built around it; one without a length (chunked) is joined there', async () => {
   const data = { username: 'big', bio: 'z'.repeat(1_000_000) }

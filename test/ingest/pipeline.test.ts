@@ -14,12 +14,14 @@ import { SCHEMA, SCOPE, envelope, ingestWorkspace, schemaLookup } from '../suppo
 
 const MASTER = new Uint8Array(65).fill(7)
 
-interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: MemoryStorage, dataDir: string, stored: string[], indexed: string[] }
+/** `handed`: each indexed version's path with the data handed on beside it (undefined: none). */
+interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: MemoryStorage, dataDir: string, stored: string[], indexed: string[], handed: Array<[string, unknown]> }
 
 async function rig (t: TestContext): Promise<Rig> {
   const { dataDir, index, storage, validate } = await ingestWorkspace(t, 'hearth-pipeline-')
   const stored: string[] = []
   const indexed: string[] = []
+  const handed: Array<[string, unknown]> = []
   const pipeline = createIngestPipeline({
     dataDir,
     index,
@@ -29,9 +31,9 @@ async function rig (t: TestContext): Promise<Rig> {
     masterKey: MASTER,
     logger: silentLogger(),
     onStored: (r) => { stored.push(r.path) },
-    onIndexed: (r) => { indexed.push(r.path) }
+    onIndexed: (r, data) => { indexed.push(r.path); handed.push([r.path, data]) }
   })
-  return { pipeline, index, storage, dataDir, stored, indexed }
+  return { pipeline, index, storage, dataDir, stored, indexed, handed }
 }
 
 
@@ -183,4 +185,23 @@ test('a POST to the name of a deleted file archives the old version in the batch
   assert.equal((await decryptRecord(r, `${first.path}#${oldCid}`)).data.username, 'alice', 'the old version under path#cid')
   assert.equal((await decryptRecord(r, first.path)).data.username, 'bob')
   assert.deepEqual((await r.index.versions(SCOPE)).map((v) => v.path).sort(), [first.path, `${first.path}#${oldCid}`])
+})
+
+test('a version indexed from parsed JSON (a body, a dropped file, a peer\'s file) is announced with the data read back would give; data not from JSON is not', async (t) => {
+  const r = await rig(t)
+  await mkdir(join(r.dataDir, SCOPE))
+  const dropped = `${SCOPE}/2026-01-21T10-00-00Z.json`
+  await writeFile(join(r.dataDir, dropped), envelope('dropped', '2026-01-21T10:00:00Z'))
+  assert.equal((await r.pipeline.ingestPath(dropped)).outcome, 'ingested')
+  const json = new TextEncoder().encode('{"username":"posted"}')
+  const posted = await r.pipeline.submit(SCOPE, JSON.parse(new TextDecoder().decode(json)), { json })
+  const at = '2026-03-01T12:00:00Z'
+  const peerCipher = await encryptEnvelopeBytes(new TextEncoder().encode(envelope('from-peer', at)), scopeKeyHex(MASTER, SCOPE))
+  assert.equal(await r.pipeline.receive(peerCipher, { cid: await r.storage.add(peerCipher), schemaId: '7', origin: 'peer' }), 'written')
+  // an in-process caller's value: a Date is a string once stored, so this data is not handed on
+  const inMemory = await r.pipeline.submit(SCOPE, { username: 'in-memory', seen: new Date(0) } as Record<string, unknown>)
+  const received = `${SCOPE}/2026-03-01T12-00-00Z.json`
+  assert.deepEqual(r.handed.map(([path]) => path), [dropped, posted.path, received, inMemory.path])
+  for (const [path, data] of r.handed.slice(0, 3)) assert.deepEqual(data, (await decryptRecord(r, path)).data, `${path}: the data handed on is the stored data`)
+  assert.equal(r.handed[3]![1], undefined)
 })

@@ -15,7 +15,8 @@ import type { MemoryStorage } from '../support/memory-storage.js'
 import { dropFile, waitFor } from '../support/data-files.js'
 import { SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/ingest-fixtures.js'
 
-interface Rig { ingest: IngestService; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; indexed: string[] }
+/** `announced`: the events of each version, in order (`version.data` with the username of its data). */
+interface Rig { ingest: IngestService; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; indexed: string[]; announced: string[] }
 
 async function rig (t: TestContext, settings: { usePolling: boolean }, logger: Logger = silentLogger()): Promise<Rig & { db: HearthDatabase }> {
   const { dataDir, db, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-service-')
@@ -23,7 +24,9 @@ async function rig (t: TestContext, settings: { usePolling: boolean }, logger: L
   const stored: string[] = []
   const indexed: string[] = []
   events.on('file.stored', (r) => { stored.push(r.path) })
-  events.on('file.indexed', (r) => { indexed.push(r.path) })
+  const announced: string[] = []
+  events.on('file.indexed', (r) => { indexed.push(r.path); announced.push(`file.indexed ${r.path}`) })
+  events.on('version.data', ({ record, data }) => { announced.push(`version.data ${record.path} ${(data as { username: string }).username}`) })
   const ingest = createIngestService({
     pipeline: {
       dataDir,
@@ -39,7 +42,7 @@ async function rig (t: TestContext, settings: { usePolling: boolean }, logger: L
     logger
   })
   t.after(async () => { await ingest.stop() })
-  return { ingest, db, index, storage, dataDir, stored, indexed }
+  return { ingest, db, index, storage, dataDir, stored, indexed, announced }
 }
 
 for (const usePolling of [false, true]) {
@@ -57,6 +60,7 @@ for (const usePolling of [false, true]) {
     await waitFor('the dropped file stored', async () => (await r.index.get(later))?.state === 'stored')
     assert.deepEqual(r.stored, [before, later])
     assert.deepEqual(r.indexed, [before, later])
+    assert.deepEqual(r.announced, [`version.data ${before} early`, `file.indexed ${before}`, `version.data ${later} later`, `file.indexed ${later}`], 'each version\'s data just before its file.indexed')
     assert.deepEqual((await r.ingest.status()).scan, { seen: 1, queued: 1, done: true })
   })
 }
