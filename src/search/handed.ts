@@ -30,6 +30,14 @@ export interface HandedVersions {
   offer (record: FileRecord, data: unknown): void
   /** This exact version's rows (its path and sha256), once; null when it must be read back. */
   take (record: FileRecord): Extracted | null
+  /**
+   * The indexer went past this change of `path` (`sha256`: the version it named; null: the path
+   * was deleted): what was kept of that version is let go, taken or not. A scope searched by its
+   * latest version takes one version a step and passes the others, which would otherwise stay
+   * until the budget pushed them out (~1,000 parsed 1 KB versions living long enough to be
+   * promoted, which raised a 1 KB POST's main-thread CPU by ~15 %).
+   */
+  passed (path: string, sha256: string | null): void
   /** Bytes kept now, as counted against the budget (tests). */
   readonly keptBytes: number
   clear (): void
@@ -104,6 +112,12 @@ export function createHandedVersions (specFor: (scope: string) => SearchSpec, li
       if (k === undefined || k.sha256 !== record.sha256) return null
       drop(record.path)
       return k.extracted ?? extractRows(k.data, specFor(k.scope))
+    },
+    passed (path, sha256) {
+      const p = pending.get(path)
+      if (p !== undefined && (sha256 === null || p.sha256 === sha256)) pending.delete(path)
+      const k = kept.get(path)
+      if (k !== undefined && (sha256 === null || k.sha256 === sha256)) drop(path)
     },
     get keptBytes () { return keptBytes },
     clear () {

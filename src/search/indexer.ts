@@ -54,10 +54,10 @@ export class IndexReplaced extends Error {
 export class Indexer {
   readonly #store: SearchStore
   readonly #deps: IndexerDeps
-  readonly #handed: Pick<HandedVersions, 'take'> | null
+  readonly #handed: Pick<HandedVersions, 'take' | 'passed'> | null
 
   /** `handed`: versions whose rows ingest's data gave already (the others are read back). */
-  constructor (store: SearchStore, deps: IndexerDeps, handed: Pick<HandedVersions, 'take'> | null = null) {
+  constructor (store: SearchStore, deps: IndexerDeps, handed: Pick<HandedVersions, 'take' | 'passed'> | null = null) {
     this.#store = store
     this.#deps = deps
     this.#handed = handed
@@ -98,6 +98,8 @@ export class Indexer {
       this.#store.rollback()
       throw err
     }
+    // after the commit: a page taken back is applied again, and may still take what was handed
+    for (const entry of page) this.#handed?.passed(entry.path, entry.deleted ? null : entry.record.sha256)
     return true
   }
 

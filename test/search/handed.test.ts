@@ -12,7 +12,7 @@ import type { FileRecord } from '../../src/db/types.js'
 import { HearthError } from '../../src/errors.js'
 import { silentLogger } from '../../src/log.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
-import { extractRows } from '../../src/search/extract.js'
+import { extractRows, type SearchSpec } from '../../src/search/extract.js'
 import { createHandedVersions, HANDED_DATA_MAX_BYTES } from '../../src/search/handed.js'
 import { createSearchService } from '../../src/search/service.js'
 import { fileRecord, sha256Of } from '../support/db-fixtures.js'
@@ -55,6 +55,23 @@ test('a handed version\'s rows are taken once, for its own bytes only: a small o
   handed.clear()
 })
 
+test('what the indexer went past is let go, taken or not (a latest-only scope takes one version a step)', async () => {
+  const handed = createHandedVersions(() => ({}))
+  const [a, b, c] = ['a', 'b', 'c'].map((n) => version(n, { title: n }))
+  for (const v of [a!, b!, c!]) handed.offer(v.record, v.data)
+  const large = version('large', { title: 'large' }, LARGE)
+  handed.offer(large.record, large.data)
+  handed.passed(a!.record.path, a!.record.sha256)
+  assert.equal(handed.take(a!.record), null, 'passed: read back if ever asked again')
+  handed.passed(b!.record.path, sha256Of('a newer version of b'))
+  assert.equal(handed.take(b!.record)?.rows[0]?.text, 'b', 'a change that named other bytes leaves this version')
+  handed.passed(c!.record.path, null)
+  assert.equal(handed.take(c!.record), null, 'a deleted path lets its version go')
+  handed.passed(large.record.path, large.record.sha256)
+  await nextTurn()
+  assert.equal(handed.keptBytes, 0, 'nothing kept, also of a larger version passed before its rows were extracted')
+})
+
 test('what is kept stays within the budget: the oldest versions go first, a version larger than the budget is not kept', async () => {
   const handed = createHandedVersions(() => ({}), { budgetBytes: 3000, maxVersions: 3 })
   const versions = ['a', 'b', 'c', 'd'].map((n) => version(n, { text: n.repeat(400) }, LARGE)) // ~900 bytes of rows each
@@ -89,7 +106,7 @@ test('what is kept stays within the budget: the oldest versions go first, a vers
   handed.clear()
 })
 
-async function rig (t: TestContext): Promise<{ put: (v: { record: FileRecord; data: unknown }, handOver: boolean) => Promise<void>; reads: string[]; search: ReturnType<typeof createSearchService> }> {
+async function rig (t: TestContext, spec: SearchSpec = {}): Promise<{ put: (v: { record: FileRecord; data: unknown }, handOver: boolean) => Promise<void>; reads: string[]; search: ReturnType<typeof createSearchService> }> {
   const dir = await tempDir(t, 'hearth-search-handed-')
   const db = await openDatabase(join(dir, 'index'))
   const index = await openFileIndex({ db, durable: false })
@@ -105,7 +122,7 @@ async function rig (t: TestContext): Promise<{ put: (v: { record: FileRecord; da
       if (found === undefined) throw new HearthError('NOT_FOUND', `${record.path} is gone`)
       return found
     },
-    specFor: () => ({}),
+    specFor: () => spec,
     events,
     logger: silentLogger(),
     pollMs: 50
@@ -142,4 +159,20 @@ test('the search part indexes a handed version without reading it back, and read
   assert.deepEqual(reads, [notHanded.record.path])
   assert.equal((await search.search({ q: 'handedword' })).hits.length, 0)
   assert.equal((await search.search({ q: 'editedword' })).hits[0]?.path, handed.record.path)
+})
+
+test('a scope searched by its latest version: the versions a step passes are let go, and read back if they become the latest', async (t) => {
+  const { put, reads, search } = await rig(t, { versions: 'latest' })
+  const older = { record: fileRecord('notes.items/older.json', '2026-01-01T00:00:00Z', { sha256: sha256Of('older') }), data: { title: 'olderword' } }
+  const newer = { record: fileRecord('notes.items/newer.json', '2026-01-02T00:00:00Z', { sha256: sha256Of('newer') }), data: { title: 'newerword' } }
+  await put(older, true)
+  await put(newer, true)
+  await search.settled()
+  assert.deepEqual(reads, [], 'the latest taken as handed')
+  assert.equal((await search.search({ q: 'newerword' })).hits[0]?.path, newer.record.path)
+  // the newer version no longer readable: the older one is the latest again, and its data was let go
+  await put({ record: { ...newer.record, state: 'rejected' }, data: newer.data }, false)
+  await search.settled()
+  assert.deepEqual(reads, [older.record.path])
+  assert.equal((await search.search({ q: 'olderword' })).hits[0]?.path, older.record.path)
 })
