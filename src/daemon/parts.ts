@@ -53,9 +53,18 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   const print = deps.print ?? (() => {})
   const env = deps.env ?? process.env
   const events = createHearthEvents(logger)
-  const identity = await ensureIdentity(home, print)
+  // the background work of a start (the initial scan of the data folder, the check for lost
+  // blocks, search catching up with the index) begins once every part is up: on a large home it
+  // would otherwise share the main thread with the parts still starting
+  let partsUp = (): void => {}
+  const backgroundAfter = new Promise<void>((resolve) => { partsUp = resolve })
+  // side by side: the identity is CPU (libsecp256k1), the stale temps' walk mostly waits for
+  // directory reads; both settle before a failure of either fails the start
+  const [identitySettled, tempsSettled] = await Promise.allSettled([ensureIdentity(home, print), services.start(staleTempsService(home, logger))])
+  if (identitySettled.status === 'rejected') throw identitySettled.reason
+  if (tempsSettled.status === 'rejected') throw tempsSettled.reason
+  const identity = identitySettled.value
   deps.onOwner(identity.ownerAddress)
-  await services.start(staleTempsService(home, logger))
   const files = await services.start(fileWritingService(home))
   const { db, index } = await services.start(databaseService(home.index))
   const storage = await services.start(createStorage(config.storage, home, logger, files))
@@ -75,7 +84,8 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },
     events,
     logger,
-    print
+    print,
+    backgroundAfter
   })
   const sync = await services.start(createSyncService({
     settings: config.sync,
@@ -115,9 +125,10 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     },
     present: async (cid) => await storage.present(cid),
     onReport: (report) => { storage.notePresence(report) },
-    logger
+    logger,
+    backgroundAfter
   }))
-  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger }))
+  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger, backgroundAfter }))
   const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search, logger })
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
@@ -150,6 +161,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   await services.start(dashboardService(dashboard, listeners.server, print))
   await services.start(assistantsService(assistants, listeners.server, print))
   await services.start(memorySettleService({ logger }))
+  partsUp()
 
   print(`owner     ${identity.ownerAddress}`)
   print(`data      ${home.data}  (drop files into data/<scope>/)`)

@@ -5,7 +5,7 @@ import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { EventSource } from '../lifecycle/event-hub.js'
 import type { HearthEvents } from '../lifecycle/events.js'
-import type { Service } from '../lifecycle/service.js'
+import { beginBackground, type Service } from '../lifecycle/service.js'
 import { checkQuery, makeCursor } from './query.js'
 import { Indexer, type IndexerDeps } from './indexer.js'
 import { findHits } from './find.js'
@@ -26,6 +26,8 @@ export interface SearchDeps extends IndexerDeps {
    * fields that are no longer declared or misses ones that now are.
    */
   declarations?: string
+  /** The catch-up with the change log begins once this resolves (beginBackground); at start without it. */
+  backgroundAfter?: Promise<void>
 }
 
 export interface SearchService extends Service, Search {
@@ -146,7 +148,7 @@ export function createSearchService (deps: SearchDeps): SearchService {
         if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
       }, deps.pollMs ?? DEFAULT_POLL_MS)
       timer.unref()
-      wake()
+      beginBackground(deps.backgroundAfter, () => stopped, wake)
     },
     async stop () {
       stopped = true
