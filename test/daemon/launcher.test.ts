@@ -59,17 +59,19 @@ async function filesUnder (dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name))
 }
 
-test('on a Node with a compile cache, bin/hearth.js fills NODE_COMPILE_CACHE; a corrupt cache only costs a compile: the next daemon starts and stores a POST', {
+test('on a Node with a compile cache, bin/hearth.js turns it on (os.tmpdir()/node-compile-cache, nothing set); a corrupt cache only costs a compile: the next daemon starts and stores a POST', {
   skip: (!hasCompileCache && `node ${process.version} has no module compile cache (22.1+)`) || (!existsSync(join(REPO_ROOT, 'dist/cli/entry.js')) && 'dist/ is not built (npm ci builds it; or npm run build)')
 }, async (t) => {
-  const cache = join(await tempDir(t), 'compile-cache')
-  const first = await startDaemonProcess(t, { viaBin: true, env: { NODE_COMPILE_CACHE: cache } })
+  // NODE_COMPILE_CACHE alone would turn it on without the launcher: the default folder, under a TMPDIR of the test's own
+  const tmp = await tempDir(t)
+  const cache = join(tmp, 'node-compile-cache')
+  const first = await startDaemonProcess(t, { viaBin: true, env: { TMPDIR: tmp } })
   assert.equal(await first.stop(), 0)
   const written = await filesUnder(cache)
   assert.ok(written.length > 0, 'the modules\' compiled code is kept when the daemon exits')
   // every entry garbage of the same length: the checksum of each no longer matches its code
   for (const file of written) await writeFile(file, randomBytes((await stat(file)).size))
-  const second = await startDaemonProcess(t, { viaBin: true, home: first.home.root, env: { NODE_COMPILE_CACHE: cache } })
+  const second = await startDaemonProcess(t, { viaBin: true, home: first.home.root, env: { TMPDIR: tmp } })
   const posted = await second.request({ method: 'POST', path: '/v1/data/github.profile', body: { login: 'cc', id: 8, created_at: '2020-01-01T00:00:00Z' } })
   assert.equal(posted.status, 201, JSON.stringify(posted.json))
   assert.equal(await second.stop(), 0)
