@@ -58,13 +58,9 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   // would otherwise share the main thread with the parts still starting
   let partsUp = (): void => {}
   const backgroundAfter = new Promise<void>((resolve) => { partsUp = resolve })
-  // side by side: the identity is CPU (libsecp256k1), the stale temps' walk mostly waits for
-  // directory reads; both settle before a failure of either fails the start
-  const [identitySettled, tempsSettled] = await Promise.allSettled([ensureIdentity(home, print), services.start(staleTempsService(home, logger))])
-  if (identitySettled.status === 'rejected') throw identitySettled.reason
-  if (tempsSettled.status === 'rejected') throw tempsSettled.reason
-  const identity = identitySettled.value
+  const identity = await ensureIdentity(home, print)
   deps.onOwner(identity.ownerAddress)
+  await services.start(staleTempsService(home, logger))
   const files = await services.start(fileWritingService(home))
   const { db, index } = await services.start(databaseService(home.index))
   const storage = await services.start(createStorage(config.storage, home, logger, files))

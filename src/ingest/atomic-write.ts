@@ -64,7 +64,7 @@ export const inThreadStager: FileStager = {
 
 /**
  * Entries read per call by removeStaleTemps (node's default is 32): each call is a trip to libuv's
- * pool, and a start waits for this walk (10,000 files: ~2× faster with 256, still streamed)
+ * pool, and a start waits for this walk. 10,000 files, alone: 55 → 25 ms with 256, still streamed.
  */
 const DIR_BUFFER = 256
 
