@@ -15,7 +15,7 @@ import { SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/inges
 
 interface Rig { ingest: IngestService; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; indexed: string[] }
 
-async function rig (t: TestContext, settings: { usePolling: boolean }, backgroundAfter?: Promise<void>): Promise<Rig> {
+async function rig (t: TestContext, settings: { usePolling: boolean }): Promise<Rig> {
   const { dataDir, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-service-')
   const events = createHearthEvents(silentLogger())
   const stored: string[] = []
@@ -34,8 +34,7 @@ async function rig (t: TestContext, settings: { usePolling: boolean }, backgroun
     index,
     settings: { concurrency: 2, stabilityMs: 50, usePolling: settings.usePolling, pollIntervalMs: 100, retryWaitingMs: 60_000 },
     events,
-    logger: silentLogger(),
-    ...(backgroundAfter !== undefined ? { backgroundAfter } : {})
+    logger: silentLogger()
   })
   t.after(async () => { await ingest.stop() })
   return { ingest, index, storage, dataDir, stored, indexed }
@@ -101,27 +100,4 @@ test('a stopped service ingests nothing more', async (t) => {
   await new Promise((resolve) => setTimeout(resolve, 400))
   assert.deepEqual(r.stored, [])
   assert.equal(await r.index.count(), 0)
-})
-
-test('with a gate (the daemon: every part up), the initial scan begins once it opens, and never for a service stopped before', async (t) => {
-  let open = (): void => {}
-  const gate = new Promise<void>((resolve) => { open = resolve })
-  const r = await rig(t, { usePolling: false }, gate)
-  const before = await dropFile(r.dataDir, SCOPE, '2026-01-05T00-00-00Z.json', envelope('gated', '2026-01-05T00:00:00Z'))
-  await r.ingest.start()
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  assert.equal(await r.index.get(before), null, 'not scanned while the gate is shut')
-  assert.deepEqual((await r.ingest.status()).scan, { seen: 0, queued: 0, done: false })
-  open()
-  assert.equal((await r.ingest.scanned).seen, 1)
-  assert.equal((await r.index.get(before))?.state, 'stored')
-
-  let openLate = (): void => {}
-  const late = await rig(t, { usePolling: false }, new Promise<void>((resolve) => { openLate = resolve }))
-  const file = await dropFile(late.dataDir, SCOPE, '2026-01-06T00-00-00Z.json', envelope('late', '2026-01-06T00:00:00Z'))
-  await late.ingest.start()
-  await late.ingest.stop()
-  openLate()
-  await new Promise((resolve) => setTimeout(resolve, 300))
-  assert.equal(await late.index.get(file), null, 'a stopped service does not begin its scan')
 })
