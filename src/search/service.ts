@@ -26,7 +26,7 @@ export interface SearchDeps extends IndexerDeps {
    * fields that are no longer declared or misses ones that now are.
    */
   declarations?: string
-  /** The catch-up with the change log begins once this resolves (beginBackground); at start without it. */
+  /** The catch-up with the change log (and the polling for changes) begins once this resolves (beginBackground); at start without it. */
   backgroundAfter?: Promise<void>
 }
 
@@ -144,11 +144,14 @@ export function createSearchService (deps: SearchDeps): SearchService {
       open()
       stopped = false
       unsubscribe.push(deps.events.on('file.indexed', changed), deps.events.on('scope.deleted', changed))
-      timer = setInterval(() => {
-        if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
-      }, deps.pollMs ?? DEFAULT_POLL_MS)
-      timer.unref()
-      beginBackground(deps.backgroundAfter, () => stopped, wake)
+      // the catch-up and the polling that would start it, both behind the gate
+      beginBackground(deps.backgroundAfter, () => stopped, () => {
+        timer = setInterval(() => {
+          if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
+        }, deps.pollMs ?? DEFAULT_POLL_MS)
+        timer.unref()
+        wake()
+      })
     },
     async stop () {
       stopped = true
