@@ -8,4 +8,15 @@
 // a scavenge). MALLOC_ARENA_MAX=2: glibc gives every thread that mallocs (V8's and libuv's
 // workers) an arena of its own, ~6 MB resident in nine of them when idle; two hold ~2 MB.
 // Numbers and what was tried: README, "Idle memory".
-import '../dist/cli/entry.js'
+import module from 'node:module'
+
+// Node 22.1+ keeps V8's compiled code of the modules on disk and reuses it while a file's bytes
+// are unchanged: a start compiles ~600 modules (README, "Benchmarks": start to "ok"). The cache is
+// os.tmpdir()/node-compile-cache unless NODE_COMPILE_CACHE names another folder (the systemd unit
+// does, its /tmp being private); an entry that does not match its file is compiled again, and
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off. Node 20 has no such cache. Enabled before the
+// import, which is dynamic for that reason: the static graph would load first.
+const compileCache = module.enableCompileCache?.()
+// worker threads (the file writer, encryption) and import jobs inherit it through the environment
+if (compileCache?.directory !== undefined) process.env.NODE_COMPILE_CACHE = compileCache.directory
+await import('../dist/cli/entry.js')

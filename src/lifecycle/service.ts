@@ -122,6 +122,18 @@ function stopped (name: string): HearthError {
   return new HearthError('DAEMON_STOPPED', `${name} was not started: the daemon is stopping`)
 }
 
+/**
+ * Work a part does in the background from its start (an initial scan, a catch-up) but that need
+ * not run before the daemon is up: with a gate, it begins once the gate resolves (the daemon
+ * resolves it when every part has started, so a large home's scan does not slow the others'
+ * starts), unless `stopped()` says the part was stopped meanwhile; a gate that never resolves (a
+ * start that failed) never begins it. Without a gate it begins at once.
+ */
+export function beginBackground (gate: Promise<void> | undefined, stopped: () => boolean, begin: () => void): void {
+  if (gate === undefined) begin()
+  else void gate.then(() => { if (!stopped()) begin() })
+}
+
 /** What a service made on start (a handle, a client), or an INTERNAL error before it started. */
 export function startedValue<T> (value: T | null, service: string): T {
   if (value === null) throw new HearthError('INTERNAL', `${service} is used before it started`)

@@ -5,7 +5,7 @@ import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
 import type { EventSource } from '../lifecycle/event-hub.js'
 import type { HearthEvents } from '../lifecycle/events.js'
-import type { Service } from '../lifecycle/service.js'
+import { beginBackground, type Service } from '../lifecycle/service.js'
 import { checkQuery, makeCursor } from './query.js'
 import { Indexer, type IndexerDeps } from './indexer.js'
 import { createHandedVersions } from './handed.js'
@@ -27,6 +27,8 @@ export interface SearchDeps extends IndexerDeps {
    * fields that are no longer declared or misses ones that now are.
    */
   declarations?: string
+  /** The catch-up with the change log (and the polling for changes) begins once this resolves (beginBackground); at start without it. */
+  backgroundAfter?: Promise<void>
 }
 
 export interface SearchService extends Service, Search {
@@ -148,11 +150,14 @@ export function createSearchService (deps: SearchDeps): SearchService {
         deps.events.on('file.indexed', changed),
         deps.events.on('scope.deleted', changed)
       )
-      timer = setInterval(() => {
-        if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
-      }, deps.pollMs ?? DEFAULT_POLL_MS)
-      timer.unref()
-      wake()
+      // the catch-up and the polling that would start it, both behind the gate
+      beginBackground(deps.backgroundAfter, () => stopped, () => {
+        timer = setInterval(() => {
+          if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
+        }, deps.pollMs ?? DEFAULT_POLL_MS)
+        timer.unref()
+        wake()
+      })
     },
     async stop () {
       stopped = true

@@ -4,7 +4,7 @@
 // `/v1/status`, `/health` and the dashboard, and a warning naming `hearth doctor`, which brings
 // the files back.
 import type { Logger } from '../log.js'
-import type { Service } from '../lifecycle/service.js'
+import { beginBackground, type Service } from '../lifecycle/service.js'
 
 export interface StoredRef { path: string; cid: string }
 
@@ -32,6 +32,8 @@ export interface PresenceCheckDeps {
   logger: Logger
   /** Between passes (default 6 h). */
   everyMs?: number
+  /** The first pass begins once this resolves (beginBackground); at start without it. */
+  backgroundAfter?: Promise<void>
 }
 
 export interface PresenceCheck extends Service {
@@ -87,9 +89,11 @@ export function createPresenceCheck (deps: PresenceCheckDeps): PresenceCheck {
     name: 'storageCheck',
     async start () {
       stopped = false
-      background()
-      timer = setInterval(background, deps.everyMs ?? 6 * 3_600_000)
-      timer.unref()
+      beginBackground(deps.backgroundAfter, () => stopped, () => {
+        background()
+        timer = setInterval(background, deps.everyMs ?? 6 * 3_600_000)
+        timer.unref()
+      })
     },
     async stop () {
       stopped = true

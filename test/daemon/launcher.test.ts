@@ -3,9 +3,13 @@
 // `hearth daemon` (npm's bin link to it), `npm start` and the systemd unit (`hearth` on its PATH).
 import test from 'node:test'
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
+import { readdir, stat, writeFile } from 'node:fs/promises'
+import module from 'node:module'
 import { join } from 'node:path'
 import { BIN, REPO_ROOT, runCli, startDaemonProcess } from '../support/daemon.js'
+import { tempDir } from '../support/tmp.js'
 
 /** The environment and node flags on bin/hearth.js's `#!/usr/bin/env -S VAR=value … node --flag …` line. */
 function launcher (): { env: string[], flags: string[] } {
@@ -45,4 +49,30 @@ test('a daemon started through bin/hearth.js runs with those flags and reports i
   assert.equal(cli.code, 0, cli.stderr)
   assert.match(cli.stdout, /^memory +\d+ MB resident, V8 heap \d+ of \d+ MB \(node v[\d.]+ --max-semi-space-size=\d+\)$/m)
   assert.equal(await d.stop(), 0)
+})
+
+const hasCompileCache = typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function'
+
+/** Every file under `dir`, recursively. */
+async function filesUnder (dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => [])
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name))
+}
+
+test('on a Node with a compile cache, bin/hearth.js turns it on (os.tmpdir()/node-compile-cache, nothing set); a corrupt cache only costs a compile: the next daemon starts and stores a POST', {
+  skip: (!hasCompileCache && `node ${process.version} has no module compile cache (22.1+)`) || (!existsSync(join(REPO_ROOT, 'dist/cli/entry.js')) && 'dist/ is not built (npm ci builds it; or npm run build)')
+}, async (t) => {
+  // NODE_COMPILE_CACHE alone would turn it on without the launcher: the default folder, under a TMPDIR of the test's own
+  const tmp = await tempDir(t)
+  const cache = join(tmp, 'node-compile-cache')
+  const first = await startDaemonProcess(t, { viaBin: true, env: { TMPDIR: tmp } })
+  assert.equal(await first.stop(), 0)
+  const written = await filesUnder(cache)
+  assert.ok(written.length > 0, 'the modules\' compiled code is kept when the daemon exits')
+  // every entry garbage of the same length: the checksum of each no longer matches its code
+  for (const file of written) await writeFile(file, randomBytes((await stat(file)).size))
+  const second = await startDaemonProcess(t, { viaBin: true, home: first.home.root, env: { TMPDIR: tmp } })
+  const posted = await second.request({ method: 'POST', path: '/v1/data/github.profile', body: { login: 'cc', id: 8, created_at: '2020-01-01T00:00:00Z' } })
+  assert.equal(posted.status, 201, JSON.stringify(posted.json))
+  assert.equal(await second.stop(), 0)
 })

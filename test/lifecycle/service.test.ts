@@ -1,6 +1,6 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { ServiceStack, service, type Service } from '../../src/lifecycle/service.js'
+import { ServiceStack, beginBackground, service, type Service } from '../../src/lifecycle/service.js'
 import { silentLogger } from '../../src/log.js'
 
 function recorder (): { log: string[]; part: (name: string, opts?: { failStart?: boolean; failStop?: boolean; status?: unknown }) => Service } {
@@ -68,4 +68,23 @@ test('status collects the reports of started services by name, skipping those wi
   await stack.start(part('sync', { status: { enabled: false } }))
   assert.deepEqual(await stack.status(), { storage: { ok: true }, broken: { error: 'no answer' }, sync: { enabled: false } })
   assert.deepEqual(Object.keys(await stack.status()), ['storage', 'broken', 'sync'])
+})
+
+test('background work begins at once without a gate, once its gate resolves with one, never when stopped before or when the gate never resolves', async () => {
+  const begun: string[] = []
+  beginBackground(undefined, () => false, () => { begun.push('ungated') })
+  assert.deepEqual(begun, ['ungated'], 'at once')
+  let open = (): void => {}
+  const gate = new Promise<void>((resolve) => { open = resolve })
+  let stopped = false
+  beginBackground(gate, () => false, () => { begun.push('gated') })
+  beginBackground(gate, () => stopped, () => { begun.push('stopped meanwhile') })
+  beginBackground(new Promise<void>(() => {}), () => false, () => { begun.push('never') })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  assert.deepEqual(begun, ['ungated'], 'nothing gated begins before its gate')
+  stopped = true
+  open()
+  await gate
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(begun, ['ungated', 'gated'])
 })

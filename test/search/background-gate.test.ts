@@ -1,0 +1,64 @@
+// The daemon's search part catches up with the file index's change log only once every part of a
+// start is up (a gate the daemon opens then): on a large home that catch-up would share the main
+// thread with the parts still starting. Without a gate it begins at start; stopped before the
+// gate opens, it never reads the change log.
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/db/database.js'
+import { openFileIndex } from '../../src/db/file-index.js'
+import { silentLogger } from '../../src/log.js'
+import { createHearthEvents } from '../../src/lifecycle/events.js'
+import { createSearchService, type SearchService } from '../../src/search/service.js'
+import { fileRecord, sha256Of } from '../support/db-fixtures.js'
+import { waitFor } from '../support/data-files.js'
+import { tempDir } from '../support/tmp.js'
+
+async function rig (t: TestContext, backgroundAfter?: Promise<void>): Promise<{ search: SearchService; reads: () => number }> {
+  const dir = await tempDir(t, 'hearth-search-gate-')
+  const db = await openDatabase(join(dir, 'index'))
+  const index = await openFileIndex({ db, durable: false })
+  const data = { title: 'gate', text: 'catch up' }
+  await index.put(fileRecord('chatgpt.conversations/2026-01-01T00-00-00Z.json', '2026-01-01T00:00:00Z', { sha256: sha256Of(JSON.stringify(data)) }))
+  let reads = 0
+  const search = createSearchService({
+    dir: join(dir, 'search'),
+    changes: {
+      changesSince: async (since, limit) => { reads++; return await index.changesSince(since, limit) },
+      currentSeq: async () => await index.currentSeq(),
+      latest: async (scope, filter) => await index.latest(scope, filter)
+    },
+    readData: async () => data,
+    specFor: () => ({ fields: ['title', 'text'] }),
+    events: createHearthEvents(silentLogger()),
+    logger: silentLogger(),
+    pollMs: 20,
+    ...(backgroundAfter !== undefined ? { backgroundAfter } : {})
+  })
+  t.after(async () => { await search.stop(); await db.close() })
+  return { search, reads: () => reads }
+}
+
+test('without a gate the catch-up begins at start', async (t) => {
+  const { search, reads } = await rig(t)
+  await search.start()
+  await waitFor('the change log read', async () => reads() > 0)
+})
+
+test('with a gate neither the catch-up nor the polling reads the change log before it opens; stopped before, never', async (t) => {
+  let open = (): void => {}
+  const { search, reads } = await rig(t, new Promise<void>((resolve) => { open = resolve }))
+  await search.start()
+  await new Promise((resolve) => setTimeout(resolve, 200)) // ten polling periods
+  assert.equal(reads(), 0)
+  open()
+  await waitFor('the change log read once the gate opened', async () => reads() > 0)
+
+  let openLate = (): void => {}
+  const late = await rig(t, new Promise<void>((resolve) => { openLate = resolve }))
+  await late.search.start()
+  await late.search.stop()
+  openLate()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  assert.equal(late.reads(), 0)
+})
