@@ -10,7 +10,7 @@ import { openFileIndex } from '../../src/db/file-index.js'
 import { silentLogger } from '../../src/log.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
 import { createSearchService, type SearchService } from '../../src/search/service.js'
-import { fileRecord, sha256Of } from '../support/db-fixtures.js'
+import { countedChanges, fileRecord, sha256Of } from '../support/db-fixtures.js'
 import { waitFor } from '../support/data-files.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -20,14 +20,10 @@ async function rig (t: TestContext, backgroundAfter?: Promise<void>): Promise<{ 
   const index = await openFileIndex({ db, durable: false })
   const data = { title: 'gate', text: 'catch up' }
   await index.put(fileRecord('chatgpt.conversations/2026-01-01T00-00-00Z.json', '2026-01-01T00:00:00Z', { sha256: sha256Of(JSON.stringify(data)) }))
-  let reads = 0
+  const counted = countedChanges(index)
   const search = createSearchService({
     dir: join(dir, 'search'),
-    changes: {
-      changesSince: async (since, limit) => { reads++; return await index.changesSince(since, limit) },
-      currentSeq: async () => await index.currentSeq(),
-      latest: async (scope, filter) => await index.latest(scope, filter)
-    },
+    changes: counted.changes,
     readData: async () => data,
     specFor: () => ({ fields: ['title', 'text'] }),
     events: createHearthEvents(silentLogger()),
@@ -36,7 +32,7 @@ async function rig (t: TestContext, backgroundAfter?: Promise<void>): Promise<{ 
     ...(backgroundAfter !== undefined ? { backgroundAfter } : {})
   })
   t.after(async () => { await search.stop(); await db.close() })
-  return { search, reads: () => reads }
+  return { search, reads: counted.reads }
 }
 
 test('without a gate the catch-up begins at start', async (t) => {

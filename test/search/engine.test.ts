@@ -15,7 +15,7 @@ import { createHearthEvents } from '../../src/lifecycle/events.js'
 import { createSearchService, type SearchService } from '../../src/search/service.js'
 import type { SearchSpec } from '../../src/search/extract.js'
 import type { SearchAnswer, SearchHit, SearchQuery } from '../../src/search/types.js'
-import { fileRecord, sha256Of } from '../support/db-fixtures.js'
+import { countedChanges, fileRecord, sha256Of } from '../support/db-fixtures.js'
 import { generateVersions, markerWord, type GeneratedVersion } from '../support/search-data.js'
 import { tempDir } from '../support/tmp.js'
 
@@ -36,14 +36,10 @@ async function rig (t: TestContext, opts: { pollMs?: number; followMs?: number }
   const index = await openFileIndex({ db, durable: false })
   const data = new Map<string, unknown>()
   const events = createHearthEvents(silentLogger())
-  let reads = 0
+  const counted = countedChanges(index)
   const search = createSearchService({
     dir: join(dir, 'search'),
-    changes: {
-      changesSince: async (since, limit) => { reads++; return await index.changesSince(since, limit) },
-      currentSeq: async () => await index.currentSeq(),
-      latest: async (scope, filter) => await index.latest(scope, filter)
-    },
+    changes: counted.changes,
     // the plaintext the daemon reads back from data/ or the ciphertext (here: kept by the test)
     readData: async (record) => {
       const found = data.get(`${record.path} ${record.sha256}`)
@@ -66,7 +62,7 @@ async function rig (t: TestContext, opts: { pollMs?: number; followMs?: number }
     events.emit('file.indexed', stored)
     return stored
   }
-  return { index, search, data, put, reads: () => reads }
+  return { index, search, data, put, reads: counted.reads }
 }
 
 /** Every row the generated versions should put in the index: record pointer, field, text, time. */

@@ -2,6 +2,8 @@
 // a reader after a crash) can tell a complete record from a partial one.
 import { createHash } from 'node:crypto'
 import type { FileRecord, FileState } from '../../src/db/types.js'
+import type { FileIndex } from '../../src/db/file-index.js'
+import type { ChangeFeed } from '../../src/search/indexer.js'
 
 export function sha256Of (text: string): string {
   return createHash('sha256').update(text).digest('hex')
@@ -32,4 +34,17 @@ export function isCompleteRecord (r: FileRecord): boolean {
   return r.scope === scope && r.sha256 === sha256Of(r.path) && r.cid === `bafk${sha256Of(r.path).slice(0, 20)}` &&
     r.size === r.path.length && r.encryptedSize === r.path.length + 100 && typeof r.collectedAt === 'string' &&
     typeof r.seq === 'number' && r.seq > 0
+}
+
+/** A file index's change log as the search reads it, counting the pages read (`reads()`). */
+export function countedChanges (index: Pick<FileIndex, 'changesSince' | 'currentSeq' | 'latest'>): { changes: ChangeFeed; reads: () => number } {
+  let reads = 0
+  return {
+    changes: {
+      changesSince: async (since, limit) => { reads++; return await index.changesSince(since, limit) },
+      currentSeq: async () => await index.currentSeq(),
+      latest: async (scope, filter) => await index.latest(scope, filter)
+    },
+    reads: () => reads
+  }
 }
