@@ -5,7 +5,7 @@ import test from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, statSync } from 'node:fs'
-import { readdir, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import module from 'node:module'
 import { join } from 'node:path'
 import { BIN, REPO_ROOT, runCli, startDaemonProcess } from '../support/daemon.js'
@@ -59,19 +59,26 @@ async function filesUnder (dir: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name))
 }
 
-test('on a Node with a compile cache, bin/hearth.js turns it on (os.tmpdir()/node-compile-cache, nothing set); a corrupt cache only costs a compile: the next daemon starts and stores a POST', {
+test('on a Node with a compile cache, bin/hearth.js turns it on in the owner\'s cache folder ($XDG_CACHE_HOME/hearth/node-compile-cache, never a folder others can write); a corrupt cache only costs a compile: the next daemon starts and stores a POST', {
   skip: (!hasCompileCache && `node ${process.version} has no module compile cache (22.1+)`) || (!existsSync(join(REPO_ROOT, 'dist/cli/entry.js')) && 'dist/ is not built (npm ci builds it; or npm run build)')
 }, async (t) => {
-  // NODE_COMPILE_CACHE alone would turn it on without the launcher: the default folder, under a TMPDIR of the test's own
+  // NODE_COMPILE_CACHE alone would turn it on without the launcher: the folder comes from XDG_CACHE_HOME
   const tmp = await tempDir(t)
-  const cache = join(tmp, 'node-compile-cache')
-  const first = await startDaemonProcess(t, { viaBin: true, env: { TMPDIR: tmp } })
+  const cache = join(tmp, 'hearth', 'node-compile-cache')
+  // a folder another user could write (compiled code is run as found): left unused
+  await mkdir(cache, { recursive: true })
+  await chmod(cache, 0o777)
+  const shared = await startDaemonProcess(t, { viaBin: true, env: { XDG_CACHE_HOME: tmp } })
+  assert.equal(await shared.stop(), 0)
+  assert.deepEqual(await filesUnder(cache), [], 'a group- or world-writable cache folder is not used')
+  await chmod(cache, 0o700)
+  const first = await startDaemonProcess(t, { viaBin: true, home: shared.home.root, env: { XDG_CACHE_HOME: tmp } })
   assert.equal(await first.stop(), 0)
   const written = await filesUnder(cache)
   assert.ok(written.length > 0, 'the modules\' compiled code is kept when the daemon exits')
   // every entry garbage of the same length: the checksum of each no longer matches its code
   for (const file of written) await writeFile(file, randomBytes((await stat(file)).size))
-  const second = await startDaemonProcess(t, { viaBin: true, home: first.home.root, env: { TMPDIR: tmp } })
+  const second = await startDaemonProcess(t, { viaBin: true, home: first.home.root, env: { XDG_CACHE_HOME: tmp } })
   const posted = await second.request({ method: 'POST', path: '/v1/data/github.profile', body: { login: 'cc', id: 8, created_at: '2020-01-01T00:00:00Z' } })
   assert.equal(posted.status, 201, JSON.stringify(posted.json))
   assert.equal(await second.stop(), 0)

@@ -351,6 +351,7 @@ test('the dashboard pages against a real daemon: overview, import, data, devices
   await t.test('settings: sections closed, a filter, one Save per section that says what applies now and what needs a restart', async () => {
     await goTo(page, base, 'settings')
     const groups = page.locator('details.settings-group')
+    await groups.first().waitFor() // the page is drawn after its route resolves: count once it is there
     assert.ok(await groups.count() >= 8)
     assert.equal(await page.locator('details.settings-group[open]').count(), 0, 'every section starts closed')
     assert.ok(await page.evaluate(() => document.documentElement.scrollHeight) < 2500, 'closed sections make a short page')
