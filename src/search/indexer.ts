@@ -89,7 +89,12 @@ export class Indexer {
         const scope = entry.deleted ? entry.scope : entry.record.scope
         if (this.#deps.specFor(scope).versions === 'latest') { latestOnly.add(scope); if (entry.deleted) await this.#remove(entry.path); continue }
         if (entry.deleted || !isSearchable(entry.record)) await this.#remove(entry.path)
-        else await this.#index(entry.record)
+        else {
+          await this.#index(entry.record)
+          // a version handed over is indexed without a wait of its own: the event loop gets a turn
+          // after each, or a page of them held it ~30–50 ms while a folder of files was being stored
+          await yieldToLoop()
+        }
       }
       for (const scope of latestOnly) await this.#keepLatest(scope)
       this.#store.setCursor(page[page.length - 1]!.seq)
