@@ -35,6 +35,8 @@ export interface IndexerDeps {
 export const READABLE_STATES: readonly FileState[] = ['stored', 'registered']
 /** Changes read per step. */
 const PAGE = 100
+/** Unreadable versions named in a page's log line (the rest are counted). */
+const UNREADABLE_SHOWN = 3
 /** Rows written per transaction before the event loop gets a turn. */
 const ROW_CHUNK = 2000
 
@@ -55,6 +57,8 @@ export class Indexer {
   readonly #store: SearchStore
   readonly #deps: IndexerDeps
   readonly #handed: Pick<HandedVersions, 'take' | 'passed'> | null
+  /** The page's versions that could not be read back: said in one log line per page, not one each. */
+  #unreadable: Array<{ path: string; err: string }> = []
 
   /** `handed`: versions whose rows ingest's data gave already (the others are read back). */
   constructor (store: SearchStore, deps: IndexerDeps, handed: Pick<HandedVersions, 'take' | 'passed'> | null = null) {
@@ -101,10 +105,12 @@ export class Indexer {
       this.#store.commit()
     } catch (err) {
       this.#store.rollback()
+      this.#unreadable.length = 0 // the page is applied again, and says them then
       throw err
     }
     // after the commit: a page taken back is applied again, and may still take what was handed
     for (const entry of page) this.#handed?.passed(entry.path, entry.deleted ? null : entry.record.sha256)
+    this.#sayUnreadable()
     return true
   }
 
@@ -137,6 +143,16 @@ export class Indexer {
     this.#store.finishVersion(id, record.sha256, null)
   }
 
+  /**
+   * One line for the page's unreadable versions, with their count and the first few: a home of
+   * many (a restore in progress, a damaged store) logged a line per version, 10,000 at one start.
+   */
+  #sayUnreadable (): void {
+    const unreadable = this.#unreadable.splice(0)
+    if (unreadable.length === 0) return
+    this.#deps.logger.warn({ versions: unreadable.length, first: unreadable.slice(0, UNREADABLE_SHOWN) }, `search: ${unreadable.length} version${unreadable.length === 1 ? '' : 's'} not indexed (cannot be read back)`)
+  }
+
   /** A version's rows from its data read back; null (and out of the index) when it cannot be read. */
   async #readRows (record: FileRecord): Promise<Extracted | null> {
     let data: unknown
@@ -146,7 +162,7 @@ export class Indexer {
       // storage that is down now may answer later: the page is tried again; anything else (a
       // version gone meanwhile, a damaged ciphertext) is one version not searchable, said in the log
       if (isHearthError(err, 'STORAGE_UNAVAILABLE')) throw err
-      this.#deps.logger.warn({ path: record.path, err: (err as Error).message }, 'search: version not indexed (cannot be read back)')
+      this.#unreadable.push({ path: record.path, err: (err as Error).message })
       await this.#remove(record.path)
       return null
     }

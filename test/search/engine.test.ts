@@ -10,7 +10,7 @@ import { openDatabase } from '../../src/db/database.js'
 import { openFileIndex, type FileIndex } from '../../src/db/file-index.js'
 import type { FileRecord } from '../../src/db/types.js'
 import { HearthError, isHearthError } from '../../src/errors.js'
-import { silentLogger } from '../../src/log.js'
+import { silentLogger, type Logger } from '../../src/log.js'
 import { createHearthEvents } from '../../src/lifecycle/events.js'
 import { createSearchService, type SearchService } from '../../src/search/service.js'
 import type { SearchSpec } from '../../src/search/extract.js'
@@ -18,6 +18,7 @@ import type { SearchAnswer, SearchHit, SearchQuery } from '../../src/search/type
 import { countedChanges, fileRecord, sha256Of } from '../support/db-fixtures.js'
 import { generateVersions, markerWord, type GeneratedVersion } from '../support/search-data.js'
 import { tempDir } from '../support/tmp.js'
+import { capturingLogger } from '../support/api-server.js'
 
 const TIMEOUT = { timeout: 300_000 }
 /** What the shipped connectors declare (plugins/<id>/connector.json) for the generated scopes. */
@@ -30,7 +31,7 @@ const SPECS: Record<string, SearchSpec> = {
 interface Rig { index: FileIndex; search: SearchService; data: Map<string, unknown>; put: (v: GeneratedVersion, name?: string) => Promise<FileRecord>; reads: () => number }
 
 /** `reads()`: how many pages of the change log the search has read so far. */
-async function rig (t: TestContext, opts: { pollMs?: number; followMs?: number } = {}): Promise<Rig> {
+async function rig (t: TestContext, opts: { pollMs?: number; followMs?: number; logger?: Logger } = {}): Promise<Rig> {
   const dir = await tempDir(t, 'hearth-search-')
   const db = await openDatabase(join(dir, 'index'))
   const index = await openFileIndex({ db, durable: false })
@@ -48,7 +49,7 @@ async function rig (t: TestContext, opts: { pollMs?: number; followMs?: number }
     },
     specFor: (scope) => SPECS[scope] ?? {},
     events,
-    logger: silentLogger(),
+    logger: opts.logger ?? silentLogger(),
     pollMs: opts.pollMs ?? 50,
     ...(opts.followMs !== undefined ? { followMs: opts.followMs } : {})
   })
@@ -219,4 +220,17 @@ test('hostile queries are answered with results or INVALID_ARGUMENT, never an en
   assert.equal((await search.search({ q: 'jazz', limit: 1, cursor: first.next! })).hits.length, 1)
   // operators are words: "NOT" finds nothing here, and never excludes
   assert.equal((await search.search({ q: 'jazz NOT' })).hits.length, 0)
+})
+
+test('versions that cannot be read back are said in one log line per page, with their count and the first few', TIMEOUT, async (t) => {
+  const { logger, log } = capturingLogger()
+  const { index, search } = await rig(t, { logger, pollMs: 3_600_000 }) // one page: read when settled() wakes it
+  for (let i = 0; i < 5; i++) await index.put(fileRecord(`notes.items/gone-${i}.json`, `2026-01-0${i + 1}T00:00:00Z`, { sha256: sha256Of(`gone ${i}`) }))
+  await search.settled()
+  const lines = log.lines.filter((l) => /not indexed/.test(String(l.msg)))
+  assert.equal(lines.length, 1, JSON.stringify(lines))
+  assert.equal(lines[0]!.msg, 'search: 5 versions not indexed (cannot be read back)')
+  assert.equal(lines[0]!.versions, 5)
+  assert.deepEqual(lines[0]!.first.map((u: { path: string }) => u.path), [0, 1, 2].map((i) => `notes.items/gone-${i}.json`))
+  assert.match(lines[0]!.first[0].err, /is gone/)
 })
