@@ -75,6 +75,8 @@ export function createSearchService (deps: SearchDeps): SearchService {
   let retryAt = 0
   /** When the last run started, and the run asked for by a change that came sooner than followMs after it. */
   let lastRunAt = 0
+  /** The gate (backgroundAfter) is open: changes are followed as they are announced. */
+  let following = false
   let follow: NodeJS.Timeout | null = null
   const followMs = deps.followMs ?? FOLLOW_MS
   const unsubscribe: Array<() => void> = []
@@ -124,7 +126,8 @@ export function createSearchService (deps: SearchDeps): SearchService {
 
   /** A file indexed or a scope deleted: followed now, or followMs after the last run began. */
   const changed = (): void => {
-    if (stopped || follow !== null) return
+    // before the gate opens, the catch-up it begins picks these changes up as well
+    if (stopped || !following || follow !== null) return
     const wait = lastRunAt + followMs - Date.now()
     if (wait <= 0 && running === null) { wake(); return }
     follow = setTimeout(() => { follow = null; wake() }, Math.max(0, wait))
@@ -150,8 +153,9 @@ export function createSearchService (deps: SearchDeps): SearchService {
         deps.events.on('file.indexed', changed),
         deps.events.on('scope.deleted', changed)
       )
-      // the catch-up and the polling that would start it, both behind the gate
+      // the catch-up and what would start it (the polling, a change announced), all behind the gate
       beginBackground(deps.backgroundAfter, () => stopped, () => {
+        following = true
         timer = setInterval(() => {
           if (running === null) void deps.changes.currentSeq().then((seq) => { if (store !== null && seq > store.cursor()) wake() })
         }, deps.pollMs ?? DEFAULT_POLL_MS)
@@ -161,6 +165,7 @@ export function createSearchService (deps: SearchDeps): SearchService {
     },
     async stop () {
       stopped = true
+      following = false
       if (timer !== null) clearInterval(timer)
       if (follow !== null) clearTimeout(follow)
       timer = null

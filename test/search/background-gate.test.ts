@@ -8,31 +8,32 @@ import { join } from 'node:path'
 import { openDatabase } from '../../src/db/database.js'
 import { openFileIndex } from '../../src/db/file-index.js'
 import { silentLogger } from '../../src/log.js'
-import { createHearthEvents } from '../../src/lifecycle/events.js'
+import { createHearthEvents, type HearthEventHub } from '../../src/lifecycle/events.js'
 import { createSearchService, type SearchService } from '../../src/search/service.js'
 import { countedChanges, fileRecord, sha256Of } from '../support/db-fixtures.js'
 import { waitFor } from '../support/data-files.js'
 import { tempDir } from '../support/tmp.js'
 
-async function rig (t: TestContext, backgroundAfter?: Promise<void>): Promise<{ search: SearchService; reads: () => number }> {
+async function rig (t: TestContext, backgroundAfter?: Promise<void>): Promise<{ search: SearchService; reads: () => number; events: HearthEventHub }> {
   const dir = await tempDir(t, 'hearth-search-gate-')
   const db = await openDatabase(join(dir, 'index'))
   const index = await openFileIndex({ db, durable: false })
   const data = { title: 'gate', text: 'catch up' }
   await index.put(fileRecord('chatgpt.conversations/2026-01-01T00-00-00Z.json', '2026-01-01T00:00:00Z', { sha256: sha256Of(JSON.stringify(data)) }))
   const counted = countedChanges(index)
+  const events = createHearthEvents(silentLogger())
   const search = createSearchService({
     dir: join(dir, 'search'),
     changes: counted.changes,
     readData: async () => data,
     specFor: () => ({ fields: ['title', 'text'] }),
-    events: createHearthEvents(silentLogger()),
+    events,
     logger: silentLogger(),
     pollMs: 20,
     ...(backgroundAfter !== undefined ? { backgroundAfter } : {})
   })
   t.after(async () => { await search.stop(); await db.close() })
-  return { search, reads: counted.reads }
+  return { search, reads: counted.reads, events }
 }
 
 test('without a gate the catch-up begins at start', async (t) => {
@@ -41,10 +42,12 @@ test('without a gate the catch-up begins at start', async (t) => {
   await waitFor('the change log read', async () => reads() > 0)
 })
 
-test('with a gate neither the catch-up nor the polling reads the change log before it opens; stopped before, never', async (t) => {
+test('with a gate neither the catch-up, the polling nor an announced change reads the change log before it opens; stopped before, never', async (t) => {
   let open = (): void => {}
-  const { search, reads } = await rig(t, new Promise<void>((resolve) => { open = resolve }))
+  const { search, reads, events } = await rig(t, new Promise<void>((resolve) => { open = resolve }))
   await search.start()
+  // a file the initial scan (not gated) stores while the other parts still start
+  events.emit('file.indexed', fileRecord('chatgpt.conversations/2026-01-02T00-00-00Z.json', '2026-01-02T00:00:00Z'))
   await new Promise((resolve) => setTimeout(resolve, 200)) // ten polling periods
   assert.equal(reads(), 0)
   open()
