@@ -6,6 +6,7 @@ import { ClassicLevel } from 'classic-level'
 import type { AbstractBatchOperation, AbstractSublevel } from 'abstract-level'
 import { HearthError, isDiskFull } from '../errors.js'
 import { createIndexHealth, guardLevel, jsonValueEncoding, type IndexDamage } from './index-health.js'
+import { guardTornLog } from './torn-log.js'
 
 export type RootLevel = ClassicLevel<string, string>
 /** A namespace of the database with string keys and values of type V (JSON, utf8 or bytes). */
@@ -93,6 +94,7 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
   }
   const health = createIndexHealth(dir)
   guardLevel(level, health)
+  guardTornLog(level, { location: dir, writeBufferSize: options.writeBufferSize })
   const json = jsonValueEncoding(health)
   return {
     location: dir,

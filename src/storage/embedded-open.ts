@@ -7,6 +7,7 @@ import { LevelDatastore } from 'datastore-level'
 import { ClassicLevel } from 'classic-level'
 import { mkdir } from 'node:fs/promises'
 import { HearthError } from '../errors.js'
+import { guardTornLog } from '../db/torn-log.js'
 import { errorMessage } from './backend-errors.js'
 import type { TieredBlockstore } from './small-blocks.js'
 
@@ -36,6 +37,7 @@ export async function openEmbeddedStores (blocksDir: string, datastoreDir: strin
       backend: 'embedded', blocksDir, datastoreDir
     }, { cause: err })
   }
+  guardTornLog(db, { location: datastoreDir })
   // Same classic-level module datastore-level itself builds on; only the declared types differ.
   const datastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
   await datastore.open()
