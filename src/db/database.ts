@@ -94,8 +94,10 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
   }
   const health = createIndexHealth(dir)
   guardLevel(level, health)
-  guardTornLog(level, { location: dir, writeBufferSize: options.writeBufferSize })
   const json = jsonValueEncoding(health)
+  // One instance per namespace: the guard opens each again after it reopened the database.
+  const namespaces = new Map<string, Sublevel<any>>()
+  guardTornLog(level, { location: dir, writeBufferSize: options.writeBufferSize, namespaces: () => namespaces.values() })
   return {
     location: dir,
     level,
@@ -104,8 +106,14 @@ export async function openDatabase (dir: string, options: OpenDatabaseOptions = 
       if (names.length === 0 || !names.every((n) => SUBLEVEL_NAME.test(n) && !n.includes('!'))) {
         throw new HearthError('INVALID_ARGUMENT', `invalid sublevel name ${JSON.stringify(name)}`)
       }
-      const encoding = (opts.valueEncoding ?? 'json') === 'json' ? json : opts.valueEncoding
-      return level.sublevel<string, V>(names, { keyEncoding: 'utf8', valueEncoding: encoding as 'utf8' })
+      const valueEncoding = opts.valueEncoding ?? 'json'
+      const key = `${valueEncoding} ${names.join('!')}`
+      let sub = namespaces.get(key)
+      if (sub === undefined) {
+        sub = level.sublevel<string, V>(names, { keyEncoding: 'utf8', valueEncoding: (valueEncoding === 'json' ? json : valueEncoding) as 'utf8' })
+        namespaces.set(key, sub)
+      }
+      return sub as Sublevel<V>
     },
     async batch (ops, batchOptions = {}) {
       if (ops.length === 0) return

@@ -44,3 +44,29 @@ test('writes acknowledged after a full disk tore the log survive a restart; unti
   assert.equal(await sub.get('full'), undefined)
   assert.equal(await sub.get('still-full'), undefined)
 })
+
+test('a table LevelDB could not write on the full disk left it refusing every write: once space returns the next write opens it again, its namespaces too', async (t) => {
+  const disk = await smallDisk(t, 24)
+  if (disk === null) { t.skip('cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN)'); return }
+  const dir = join(disk, 'index')
+  // a small memtable: its flushes into tables come often, and fail once the disk is full
+  let db = await openDatabase(dir, { writeBufferSize: 64 * 1024 })
+  let sub = db.sublevel('records')
+  const filler = await fill(disk, 150 * 1024)
+  let stored = 0
+  let refused: unknown = null
+  for (let i = 0; i < 3000 && refused === null; i++) {
+    await putSynced(db, sub, `k${i}`, 'y'.repeat(4000)).then(() => { stored++ }, (err: unknown) => { refused = err })
+  }
+  assert.ok(stored > 0 && refused !== null, `some writes stored (${stored}), then refused`)
+  await unlink(filler)
+  await putSynced(db, sub, 'after', { n: 1 })
+  assert.equal(await sub.get('k0'), 'y'.repeat(4000), 'what was stored before is still read through the same namespace')
+  await db.close()
+
+  db = await openDatabase(dir)
+  t.after(async () => { await db.close() })
+  sub = db.sublevel('records')
+  assert.deepEqual(await sub.get('after'), { n: 1 })
+  assert.equal(await sub.get(`k${stored - 1}`), 'y'.repeat(4000), 'every write acknowledged before the disk filled')
+})

@@ -21,8 +21,8 @@ export async function smallDisk (t: Pick<TestContext, 'after'>, megabytes: numbe
   return dir
 }
 
-/** Writes a filler file until the disk refuses; returns its path. */
-export async function fill (dir: string): Promise<string> {
+/** Writes a filler file until the disk refuses, then gives `leave` bytes back; returns its path. */
+export async function fill (dir: string, leave = 0): Promise<string> {
   const path = join(dir, 'filler')
   const fh = await open(path, 'a')
   const chunk = Buffer.alloc(64 * 1024)
@@ -34,6 +34,7 @@ export async function fill (dir: string): Promise<string> {
   // the last partial chunk
   try { for (;;) await fh.write(Buffer.alloc(512)) } catch {}
   try { for (;;) await fh.write(Buffer.alloc(1)) } catch {}
+  if (leave > 0) await fh.truncate(Math.max(0, (await fh.stat()).size - leave))
   await fh.close()
   return path
 }
