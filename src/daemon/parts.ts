@@ -53,12 +53,9 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   const print = deps.print ?? (() => {})
   const env = deps.env ?? process.env
   const events = createHearthEvents(logger)
-  // background work of a start that nothing reads before it finishes (the check for lost blocks,
-  // search catching up with the index) begins once every part is up: on a large home it would
-  // otherwise share the main thread with the parts still starting. Not the initial scan: a start
-  // after one that failed on a full disk can find the last acknowledged file's record gone from
-  // the index, and the scan restores it from data/; begun with ingest, it is done before a small
-  // home's first reads (test/daemon/disk-full reads at once), begun after, it was not.
+  // the background work of a start (the initial scan of the data folder, the check for lost
+  // blocks, search catching up with the index) begins once every part is up: on a large home it
+  // would otherwise share the main thread with the parts still starting
   let partsUp = (): void => {}
   const backgroundAfter = new Promise<void>((resolve) => { partsUp = resolve })
   const identity = await ensureIdentity(home, print)
@@ -83,7 +80,8 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     settings: { ...config.ingest, retryWaitingMs: config.schemas.retryWaitingMs },
     events,
     logger,
-    print
+    print,
+    backgroundAfter
   })
   const sync = await services.start(createSyncService({
     settings: config.sync,

@@ -3,7 +3,7 @@
 // pipeline stored or indexed is announced on the event hub. Built without side effects; start()
 // begins watching (or polling) and the initial scan.
 import type { Logger } from '../log.js'
-import type { Service } from '../lifecycle/service.js'
+import { beginBackground, type Service } from '../lifecycle/service.js'
 import type { EventSink, HearthEvents } from '../lifecycle/events.js'
 import type { FileIndex } from '../db/file-index.js'
 import { createIngestPipeline, isTransientFailure, type IngestDeps, type IngestPipeline, type IngestResult } from './pipeline.js'
@@ -63,6 +63,8 @@ export interface IngestServiceDeps {
   logger: Logger
   /** Progress lines of the initial scan, for the person who started the daemon. */
   print?: (line: string) => void
+  /** The initial scan begins once this resolves (beginBackground); at start without it. */
+  backgroundAfter?: Promise<void>
 }
 
 export interface IngestStatus {
@@ -216,7 +218,9 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     stops.push(() => { clearInterval(retryTimer) })
   }
 
+  let stopping = false
   const stop = async (): Promise<void> => {
+    stopping = true
     while (stops.length > 0) await stops.pop()!()
     await fresh.close()
     await scanWork.close()
@@ -239,11 +243,13 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     scanned,
     push: (rel) => work.push(rel),
     async start () {
+      stopping = false
       // before anything reads the data folder: files a power cut tore are whole again
       await journal?.replay()
       if (journal !== undefined) syncer.warm()
       await watchOrPoll()
-      startInitialScan()
+      // files dropped meanwhile are watched already; the scan finds the rest
+      beginBackground(deps.backgroundAfter, () => stopping, startInitialScan)
       retryWaitingFiles()
     },
     stop,

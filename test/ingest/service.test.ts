@@ -18,7 +18,7 @@ import { SCOPE, envelope, ingestWorkspace, schemaLookup } from '../support/inges
 /** `announced`: the events of each version, in order (`version.data` with the username of its data). */
 interface Rig { ingest: IngestService; index: FileIndex; storage: MemoryStorage; dataDir: string; stored: string[]; indexed: string[]; announced: string[] }
 
-async function rig (t: TestContext, settings: { usePolling: boolean }, logger: Logger = silentLogger()): Promise<Rig & { db: HearthDatabase }> {
+async function rig (t: TestContext, settings: { usePolling: boolean }, logger: Logger = silentLogger(), backgroundAfter?: Promise<void>): Promise<Rig & { db: HearthDatabase }> {
   const { dataDir, db, index, storage, validate } = await ingestWorkspace(t, 'hearth-ingest-service-')
   const events = createHearthEvents(silentLogger())
   const stored: string[] = []
@@ -39,7 +39,8 @@ async function rig (t: TestContext, settings: { usePolling: boolean }, logger: L
     index,
     settings: { concurrency: 2, stabilityMs: 50, usePolling: settings.usePolling, pollIntervalMs: 100, retryWaitingMs: 60_000 },
     events,
-    logger
+    logger,
+    ...(backgroundAfter !== undefined ? { backgroundAfter } : {})
   })
   t.after(async () => { await ingest.stop() })
   return { ingest, db, index, storage, dataDir, stored, indexed, announced }
@@ -129,4 +130,27 @@ test('stopped during its initial scan: the scan ends with the stop, unfinished, 
   const stored = r.stored.length
   await new Promise((resolve) => setTimeout(resolve, 200))
   assert.equal(r.stored.length, stored, 'nothing stored after the stop')
+})
+
+test('with a gate (the daemon: every part up), the initial scan begins once it opens, and never for a service stopped before', async (t) => {
+  let open = (): void => {}
+  const gate = new Promise<void>((resolve) => { open = resolve })
+  const r = await rig(t, { usePolling: false }, silentLogger(), gate)
+  const before = await dropFile(r.dataDir, SCOPE, '2026-01-05T00-00-00Z.json', envelope('gated', '2026-01-05T00:00:00Z'))
+  await r.ingest.start()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.equal(await r.index.get(before), null, 'not scanned while the gate is shut')
+  assert.deepEqual((await r.ingest.status()).scan, { seen: 0, queued: 0, done: false })
+  open()
+  assert.equal((await r.ingest.scanned).seen, 1)
+  assert.equal((await r.index.get(before))?.state, 'stored')
+
+  let openLate = (): void => {}
+  const late = await rig(t, { usePolling: false }, silentLogger(), new Promise<void>((resolve) => { openLate = resolve }))
+  const file = await dropFile(late.dataDir, SCOPE, '2026-01-06T00-00-00Z.json', envelope('late', '2026-01-06T00:00:00Z'))
+  await late.ingest.start()
+  await late.ingest.stop()
+  openLate()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  assert.equal(await late.index.get(file), null, 'a stopped service does not begin its scan')
 })
