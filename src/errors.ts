@@ -170,5 +170,16 @@ export function toErrorBody (failure: unknown): ErrorBody {
       }
     }
   }
+  if (isClosedDatabase(err)) {
+    // a read that met the database between a close and an open: the daemon stopping, or the
+    // database opened again after a failed write (db/torn-log.ts); the next try finds it open
+    return { error: { code: ERROR_CODES.STORAGE_UNAVAILABLE, errorCode: 'STORAGE_UNAVAILABLE', message: 'the index database is not open for a moment (the daemon is stopping, or opening it again after a failed write): try again' } }
+  }
   return { error: { code: 500, errorCode: 'INTERNAL', message: 'internal error' } }
+}
+
+/** abstract-level's refusal of an operation on a database (or iterator) that is not open. */
+function isClosedDatabase (err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === 'LEVEL_DATABASE_NOT_OPEN' || code === 'LEVEL_ITERATOR_NOT_OPEN'
 }

@@ -159,3 +159,17 @@ test('getMany (and getManySync, answered on the thread) reads keys of several su
   assert.throws(() => db.getManySync([{ sublevel: json, key: 'bad' }]), (err: unknown) => isHearthError(unwrapHearthError(err), 'INDEX_CORRUPT'))
   assert.match(db.damage()?.message ?? '', /not JSON/)
 })
+
+test('a read that meets the database closed (the daemon stopping, or it opened again after a failed write) answers 503 STORAGE_UNAVAILABLE, not 500', async (t) => {
+  const db = await openDatabase(await tempDir(t))
+  const kv = openKv<number>(db, 'things')
+  await kv.put('a', 1)
+  const iterator = kv.entries()[Symbol.asyncIterator]()
+  await db.close()
+  for (const read of [kv.get('a'), iterator.next()]) {
+    await assert.rejects(read, (err: unknown) => {
+      const body = toErrorBody(err).error
+      return body.code === 503 && body.errorCode === 'STORAGE_UNAVAILABLE'
+    })
+  }
+})
