@@ -12,7 +12,9 @@
 // of its own), so the measured bursts cost what a running daemon's POSTs do.
 // Each round measures its floors before and after the daemons (issue #28): plain
 // create+write+fsync+close of 1 KB files at 16 concurrent, which the 16-client rate is divided
-// by, and one fdatasync, which the one-client p50 is compared with.
+// by, one fdatasync, which the one-client p50 is compared with, and a lone POST's disk work
+// without Hearth's CPU (floors.ts: its p99 beside the one-client p99), and the CPU a POST's
+// file create costs the kernel alone (beside the CPU per POST).
 // `--log-level info`: the daemon logs as a user's does (a line per stored file) instead of warn.
 // Run: node --import tsx bench/api.ts [--quick] [--base DIR] [--rounds N] [--prof DIR] [--log-level LEVEL]
 import '../src/polyfill.js'
@@ -23,7 +25,7 @@ import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { checkpointSettled, cpuMs } from './support/cpu-time.js'
 import { postBurst, type PostBurst } from './support/post-burst.js'
-import { floorFdatasync, floorWriteFsync } from './support/floors.js'
+import { floorCreateCpu, floorFdatasync, floorSyncBesideCreate, floorWriteFsync } from './support/floors.js'
 import { monotonicMicros, summariseCpuProfile, type CpuProfile } from './cpu-profile.js'
 
 const args = process.argv.slice(2)
@@ -107,12 +109,16 @@ async function profileSummary (dir: string, pid: number, window: { from: number;
   return `${summariseCpuProfile(profile, { window, top: 25 })}\n${requestPathShare(profile, window)}`
 }
 
-/** The round's floors (the mean of before and after its daemons): files/s at 16 concurrent, one fdatasync (ms). */
-interface Floor { fsync16: number; fdatasync: number }
+/**
+ * The round's floors (the mean of before and after its daemons): files/s at 16 concurrent, one
+ * fdatasync (ms), a lone POST's disk work without Hearth's CPU (p50 and p99, ms: floors.ts), and
+ * the kernel's CPU for a POST's file create alone (ms per file).
+ */
+interface Floor { fsync16: number; fdatasync: number; beside: { p50: number; p99: number }; createCpu: number }
 interface Result { warm: Burst; post16: Burst; post1: Burst; floor: Floor; profile?: string }
 
 async function measureFloor (): Promise<Floor> {
-  return { fsync16: await floorWriteFsync(16, N16), fdatasync: await floorFdatasync(N1) }
+  return { fsync16: await floorWriteFsync(16, N16), fdatasync: await floorFdatasync(N1), beside: await floorSyncBesideCreate(N1), createCpu: await floorCreateCpu(N16) }
 }
 
 async function runVariant (name: string, dir: string, round: number): Promise<Omit<Result, 'floor'>> {
@@ -157,7 +163,13 @@ for (let round = 0; round < rounds; round++) {
   }
   const after = await measureFloor()
   floors.push({ before, after })
-  const floor = { fsync16: (before.fsync16 + after.fsync16) / 2, fdatasync: (before.fdatasync + after.fdatasync) / 2 }
+  const mean = (a: number, b: number): number => (a + b) / 2
+  const floor = {
+    fsync16: mean(before.fsync16, after.fsync16),
+    fdatasync: mean(before.fdatasync, after.fdatasync),
+    beside: { p50: mean(before.beside.p50, after.beside.p50), p99: mean(before.beside.p99, after.beside.p99) },
+    createCpu: mean(before.createCpu, after.createCpu)
+  }
   for (const [name, r] of ran) results.get(name)!.push({ ...r, floor })
 }
 
@@ -176,18 +188,20 @@ const rows: Array<[string, (r: Result) => number, number]> = [
   ['  ÷ the round\'s create+write+fsync+close floor at 16 (budget ≥ 0.6)', (r) => r.post16.perSecond / r.floor.fsync16, 2],
   [`  daemon CPU per POST, all threads (ms${profiled})`, (r) => r.post16.cpu, 3],
   [`  main thread CPU per POST (ms; budget pace 0.33${profiled})`, (r) => r.post16.mainCpu, 3],
+  ['  the round\'s CPU of a POST\'s file create alone, no Hearth (ms per file; the all-threads budget is 0.35)', (r) => r.floor.createCpu, 3],
   ['  p50 (ms)', (r) => r.post16.p50, 2],
   ['  p99 (ms)', (r) => r.post16.p99, 2],
   ['1 KB POST, one client, p50 (ms)', (r) => r.post1.p50, 2],
   ['  − the round\'s one fdatasync (ms; budget ≤ 0.3)', (r) => r.post1.p50 - r.floor.fdatasync, 2],
-  ['  p99 (ms)', (r) => r.post1.p99, 2],
+  ['  p99 (ms; budget ≤ 4)', (r) => r.post1.p99, 2],
+  ['  the round\'s lone-POST disk floor, p99 (ms; a synced append beside a file create, syncfs every 200 ms)', (r) => r.floor.beside.p99, 2],
   [`  daemon CPU per POST, all threads (ms${profiled})`, (r) => r.post1.cpu, 3],
   [`  main thread CPU per POST (ms${profiled})`, (r) => r.post1.mainCpu, 3],
   [`a fresh daemon's first ${WARM_POSTS.toLocaleString('en')} POSTs at 16 clients (the warm-up), CPU per POST (ms${profiled})`, (r) => r.warm.cpu, 3],
   [`  main thread CPU per POST (ms${profiled})`, (r) => r.warm.mainCpu, 3]
 ]
 console.table(rows.map(([what, pick, digits]) => ({ what, ...Object.fromEntries(variants.map(([name]) => [name, cell(name, pick, digits)])) })))
-console.log(`floors, before / after each round: create+write+fsync+close of 1 KB at 16 concurrent ${floors.map((f) => `${f.before.fsync16.toFixed(0)} / ${f.after.fsync16.toFixed(0)}`).join(', ')} files/s; one fdatasync ${floors.map((f) => `${f.before.fdatasync.toFixed(2)} / ${f.after.fdatasync.toFixed(2)}`).join(', ')} ms`)
+console.log(`floors, before / after each round: create+write+fsync+close of 1 KB at 16 concurrent ${floors.map((f) => `${f.before.fsync16.toFixed(0)} / ${f.after.fsync16.toFixed(0)}`).join(', ')} files/s; one fdatasync ${floors.map((f) => `${f.before.fdatasync.toFixed(2)} / ${f.after.fdatasync.toFixed(2)}`).join(', ')} ms; a synced append beside a file create (syncfs every 200 ms), p50 and p99 ${floors.map((f) => `${f.before.beside.p50.toFixed(2)} and ${f.before.beside.p99.toFixed(2)} / ${f.after.beside.p50.toFixed(2)} and ${f.after.beside.p99.toFixed(2)}`).join(', ')} ms; CPU of a file create alone ${floors.map((f) => `${f.before.createCpu.toFixed(3)} / ${f.after.createCpu.toFixed(3)}`).join(', ')} ms per file`)
 for (const [name, list] of results) {
   list.forEach((r, i) => { if (r.profile !== undefined) console.log(`\nCPU profile of the 16-client burst, ${name}, round ${i + 1}:\n${r.profile}`) })
 }

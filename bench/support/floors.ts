@@ -1,7 +1,10 @@
 // The floors bench/limits.ts prints beside its rows, measured in the same run: what the machine
 // itself allows for the same work without Hearth around it.
 import { createCipheriv, createHash, randomBytes } from 'node:crypto'
-import { mkdtemp, rm, open } from 'node:fs/promises'
+import { mkdtemp, mkdir, rm, open } from 'node:fs/promises'
+import { closeSync, fstatSync, futimesSync, linkSync, openSync, unlinkSync, writeSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { Worker } from 'node:worker_threads'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as openpgp from 'openpgp'
@@ -53,6 +56,91 @@ export async function floorFdatasync (total: number): Promise<number> {
   }
   times.sort((a, b) => a - b)
   return times[Math.floor(times.length / 2)]!
+}
+
+/**
+ * The CPU (user + system, ms per file, this process) of what a POST's data file costs the kernel
+ * alone, with nothing else running: the file writer's unsynced create (file-writer-ops.ts: a temp
+ * opened, written, its mtime set, stat, closed, linked to its name in another folder, unlinked),
+ * `total` files one after another on this thread. The 1 KB POST's CPU budget (0.35 ms, all threads)
+ * is set beside it: on this VM the create alone cost 0.64-0.69 ms, nearly all system time, in
+ * round 4's runs (a bare create: 0.02-0.3 ms in earlier rounds').
+ */
+export async function floorCreateCpu (total: number): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-floor-'))
+  await mkdir(join(dir, 'scope'))
+  await mkdir(join(dir, '.writing'))
+  const bytes = randomBytes(1024)
+  const before = process.cpuUsage()
+  for (let i = 0; i < total; i++) {
+    const temp = join(dir, '.writing', `t${i}`)
+    const fd = openSync(temp, 'wx', 0o600)
+    writeSync(fd, bytes)
+    futimesSync(fd, Date.now() / 1000, Date.now() / 1000)
+    fstatSync(fd, { bigint: true })
+    closeSync(fd)
+    linkSync(temp, join(dir, 'scope', `f${i}`))
+    unlinkSync(temp)
+  }
+  const used = process.cpuUsage(before)
+  await rm(dir, { recursive: true, force: true })
+  return (used.user + used.system) / 1000 / total
+}
+
+/**
+ * A lone POST's disk work without Hearth's CPU (issue #28's one-client rows): a LevelDB-sized
+ * append (3.5 KB: a batch of a record and its journal entry) and its fdatasync, while another
+ * thread creates the POST's 1 KB file beside it (a temp written, its mtime set, linked to its name
+ * in a folder of its own, unlinked), and a syncfs of the filesystem every 200 ms (the journal's
+ * checkpoint). p50 and p99 of `total` such writes one after another (ms). On this VM the create
+ * beside the sync and the periodic syncfs, not the sync alone, set the tail: a bare append+fdatasync
+ * has a p99 of ~0.5-0.8 ms, this one ~2-4 ms (bench/results/one-client-tail.md).
+ */
+export async function floorSyncBesideCreate (total: number): Promise<{ p50: number; p99: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'hearth-bench-floor-'))
+  await mkdir(join(dir, 'scope'))
+  await mkdir(join(dir, '.writing'))
+  const record = randomBytes(3500)
+  const fh = await open(join(dir, 'log'), 'a', 0o600)
+  const creator = new Worker(`
+    const { parentPort, workerData: dir } = require('node:worker_threads')
+    const fs = require('node:fs')
+    const path = require('node:path')
+    const bytes = Buffer.alloc(1024, 120)
+    let i = 0
+    parentPort.on('message', () => {
+      const temp = path.join(dir, '.writing', 't' + i)
+      const fd = fs.openSync(temp, 'wx', 0o600)
+      fs.writeSync(fd, bytes)
+      fs.futimesSync(fd, Date.now() / 1000, Date.now() / 1000)
+      fs.fstatSync(fd, { bigint: true })
+      fs.closeSync(fd)
+      fs.linkSync(temp, path.join(dir, 'scope', 'f' + i++))
+      fs.unlinkSync(temp)
+      parentPort.postMessage(0)
+    })`, { eval: true, workerData: dir })
+  const syncer = spawn('sh', ['-c', 'while IFS= read -r p; do sync -f "$p"; done'], { stdio: ['pipe', 'ignore', 'ignore'] })
+  const checkpoint = setInterval(() => { syncer.stdin!.write(`${dir}\n`) }, 200)
+  const times: number[] = []
+  try {
+    for (let i = 0; i < total; i++) {
+      const started = performance.now()
+      const created = new Promise((resolve) => creator.once('message', resolve))
+      creator.postMessage(0)
+      await fh.write(record)
+      await fh.datasync()
+      await created
+      times.push(performance.now() - started)
+    }
+  } finally {
+    clearInterval(checkpoint)
+    syncer.kill()
+    await creator.terminate()
+    await fh.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+  times.sort((a, b) => a - b)
+  return { p50: times[Math.floor(times.length / 2)]!, p99: times[Math.floor(times.length * 0.99)]! }
 }
 
 /** Bare openpgp.encrypt of 1 KB with minimal S2K (files/s). */
