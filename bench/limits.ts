@@ -23,7 +23,7 @@
 //            with --reps N the start rows N times, the variants interleaved, as median [min–max];
 //            --no-idle: without the idle RSS rows (~45 s a variant)
 //   --dropped-only: only the dropped-files rows; with --reps N they run N times, the variants
-//            interleaved (base, current, base, current, …), each row as median [min–max], and the
+//            interleaved in alternating order (base, current, current, base, …), each row as median [min–max], and the
 //            daemon's CPU per dropped file split by thread (user and system apart)
 //   --post-only: only the 1 KB POST rows (16 clients, one client) and the empty start
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
@@ -481,9 +481,11 @@ try {
     results.set(name, home10k !== null ? await runStartRows(name, dir, home10k, !noIdle) : droppedOnly ? await runDroppedOnly(name, dir) : await runVariant(name, dir))
     runs.get(name)!.push(results.get(name)!)
   }
-  // the dropped rows' repetitions, the variants interleaved as in the first (base, current, base, …)
+  // the dropped rows' repetitions, the variants interleaved, their order alternating (base, current,
+  // current, base, base, …): a variant that runs second (after the other's home was deleted) or a
+  // load that drifts through the run weighs on each alike
   for (let r = 1; droppedOnly && r < reps; r++) {
-    for (const [name, dir] of selected) {
+    for (const [name, dir] of r % 2 === 0 ? selected : [...selected].reverse()) {
       execFileSync('sync'); await new Promise((resolve) => setTimeout(resolve, 2000))
       console.error(`${name}, dropped rows, repetition ${r + 1} of ${reps} …`)
       runs.get(name)!.push(await runDroppedOnly(name, dir))
@@ -585,7 +587,11 @@ console.table([
   }))
 ])
 for (const [name, all] of runs) {
-  all.forEach((r, i) => { if (r.droppedThreads !== undefined) console.log(`${name}, run ${i + 1}: the dropped files' CPU per file until indexed (ms) by thread: ${r.droppedThreads}`) })
+  all.forEach((r, i) => {
+    if (r.droppedThreads === undefined) return
+    console.log(`${name}, run ${i + 1}: dropped ${f(r.dropped)} files/s, CPU ${f(r.droppedCpu, 2)} / ${f(r.droppedSearchableCpu, 2)} ms per file (until indexed / searchable); moved ${f(r.movedCpu, 2)} / ${f(r.movedSearchableCpu, 2)}, warm ${f(r.movedWarmCpu, 2)} / ${f(r.movedWarmSearchableCpu, 2)}`)
+    console.log(`  the dropped files' CPU per file until indexed (ms) by thread: ${r.droppedThreads}`)
+  })
 }
 for (const [name, r] of results) if (r.profile !== undefined) console.log(`\nCPU profile of the 1 KB burst, ${name}:\n${r.profile}`)
 for (const [name, r] of results) if (r.droppedProfile !== undefined) console.log(`\nCPU profile of the 1,000 dropped files, ${name}:\n${r.droppedProfile}`)
