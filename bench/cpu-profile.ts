@@ -22,7 +22,7 @@ export function monotonicMicros (): number {
 
 /** `window` (monotonicMicros() values) keeps only the samples taken inside it, e.g. one burst. */
 export function summariseCpuProfile (profile: CpuProfile, opts: { top?: number; window?: { from: number; to: number } } = {}): string {
-  const top = opts.top ?? 15
+  const top = opts.top ?? Number(process.env.PROF_TOP ?? 15)
   const byId = new Map(profile.nodes.map((n) => [n.id, n]))
   const self = new Map<number, number>()
   let at = profile.startTime

@@ -22,13 +22,15 @@
 //   --start-only: only the start rows (the 10,000-file home is built in bulk like the million's);
 //            with --reps N the start rows N times, the variants interleaved, as median [min–max];
 //            --no-idle: without the idle RSS rows (~45 s a variant)
-//   --dropped-only: only the dropped-files rows
+//   --dropped-only: only the dropped-files rows; with --reps N they run N times, the variants
+//            interleaved in alternating order (base, current, current, base, …), each row as median [min–max], and the
+//            daemon's CPU per dropped file split by thread (user and system apart)
 //   --post-only: only the 1 KB POST rows (16 clients, one client) and the empty start
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
 // a time, on fresh temp homes, with sync off unless said otherwise, started through their
 // launcher (bin/hearth.js) as users start them, so its node flags count.
 // Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
-//      [--start-only [--reps N] [--no-idle]] [--dropped-only] [--post-only] [--million]
+//      [--start-only [--reps N] [--no-idle]] [--dropped-only [--reps N]] [--post-only] [--million]
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised;
 //                     the CPU rows then include the profiler and say so)
 import '../src/polyfill.js'
@@ -44,7 +46,7 @@ import { dropFiles, floorDropFiles, prepareFolder } from './support/dropped-file
 import { floorWriteFsync, floorFdatasync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
 import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
-import { checkpointSettled, cpuMs } from './support/cpu-time.js'
+import { checkpointSettled, cpuMs, threadCpu, threadCpuPerUnit } from './support/cpu-time.js'
 import { postBurst, type PostBurst } from './support/post-burst.js'
 
 const args = process.argv.slice(2)
@@ -162,6 +164,8 @@ interface Result {
   post16?: number; post16Cpu?: number; post1p50?: number; post1p99?: number; post10mb?: number; dropped?: number; droppedCpu?: number; droppedSearchableCpu?: number
   moved?: number; movedCpu?: number; movedWarm?: number; movedWarmCpu?: number; movedSearchableCpu?: number; movedWarmSearchableCpu?: number; movedProfile?: string
   startEmpty?: StartTimes; start10k?: StartTimes; rssIdle?: number; rssIdleQuiet?: number; profile?: string; droppedProfile?: string
+  /** The dropped files' CPU per file until indexed, by thread (threadCpuPerUnit). */
+  droppedThreads?: string
   rssDefault?: number; rssDefaultQuiet?: number; heapDefaultQuiet?: number; rssDefaultSettled?: number; rssDefaultFile?: number; rssDefaultAnon?: number; heapDefault?: number; heapDefaultUsed?: number; newSpaceDefault?: number; externalDefault?: number
   startMillion?: number; readyMillion?: number; scanMillion?: number; healthMaxDuringScan?: number; rssMillion?: number
 }
@@ -279,7 +283,7 @@ async function runMillion (dir: string, home: string): Promise<Result> {
  * With --prof the daemon is restarted under the profiler first (after its initial scan), and the
  * returned daemon is a fresh one without it.
  */
-async function droppedPhase (name: string, dir: string, home: string, d: RunningDaemon, definitionUrl: string): Promise<{ d: RunningDaemon; dropped: number; droppedCpu: number; droppedSearchableCpu: number; moved: Moved; profile?: string; movedProfile?: string }> {
+async function droppedPhase (name: string, dir: string, home: string, d: RunningDaemon, definitionUrl: string): Promise<{ d: RunningDaemon; dropped: number; droppedCpu: number; droppedSearchableCpu: number; droppedThreads: string; moved: Moved; profile?: string; movedProfile?: string }> {
   const profOut = profDir === null ? null : join(profDir, `${name}-dropped`)
   if (profOut !== null) {
     await d.stop()
@@ -291,6 +295,7 @@ async function droppedPhase (name: string, dir: string, home: string, d: Running
   const versionsBefore = await versionCount(d)
   const from = monotonicMicros()
   const started = performance.now()
+  const threadsBefore = await threadCpu(d.child.pid!)
   const cpuBefore = await cpuMs(d.child.pid!)
   await dropFiles(home, SCOPE, definitionUrl, DROPPED, 0)
   const droppedAt = performance.now()
@@ -301,15 +306,16 @@ async function droppedPhase (name: string, dir: string, home: string, d: Running
   const dropped = DROPPED / ((performance.now() - started) / 1000)
   console.error(`  ${name}: dropping took ${(droppedAt - started).toFixed(0)} ms, indexing the last files ${(performance.now() - droppedAt).toFixed(0)} ms more`)
   const droppedCpu = (await cpuMs(d.child.pid!) - cpuBefore) / DROPPED
+  const droppedThreads = threadCpuPerUnit(threadsBefore, await threadCpu(d.child.pid!), DROPPED)
   await waitForSearchable(d)
   const droppedSearchableCpu = (await cpuMs(d.child.pid!) - cpuBefore) / DROPPED
   const to = monotonicMicros()
   const moved = await movedPhase(dir, d)
-  if (profOut === null) return { d, dropped, droppedCpu, droppedSearchableCpu, moved }
+  if (profOut === null) return { d, dropped, droppedCpu, droppedSearchableCpu, droppedThreads, moved }
   await d.stop()
   const profile = await summariseProfileDir(profOut, d.child.pid!, { from, to })
   const movedProfile = await summariseProfileDir(profOut, d.child.pid!, { from: moved.from, to: moved.to })
-  return { d: await startDaemon(dir, home), dropped, droppedCpu, droppedSearchableCpu, moved, profile, movedProfile }
+  return { d: await startDaemon(dir, home), dropped, droppedCpu, droppedSearchableCpu, droppedThreads, moved, profile, movedProfile }
 }
 
 /** The scopes the moved-in folders go to: the bench scope's schema under scopes whose folders do not exist yet. */
@@ -366,7 +372,7 @@ async function runDroppedOnly (name: string, dir: string): Promise<Result> {
     const latest = JSON.parse((await d.call('GET', `/v1/data/${SCOPE}`)).body) as { $schema: string }
     const drop = await droppedPhase(name, dir, home, d, latest.$schema)
     await drop.d.stop()
-    return { dropped: drop.dropped, droppedCpu: drop.droppedCpu, droppedSearchableCpu: drop.droppedSearchableCpu, droppedProfile: drop.profile, ...movedRows(drop.moved), movedProfile: drop.movedProfile }
+    return { dropped: drop.dropped, droppedCpu: drop.droppedCpu, droppedSearchableCpu: drop.droppedSearchableCpu, droppedThreads: drop.droppedThreads, droppedProfile: drop.profile, ...movedRows(drop.moved), movedProfile: drop.movedProfile }
   } finally {
     await rm(home, { recursive: true, force: true })
   }
@@ -452,6 +458,8 @@ const floors = startOnly || droppedOnly
 // the dropped-files row cannot beat the bench's own writing of those files
 const dropFloor = startOnly || postOnly ? Number.NaN : await floorDropFiles(SCOPE, DROPPED)
 const results = new Map<string, Result>()
+/** Every run of a variant's rows (--dropped-only --reps N: N of them), the first being `results`'. */
+const runs = new Map<string, Result[]>(selected.map(([name]) => [name, []]))
 /** The same floors again once the Hearth rows are done. */
 let floorsAfter = { fsync16: Number.NaN, fdatasync: Number.NaN }
 /** Every start measured, by variant (--reps adds to the first run's). */
@@ -471,6 +479,17 @@ try {
     if (i > 0) { execFileSync('sync'); await new Promise((resolve) => setTimeout(resolve, 2000)) }
     console.error(`${name} (${dir}) …`)
     results.set(name, home10k !== null ? await runStartRows(name, dir, home10k, !noIdle) : droppedOnly ? await runDroppedOnly(name, dir) : await runVariant(name, dir))
+    runs.get(name)!.push(results.get(name)!)
+  }
+  // the dropped rows' repetitions, the variants interleaved, their order alternating (base, current,
+  // current, base, base, …): a variant that runs second (after the other's home was deleted) or a
+  // load that drifts through the run weighs on each alike
+  for (let r = 1; droppedOnly && r < reps; r++) {
+    for (const [name, dir] of r % 2 === 0 ? selected : [...selected].reverse()) {
+      execFileSync('sync'); await new Promise((resolve) => setTimeout(resolve, 2000))
+      console.error(`${name}, dropped rows, repetition ${r + 1} of ${reps} …`)
+      runs.get(name)!.push(await runDroppedOnly(name, dir))
+    }
   }
   // the repetitions of the start rows, the variants' order alternating (a changing load weighs on each alike)
   for (let r = 1; home10k !== null && r < reps; r++) {
@@ -542,7 +561,9 @@ for (const [name, r] of results) {
   if (r.start10k !== undefined) starts.get(name)!.k10.unshift(r.start10k)
 }
 /** One value, or the median [min–max] of several. */
-const spread = (xs: number[]): string => xs.length === 0 ? '' : xs.length === 1 ? f(xs[0]) : `${f(median(xs))} [${f(Math.min(...xs))}–${f(Math.max(...xs))}]`
+const spread = (xs: number[], digits = 0): string => xs.length === 0 ? '' : xs.length === 1 ? f(xs[0], digits) : `${f(median(xs), digits)} [${f(Math.min(...xs), digits)}–${f(Math.max(...xs), digits)}]`
+/** A row's value for a variant: over its runs (one, or --reps of the dropped rows). */
+const cell = (name: string, key: keyof Result, digits: number): string => spread((runs.get(name) ?? []).map((r) => r[key]).filter((v): v is number => typeof v === 'number'), digits)
 const startRows = [
   { what: 'start to first /health answer, empty home (ms)', budget: '', home: 'empty' as const, moment: 'first' as const },
   { what: 'start to /health "ok" (every part up), empty home (ms)', budget: '≤ 500', home: 'empty' as const, moment: 'ok' as const },
@@ -556,7 +577,7 @@ console.table([
     what: r.what,
     budget: r.budget,
     'floor (same run)': r.floor,
-    ...Object.fromEntries(selected.map(([name]) => [name, f(results.get(name)?.[r.key], r.digits)]))
+    ...Object.fromEntries(selected.map(([name]) => [name, cell(name, r.key, r.digits)]))
   })),
   ...startRows.map((r) => ({
     what: r.what,
@@ -565,6 +586,13 @@ console.table([
     ...Object.fromEntries(selected.map(([name]) => [name, spread(starts.get(name)![r.home].map((t) => t[r.moment]))]))
   }))
 ])
+for (const [name, all] of runs) {
+  all.forEach((r, i) => {
+    if (r.droppedThreads === undefined) return
+    console.log(`${name}, run ${i + 1}: dropped ${f(r.dropped)} files/s, CPU ${f(r.droppedCpu, 2)} / ${f(r.droppedSearchableCpu, 2)} ms per file (until indexed / searchable); moved ${f(r.movedCpu, 2)} / ${f(r.movedSearchableCpu, 2)}, warm ${f(r.movedWarmCpu, 2)} / ${f(r.movedWarmSearchableCpu, 2)}`)
+    console.log(`  the dropped files' CPU per file until indexed (ms) by thread: ${r.droppedThreads}`)
+  })
+}
 for (const [name, r] of results) if (r.profile !== undefined) console.log(`\nCPU profile of the 1 KB burst, ${name}:\n${r.profile}`)
 for (const [name, r] of results) if (r.droppedProfile !== undefined) console.log(`\nCPU profile of the 1,000 dropped files, ${name}:\n${r.droppedProfile}`)
 for (const [name, r] of results) if (r.movedProfile !== undefined) console.log(`\nCPU profile of the third 1,000 files moved in as one folder, ${name}:\n${r.movedProfile}`)

@@ -8,13 +8,13 @@
 // for a closer look at them (bench/cpu-profile.ts).
 // Run: node --import tsx bench/threads.ts [--checkout DIR] [--posts16 N] [--posts1 N] [--prof DIR]
 import '../src/polyfill.js'
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { launchDaemon, REPO } from './support/daemon.js'
 import { ensureBuilt } from './support/dist-daemon.js'
 import { postBurst } from './support/post-burst.js'
-import { CHECKPOINT_SETTLE_MS } from './support/cpu-time.js'
+import { CHECKPOINT_SETTLE_MS, threadCpu, threadCpuPerUnit as perUnit } from './support/cpu-time.js'
 import { monotonicMicros } from './cpu-profile.js'
 
 const args = process.argv.slice(2)
@@ -24,28 +24,6 @@ const prof = opt('--prof')
 const bursts: Array<[number, number]> = [[16, Number(opt('--posts16') ?? 3000)], [1, Number(opt('--posts1') ?? 600)]]
 const SCOPE_PATH = '/v1/data/instagram.profile'
 const body = JSON.stringify({ username: 'bench', bio: 'x'.repeat(1024 - 40) })
-
-/** CPU milliseconds so far by thread, and all threads' user and system time apart. */
-async function threadCpu (pid: number): Promise<Map<string, number>> {
-  const m = new Map<string, number>()
-  const add = (key: string, ms: number): void => { m.set(key, (m.get(key) ?? 0) + ms) }
-  for (const task of await readdir(`/proc/${pid}/task`)) {
-    const stat = await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8').catch(() => null)
-    if (stat === null) continue // a thread that ended meanwhile
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
-    const [user, sys] = [Number(fields[11]) * 10, Number(fields[12]) * 10] // clock ticks of 10 ms
-    add(task === String(pid) ? 'main' : `${name}/${task}`, user + sys)
-    add('all threads, user', user)
-    add('all threads, system', sys)
-  }
-  return m
-}
-
-function perUnit (before: Map<string, number>, after: Map<string, number>, units: number): string {
-  return [...after].map(([k, v]) => [k, (v - (before.get(k) ?? 0)) / units] as const)
-    .filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')
-}
 
 const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 ensureBuilt(dir)

@@ -174,7 +174,10 @@ export function createIngestService (deps: IngestServiceDeps): IngestService {
     const watcher = watchDataFolder({
       dataDir: deps.pipeline.dataDir,
       quietMs: settings.quietMs ?? DEFAULT_QUIET_MS,
-      onFiles: (rels) => { for (const rel of rels) fresh.push(rel) },
+      // one batch of the watcher's is one run of the queue (ingest-many.ts): pushed one by one, its
+      // first files would each start a run of their own while runs are free (a lookup, a group
+      // commit and the queue's turns for each)
+      onFiles: (rels) => { fresh.pushMany(rels) },
       batchFiles: FRESH_BATCH_FILES,
       ownWrites,
       onError: (err) => logger.warn({ err }, 'watcher error')

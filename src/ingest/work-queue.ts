@@ -1,9 +1,13 @@
 // Bounded-concurrency work on data paths. A path already queued is not queued twice (a burst of
 // change events for one file is one ingest); producers that can outrun the workers (the initial
 // scan of a million files) await `capacity()` so memory stays bounded. With `runBatch`, each run
-// takes up to `batchSize` waiting paths at once (files whose work is cheaper together).
+// takes up to `batchSize` waiting paths at once (files whose work is cheaper together); keys that
+// come together (`pushMany`) start one run together, where pushing them one by one would start a
+// run for each of the first keys while runs are free.
 export interface WorkQueue {
   push (key: string): void
+  /** Queues `keys` (those not queued yet), then starts runs: up to `batchSize` of them in one run. */
+  pushMany (keys: Iterable<string>): void
   /** Resolves when fewer than `highWater` keys are waiting. */
   capacity (): Promise<void>
   /** Resolves when nothing is queued or running. */
@@ -43,11 +47,19 @@ export function createWorkQueue (opts: { concurrency: number; highWater?: number
     wake()
   }
 
+  function enqueue (key: string): void {
+    if (closed || queued.has(key)) return
+    queued.add(key)
+    waiting.push(key)
+  }
+
   return {
     push (key) {
-      if (closed || queued.has(key)) return
-      queued.add(key)
-      waiting.push(key)
+      enqueue(key)
+      pump()
+    },
+    pushMany (keys) {
+      for (const key of keys) enqueue(key)
       pump()
     },
     async capacity () {

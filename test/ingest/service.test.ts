@@ -83,6 +83,25 @@ test('a folder of files prepared elsewhere and moved into the data folder with o
   assert.equal(r.storage.blobs.size, names.length, 'each encrypted once')
 })
 
+test('files the watcher hands on together are ingested as one batch: one lookup of their records, not one per file', async (t) => {
+  const r = await rig(t, { usePolling: false })
+  // the real index, its lookups counted (the batch reads its files' records in one getMany)
+  const lookups: string[][] = []
+  const getMany = r.index.getMany.bind(r.index)
+  r.index.getMany = async (paths) => { lookups.push([...paths]); return await getMany(paths) }
+  await r.ingest.start()
+  await r.ingest.scanned
+  const staging = join(r.dataDir, '..', 'staging', SCOPE)
+  await mkdir(staging, { recursive: true })
+  const names = Array.from({ length: 10 }, (_, i) => `2026-03-01T00-00-${String(i).padStart(2, '0')}Z.json`)
+  for (const [i, name] of names.entries()) await writeFile(join(staging, name), envelope(`together${i}`, `2026-03-01T00:00:${String(i).padStart(2, '0')}Z`))
+  // moved in whole: its files are due at once and handed on in one go
+  await rename(staging, join(r.dataDir, SCOPE))
+  await waitFor('every moved file stored', async () => r.stored.length >= names.length, 30_000)
+  const ours = lookups.filter((paths) => paths.some((p) => p.startsWith(`${SCOPE}/`)))
+  assert.deepEqual(ours.map((paths) => [...paths].sort()), [names.map((n) => `${SCOPE}/${n}`).sort()], 'one lookup for the ten files')
+})
+
 test('a file that cannot be stored waits for storage and is stored once it is back', async (t) => {
   const r = await rig(t, { usePolling: false })
   await r.ingest.start()
