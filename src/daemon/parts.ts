@@ -61,12 +61,17 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   // home's first reads (test/daemon/disk-full reads at once), begun after, it was not.
   let partsUp = (): void => {}
   const backgroundAfter = new Promise<void>((resolve) => { partsUp = resolve })
-  const identity = await ensureIdentity(home, print)
-  deps.onOwner(identity.ownerAddress)
-  await services.start(staleTempsService(home, logger))
-  const files = await services.start(fileWritingService(home))
-  const { db, index } = await services.start(databaseService(home.index))
-  const storage = await services.start(createStorage(config.storage, home, logger, files))
+  const files = fileWritingService(home)
+  const database = databaseService(home.index)
+  const storage = createStorage(config.storage, home, logger, files)
+  // none of these needs another's start (storage is handed the file writer, which starts on its
+  // first write): the two LevelDBs and the block folder open on libuv's threads while the main
+  // thread loads the storage's code and derives the identity, instead of one after another
+  const [identity] = await Promise.all([
+    ensureIdentity(home, print).then((loaded) => { deps.onOwner(loaded.ownerAddress); return loaded }),
+    services.startTogether(staleTempsService(home, logger), files, database, storage)
+  ])
+  const { db, index } = database
   const connection = chainConnection({ config, home, db, storage, identity, logger, print })
   const chain = connection === null ? null : await services.start(connection)
   const schemas = await services.start(schemaService({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [], trust: chain?.trust ?? schemaTrustFor(config, identity.ownerAddress) }))
