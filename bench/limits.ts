@@ -29,7 +29,7 @@
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
 // a time, on fresh temp homes, with sync off unless said otherwise, started through their
 // launcher (bin/hearth.js) as users start them, so its node flags count.
-// Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
+// Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--also NAME=DIR …] [--variant current|base|NAME]
 //      [--start-only [--reps N] [--no-idle]] [--dropped-only] [--post-only] [--million]
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised;
 //                     the CPU rows then include the profiler and say so)
@@ -439,6 +439,9 @@ async function runVariant (name: string, dir: string): Promise<Result> {
 // ── the run ─────────────────────────────────────────────────────────────────────────────────
 
 const variants: Array<[string, string]> = [['current', REPO]]
+// --also NAME=DIR (repeatable): more checkouts between the base and this one (e.g. one lever each), in the same interleaved reps
+const also = args.flatMap((a, i) => a === '--also' && args[i + 1] !== undefined ? [args[i + 1]!] : [])
+for (const spec of also.reverse()) variants.unshift([spec.slice(0, spec.indexOf('=')), resolve(spec.slice(spec.indexOf('=') + 1))])
 if (base !== null) variants.unshift(['base', resolve(base)])
 const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
 
