@@ -72,6 +72,9 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     services.startTogether(staleTempsService(home, logger), files, database, storage)
   ])
   const { db, index } = database
+  // the search opens its index before ingest starts: ingest's initial scan (a stat of every file
+  // in the data folder) would otherwise share the main thread with it; its catch-up waits for the gate
+  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger, backgroundAfter }))
   const connection = chainConnection({ config, home, db, storage, identity, logger, print })
   const chain = connection === null ? null : await services.start(connection)
   const schemas = await services.start(schemaService({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [], trust: chain?.trust ?? schemaTrustFor(config, identity.ownerAddress) }))
@@ -131,7 +134,6 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     logger,
     backgroundAfter
   }))
-  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger, backgroundAfter }))
   const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search, logger })
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({
