@@ -6,7 +6,8 @@ import { join } from 'node:path'
 export interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 export interface CpuProfile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number }
 
-function area (url: string, fn: string): string {
+/** Where a function belongs: a package, a node: module, a folder of Hearth's sources, or native code. */
+export function areaOf (url: string, fn: string): string {
   if (url === '') return fn === '(garbage collector)' ? 'gc' : fn === '(idle)' ? 'idle' : fn === '(program)' ? 'native/program' : `native ${fn}`
   if (url.startsWith('node:')) return url.replace(/^node:(internal\/)?/, 'node:').split('/').slice(0, 2).join('/')
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)
@@ -38,7 +39,7 @@ export function summariseCpuProfile (profile: CpuProfile, opts: { top?: number; 
   let idle = 0
   for (const [id, us] of self) {
     const node = byId.get(id)!
-    const a = area(node.callFrame.url, node.callFrame.functionName)
+    const a = areaOf(node.callFrame.url, node.callFrame.functionName)
     if (a === 'idle') { idle += us; continue }
     busy += us
     areas.set(a, (areas.get(a) ?? 0) + us)

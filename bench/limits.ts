@@ -19,9 +19,11 @@
 //            once in bulk, shared by the variants, removed at the end), until every part is up,
 //            until the initial scan has checked every file, the slowest /health answer during
 //            that scan (is the event loop free?), and RSS after it
-//   --start-only: only the start rows (the 10,000-file home is built in bulk like the million's);
+//   --start-only: only the start rows, the 10,000-file home built as an owner's daemon leaves it
+//            (POSTed through this checkout's daemon, searchable: bench/support/owner-home.ts);
 //            with --reps N the start rows N times, the variants interleaved, as median [min–max];
-//            --no-idle: without the idle RSS rows (~45 s a variant)
+//            --no-idle: without the idle RSS rows (~45 s a variant); --bulk-home: that home built in
+//            bulk like the million's instead (no blocks, no search index; rounds 1–3's numbers)
 //   --dropped-only: only the dropped-files rows; with --reps N they run N times, the variants
 //            interleaved in alternating order (base, current, current, base, …), each row as median [min–max], and the
 //            daemon's CPU per dropped file split by thread (user and system apart)
@@ -29,7 +31,7 @@
 // Both daemons run the compiled JavaScript (`dist/`, built here when older than `src/`), one at
 // a time, on fresh temp homes, with sync off unless said otherwise, started through their
 // launcher (bin/hearth.js) as users start them, so its node flags count.
-// Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--variant current|base]
+// Run: node --import tsx bench/limits.ts [--quick] [--base DIR] [--also NAME=DIR …] [--variant current|base|NAME]
 //      [--start-only [--reps N] [--no-idle]] [--dropped-only [--reps N]] [--post-only] [--million]
 //      [--prof DIR]  (CPU profiles of each daemon (every thread) during the 1 KB burst and the dropped files, summarised;
 //                     the CPU rows then include the profiler and say so)
@@ -42,6 +44,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { monotonicMicros, summariseProfileDir } from './cpu-profile.js'
 import { buildMillionHome } from './support/million-home.js'
+import { buildOwnerHome } from './support/owner-home.js'
 import { dropFiles, floorDropFiles, prepareFolder } from './support/dropped-files.js'
 import { floorWriteFsync, floorFdatasync, floorOpenpgp, floorHearthWriter, floorAesSha } from './support/floors.js'
 import { launchDaemon, REPO, type RunningDaemon } from './support/daemon.js'
@@ -61,6 +64,7 @@ const droppedOnly = args.includes('--dropped-only')
 const postOnly = args.includes('--post-only')
 const reps = Number(opt('--reps') ?? 1)
 const noIdle = args.includes('--no-idle')
+const bulkHome = args.includes('--bulk-home')
 const MILLION = Number(process.env.HEARTH_BENCH_MILLION ?? 1_000_000)
 const SCOPE = 'instagram.profile'
 const N16 = quick ? 600 : 3000
@@ -441,6 +445,9 @@ async function runVariant (name: string, dir: string): Promise<Result> {
 // ── the run ─────────────────────────────────────────────────────────────────────────────────
 
 const variants: Array<[string, string]> = [['current', REPO]]
+// --also NAME=DIR (repeatable): more checkouts between the base and this one (e.g. one lever each), in the same interleaved reps
+const also = args.flatMap((a, i) => a === '--also' && args[i + 1] !== undefined ? [args[i + 1]!] : [])
+for (const spec of also.reverse()) variants.unshift([spec.slice(0, spec.indexOf('=')), resolve(spec.slice(spec.indexOf('=') + 1))])
 if (base !== null) variants.unshift(['base', resolve(base)])
 const selected = variants.filter(([name]) => onlyVariant === null || name === onlyVariant)
 
@@ -470,8 +477,12 @@ try {
   if (startOnly) {
     home10k = await mkdtemp(join(tmpdir(), 'hearth-bench-10k-'))
     prepared.push(home10k)
-    console.error(`building a home of ${START_FILES} indexed files …`)
-    await buildMillionHome(home10k, START_FILES)
+    console.error(`building a home of ${START_FILES} indexed files${bulkHome ? ' in bulk' : ' through the daemon'} …`)
+    if (bulkHome) await buildMillionHome(home10k, START_FILES)
+    else {
+      ensureBuilt(REPO)
+      await buildOwnerHome(REPO, home10k, START_FILES, (done) => { if (done % 5000 === 0) console.error(`  ${done} files posted`) })
+    }
   }
   for (const [i, [name, dir]] of selected.entries()) {
     // the variant before left the disk busy (its home's deletion, dirty pages): flushed and let be,

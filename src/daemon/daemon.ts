@@ -1,7 +1,7 @@
 // The composition root, in two stages so the daemon answers `/health` before anything heavy loads.
 // First the home (folders, lock) and the owner's listeners with the first route table (`/health`
 // and `/v1/status` saying what is starting). Then, behind them, the parts (parts.ts, imported only
-// now): identity, index, storage, chain, schemas, sync, proxy, imports, builders, ingest, and the
+// now): identity, index, storage, search, chain, schemas, sync, proxy, imports, builders, ingest, and the
 // full API. Every part is a service on one stack: started in order, stopped in reverse, also when
 // a later one fails or the daemon is stopped while it starts. Nothing below this folder reaches
 // for globals; this is the one place that knows them all.

@@ -58,12 +58,20 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
   // would otherwise share the main thread with the parts still starting
   let partsUp = (): void => {}
   const backgroundAfter = new Promise<void>((resolve) => { partsUp = resolve })
-  const identity = await ensureIdentity(home, print)
-  deps.onOwner(identity.ownerAddress)
-  await services.start(staleTempsService(home, logger))
-  const files = await services.start(fileWritingService(home))
-  const { db, index } = await services.start(databaseService(home.index))
-  const storage = await services.start(createStorage(config.storage, home, logger, files))
+  const files = fileWritingService(home)
+  const database = databaseService(home.index)
+  const storage = createStorage(config.storage, home, logger, files)
+  // none of these needs another's start (storage is handed the file writer, which starts on its
+  // first write): the two LevelDBs and the block folder open on libuv's threads while the main
+  // thread loads the storage's code and derives the identity, instead of one after another
+  const [identity] = await Promise.all([
+    ensureIdentity(home, print).then((loaded) => { deps.onOwner(loaded.ownerAddress); return loaded }),
+    services.startTogether(staleTempsService(home, logger), files, database, storage)
+  ])
+  const { db, index } = database
+  // the search opens its index before ingest starts: ingest's initial scan (a stat of every file
+  // in the data folder) would otherwise share the main thread with it; its catch-up waits for the gate
+  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger, backgroundAfter }))
   const connection = chainConnection({ config, home, db, storage, identity, logger, print })
   const chain = connection === null ? null : await services.start(connection)
   const schemas = await services.start(schemaService({ config, home, db, storage, logger, extraSources: chain !== null ? [chain.resolver] : [], trust: chain?.trust ?? schemaTrustFor(config, identity.ownerAddress) }))
@@ -124,7 +132,6 @@ export async function startParts (deps: PartsDeps): Promise<Daemon> {
     logger,
     backgroundAfter
   }))
-  const search = await services.start(await searchService({ home, index, storage, masterKey: identity.masterKey, events, logger, backgroundAfter }))
   const assistants = assistantsFor({ config: config.mcp, db, index, storage, dataDir: home.data, masterKey: identity.masterKey, accessLog: builders.accessLog, connectorDirs: connectorDirs(home), search, logger })
   const dashboard = config.ui.enabled ? createDashboard({ listen: config.ui.listen, logger }) : null
   listeners.serve(ownerApi({

@@ -86,7 +86,7 @@ export function schemaService (deps: SchemaSetupDeps): SchemaService {
     fetchDefinition,
     shipped,
     async start () {
-      const installed = await installShippedSchemas(registry, deps.storage)
+      const installed = await installShippedSchemas(registry, deps.storage, { record: openKv(deps.db, 'shipped-schemas') })
       const added = installed.filter((r) => r.added).length
       if (added > 0) deps.logger.info({ added }, 'shipped schemas installed')
       for (const r of installed) shipped.add(r.schema.definitionUrl)

@@ -20,15 +20,17 @@ export interface Service {
 export type StatusReport = Record<string, unknown>
 
 /**
- * Starts services one at a time and remembers them, so that a failed start (or the end of the
- * daemon) stops exactly what had started, newest first. A stop that fails is logged and the
- * rest still stop. `stopAll` may come while a service is starting (a daemon stopped during its
- * start): it waits for that start to finish, stops it too, and refuses any later `start`.
+ * Starts services in order (one at a time, or a few side by side) and remembers them, so that a
+ * failed start (or the end of the daemon) stops exactly what had started, newest first. A stop
+ * that fails is logged and the rest still stop. `stopAll` may come while services are starting (a
+ * daemon stopped during its start): it waits for those starts to finish, stops them too, and
+ * refuses any later `start`.
  */
 export class ServiceStack {
   readonly #started: Service[] = []
   readonly #logger: Logger
-  #starting: { name: string; settled: Promise<unknown> } | null = null
+  /** The starts in flight (one call of startTogether each); settled once its services are kept or stopped. */
+  readonly #starting = new Set<{ names: string[]; settled: Promise<void> }>()
   #closed = false
 
   constructor (logger: Logger) {
@@ -41,18 +43,41 @@ export class ServiceStack {
    * `stopAll` began, nothing starts (DAEMON_STOPPED).
    */
   async start<S extends Service> (service: S): Promise<S> {
-    if (this.#closed) throw stopped(service.name)
-    const run = this.#run(service)
-    const starting = { name: service.name, settled: run.catch(() => {}) }
-    this.#starting = starting
+    const [started] = await this.startTogether(service)
+    return started
+  }
+
+  /**
+   * Start services that need nothing of each other side by side (stores opening their files on
+   * libuv's threads while the main thread loads another's code) and keep them, in the order given,
+   * as if started one after another: stopped in reverse. When one fails, the others still finish
+   * starting, then all that started are stopped and the first failure is thrown.
+   */
+  async startTogether<S extends Service[]> (...services: S): Promise<S> {
+    for (const service of services) if (this.#closed) throw stopped(service.name)
+    let settle = (): void => {}
+    const entry = { names: services.map((s) => s.name), settled: new Promise<void>((resolve) => { settle = resolve }) }
+    this.#starting.add(entry)
     try {
-      return await run
+      const outcomes = await Promise.allSettled(services.map(async (service) => { await this.#run(service) }))
+      const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
+      // decided and kept in one synchronous step: a stopAll that began meanwhile waits for `settled`
+      if (failure === undefined && !this.#closed) {
+        this.#started.push(...services)
+        for (const service of services) this.#logger.debug({ service: service.name }, 'service started')
+        return services
+      }
+      const up = services.filter((_, i) => outcomes[i]!.status === 'fulfilled')
+      for (const service of up.reverse()) await this.#stop(service)
+      throw failure !== undefined ? failure.reason : stopped(services[0]!.name)
     } finally {
-      if (this.#starting === starting) this.#starting = null
+      this.#starting.delete(entry)
+      settle()
     }
   }
 
-  async #run<S extends Service> (service: S): Promise<S> {
+  /** Starts one service; one that fails, or finishes after stopAll began, is stopped again. */
+  async #run (service: Service): Promise<void> {
     try {
       await service.start()
       if (this.#closed) throw stopped(service.name)
@@ -60,9 +85,6 @@ export class ServiceStack {
       await this.#stop(service)
       throw err
     }
-    this.#started.push(service)
-    this.#logger.debug({ service: service.name }, 'service started')
-    return service
   }
 
   /** The services started so far, in start order. */
@@ -70,15 +92,16 @@ export class ServiceStack {
     return [...this.#started]
   }
 
-  /** What has started and what is starting now, for a status report during start-up. */
+  /** What has started and what is starting now (names joined by ", " when several start side by side), for a status report during start-up. */
   progress (): { started: string[]; starting: string | null } {
-    return { started: this.#started.map((s) => s.name), starting: this.#starting?.name ?? null }
+    const starting = [...this.#starting].flatMap((e) => e.names)
+    return { started: this.#started.map((s) => s.name), starting: starting.length > 0 ? starting.join(', ') : null }
   }
 
   async stopAll (): Promise<void> {
     this.#closed = true
-    // a service starting now is stopped by its own start() once that settles
-    await this.#starting?.settled
+    // services starting now are stopped by their own start once it settles
+    await Promise.all([...this.#starting].map(async (e) => { await e.settled }))
     while (this.#started.length > 0) await this.#stop(this.#started.pop()!)
   }
 

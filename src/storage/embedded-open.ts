@@ -1,9 +1,11 @@
 // Opening the embedded backend's stores (embedded.ts): the block files, the LevelDB that holds the
 // pins and the small blocks, and Helia on top of them when the pin machinery of a multi-block file
-// needs it. No networking: createHeliaLight has no libp2p, block brokers or routers.
+// needs it. No networking: createHeliaLight has no libp2p, block brokers or routers. Helia's view
+// of the LevelDB (datastore-level, with datastore-core and the it-* helpers: ~15–50 ms of a start's
+// module loading) is made with Helia, on first use: nothing else reads the LevelDB through it.
 import type { createHeliaLight } from 'helia'
+import type { LevelDatastore } from 'datastore-level'
 import { FsBlockstore } from 'blockstore-fs'
-import { LevelDatastore } from 'datastore-level'
 import { ClassicLevel } from 'classic-level'
 import { mkdir } from 'node:fs/promises'
 import { HearthError } from '../errors.js'
@@ -16,7 +18,6 @@ export type HeliaNode = ReturnType<typeof createHeliaLight>
 export interface EmbeddedStores {
   files: FsBlockstore
   db: ClassicLevel<string, Uint8Array>
-  datastore: LevelDatastore
 }
 
 export async function openEmbeddedStores (blocksDir: string, datastoreDir: string): Promise<EmbeddedStores> {
@@ -38,23 +39,24 @@ export async function openEmbeddedStores (blocksDir: string, datastoreDir: strin
     }, { cause: err })
   }
   guardTornLog(db, { location: datastoreDir })
-  // Same classic-level module datastore-level itself builds on; only the declared types differ.
-  const datastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
-  await datastore.open()
-  return { files, db, datastore }
+  return { files, db }
 }
 
 /** Helia on this node's own stores (no network), started; loaded on first use. */
-export async function startHelia (blockstore: TieredBlockstore, datastore: LevelDatastore, datastoreDir: string): Promise<HeliaNode> {
-  const { createHeliaLight } = await import('helia')
-  const helia = createHeliaLight({ blockstore, datastore })
+export async function startHelia (blockstore: TieredBlockstore, db: ClassicLevel<string, Uint8Array>, datastoreDir: string): Promise<HeliaNode> {
+  const [{ createHeliaLight }, { LevelDatastore }] = await Promise.all([import('helia'), import('datastore-level')])
   try {
+    // Same classic-level module datastore-level itself builds on; only the declared types differ.
+    // The handle is open already (opening it again is a no-op); the embedded storage closes it.
+    const datastore: LevelDatastore = new LevelDatastore(db as unknown as ConstructorParameters<typeof LevelDatastore>[0])
+    await datastore.open()
+    const helia = createHeliaLight({ blockstore, datastore })
     await helia.start()
+    return helia
   } catch (err) {
     throw new HearthError('STORAGE_UNAVAILABLE', `embedded IPFS node failed to start: ${errorMessage(err)}`,
       { backend: 'embedded', datastoreDir }, { cause: err })
   }
-  return helia
 }
 
 function openFailureMessage (err: unknown, datastoreDir: string): string {

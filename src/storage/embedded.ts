@@ -26,7 +26,7 @@
 // home (the CLI while the daemon runs) gets STORAGE_UNAVAILABLE instead of corrupting pins
 // (embedded-open.ts).
 import type { UnixFS, UnixFSComponents } from '@helia/unixfs'
-import type { LevelDatastore } from 'datastore-level'
+import type { ClassicLevel } from 'classic-level'
 import type { CID } from 'multiformats/cid'
 import { HearthError } from '../errors.js'
 import type { Logger } from '../log.js'
@@ -59,9 +59,9 @@ export interface EmbeddedStorageOptions {
 }
 
 export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Promise<StorageBackend> {
-  const { files, db, datastore } = await openEmbeddedStores(opts.blocksDir, opts.datastoreDir)
+  const { files, db } = await openEmbeddedStores(opts.blocksDir, opts.datastoreDir)
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), datastore, new PinRecords(db), opts)
+  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), db, new PinRecords(db), opts)
 }
 
 class EmbeddedStorage implements StorageBackend {
@@ -83,7 +83,8 @@ class EmbeddedStorage implements StorageBackend {
 
   constructor (
     private readonly blockstore: TieredBlockstore,
-    private readonly datastore: LevelDatastore,
+    /** The LevelDB of the small blocks and the pins (Helia's datastore too, once Helia starts). */
+    private readonly db: ClassicLevel<string, Uint8Array>,
     private readonly pinRecords: PinRecords,
     private readonly opts: EmbeddedStorageOptions
   ) {
@@ -100,7 +101,7 @@ class EmbeddedStorage implements StorageBackend {
 
   /** Helia, for the pin machinery of multi-block files: started on first use (a failed start is tried again next time). */
   async #node (): Promise<HeliaNode> {
-    const starting = this.#helia ??= startHelia(this.blockstore, this.datastore, this.opts.datastoreDir)
+    const starting = this.#helia ??= startHelia(this.blockstore, this.db, this.opts.datastoreDir)
     try {
       return await starting
     } catch (err) {
@@ -359,7 +360,7 @@ class EmbeddedStorage implements StorageBackend {
       await this.#ownWriter?.close()
       this.#ownSyncer?.close()
       await this.blockstore.files.close()
-      await this.datastore.close()
+      await this.db.close()
       this.opts.logger?.debug({ blocksDir: this.opts.blocksDir }, 'embedded storage stopped')
     }
   }

@@ -45,7 +45,7 @@ test('a service that fails to start stops the ones started before it; the home i
     const status = await daemonRequest(home.socket, { path: '/v1/status' })
     assert.equal(status.status, 200)
     const body = JSON.parse(Buffer.from(status.body).toString('utf8')) as Record<string, any>
-    assert.deepEqual(Object.keys(body), ['owner', 'index', 'files', 'rejected', 'waiting', 'storage', 'schemaSources', 'chain', 'encryptionWorkers', 'sync', 'upstream', 'ingest', 'storageCheck', 'search', 'builders', 'dashboard', 'assistants', 'memorySettle', 'process'])
+    assert.deepEqual(Object.keys(body), ['owner', 'index', 'files', 'rejected', 'waiting', 'storage', 'search', 'schemaSources', 'chain', 'encryptionWorkers', 'sync', 'upstream', 'ingest', 'storageCheck', 'builders', 'dashboard', 'assistants', 'memorySettle', 'process'])
     assert.equal(body.storage.backend, 'embedded')
     assert.equal(body.storage.ok, true)
     assert.equal(body.chain.configured, false)

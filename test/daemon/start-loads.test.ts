@@ -1,5 +1,5 @@
 // What a real daemon loads: a default start with sync on loads libp2p but not viem (no chain is
-// configured), OpenPGP.js (nothing is read), Helia, the Kubo client or the MCP SDK (no assistant
+// configured), OpenPGP.js (nothing is read), Helia and its datastore, the Kubo client or the MCP SDK (no assistant
 // asked); a POST, which Hearth
 // encrypts with its own writer, does not load OpenPGP.js either. Idle memory depends on it
 // (README, "Idle memory"); test/cli/lazy-loading.test.ts checks the static import graph.
@@ -31,7 +31,7 @@ async function loadedParts (file: string, folder: string): Promise<string[]> {
   return (await loadedUrls(file)).filter((url) => !url.includes('/node_modules/') && new RegExp(`/(src|dist)/${folder}/`).test(url))
 }
 
-test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia, the Kubo client, the MCP SDK, the unconfigured proxy, the builder listener, the owner\'s builder side; libsecp256k1 is mapped by the identity\'s start; a POST does not load OpenPGP.js', async (t) => {
+test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia (nor its datastore-level view of the LevelDB), the Kubo client, the MCP SDK, the unconfigured proxy, the builder listener, the owner\'s builder side; libsecp256k1 is mapped by the identity\'s start; a POST does not load OpenPGP.js', async (t) => {
   const loaded = join(await tempDir(t), 'loaded.txt')
   const d = await startDaemonProcess(t, {
     nodeArgs: ['--import', RECORDER],
@@ -39,7 +39,7 @@ test('a default start with sync on loads libp2p but not viem, OpenPGP.js, Helia,
   })
   const atStart = await loadedPackages(loaded)
   assert.ok(atStart.has('libp2p'), 'the recorder sees what the daemon loads (sync is on)')
-  for (const heavy of ['viem', 'openpgp', 'helia', '@helia/unixfs', 'kubo-rpc-client', '@modelcontextprotocol/sdk', 'zod']) assert.ok(!atStart.has(heavy), `${heavy} is not loaded by a default start`)
+  for (const heavy of ['viem', 'openpgp', 'helia', 'datastore-level', '@helia/unixfs', 'kubo-rpc-client', '@modelcontextprotocol/sdk', 'zod']) assert.ok(!atStart.has(heavy), `${heavy} is not loaded by a default start`)
   // without builders.listen nobody holds `builder` access: that listener's part stays unloaded (src/builders/index.ts)
   const builderParts = (await loadedParts(loaded, 'builders')).map((url) => url.slice(url.lastIndexOf('/') + 1).replace(/\.[jt]s$/, ''))
   assert.ok(builderParts.includes('owner-routes'), 'the recorder sees the owner\'s builder routes')

@@ -88,3 +88,73 @@ test('background work begins at once without a gate, once its gate resolves with
   await new Promise((resolve) => setImmediate(resolve))
   assert.deepEqual(begun, ['ungated', 'gated'])
 })
+
+/** A part whose start finishes only once `release` is called (and says it began). */
+function held (log: string[], name: string, opts: { failStart?: boolean } = {}): { part: Service; began: Promise<void>; release: () => void } {
+  let release = (): void => {}
+  let began = (): void => {}
+  const releasing = new Promise<void>((resolve) => { release = resolve })
+  const beginning = new Promise<void>((resolve) => { began = resolve })
+  const part = service(name, {
+    async start () {
+      log.push(`start ${name}`)
+      began()
+      await releasing
+      if (opts.failStart === true) throw new Error(`${name} cannot start`)
+    },
+    async stop () { log.push(`stop ${name}`) }
+  })
+  return { part, began: beginning, release }
+}
+
+test('services started together start side by side, are kept in the order given and stop in reverse', async () => {
+  const log: string[] = []
+  const stack = new ServiceStack(silentLogger())
+  await stack.start(service('home', { async start () { log.push('start home') }, async stop () { log.push('stop home') } }))
+  const database = held(log, 'database')
+  const storage = held(log, 'storage')
+  const together = stack.startTogether(database.part, storage.part)
+  // storage begins before database has finished: one after another, this would wait forever
+  await Promise.all([database.began, storage.began])
+  assert.deepEqual(stack.progress(), { started: ['home'], starting: 'database, storage' })
+  storage.release()
+  database.release()
+  assert.deepEqual((await together).map((s) => s.name), ['database', 'storage'])
+  assert.deepEqual(stack.progress(), { started: ['home', 'database', 'storage'], starting: null })
+  await stack.stopAll()
+  assert.deepEqual(log.filter((l) => l.startsWith('stop')), ['stop storage', 'stop database', 'stop home'])
+})
+
+test('when one of the services started together fails, the others finish starting and every one is stopped', async () => {
+  const log: string[] = []
+  const stack = new ServiceStack(silentLogger())
+  const database = held(log, 'database', { failStart: true })
+  const storage = held(log, 'storage')
+  const together = stack.startTogether(database.part, storage.part)
+  database.release()
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  assert.ok(!log.includes('stop storage'), 'storage is not stopped while it still starts')
+  storage.release()
+  await assert.rejects(together, /database cannot start/)
+  assert.deepEqual(log.filter((l) => l.startsWith('stop')).sort(), ['stop database', 'stop storage'])
+  assert.deepEqual(stack.services, [])
+})
+
+test('stopAll during a start side by side waits for every one of them and stops them all', async () => {
+  const log: string[] = []
+  const stack = new ServiceStack(silentLogger())
+  const database = held(log, 'database')
+  const storage = held(log, 'storage')
+  const together = stack.startTogether(database.part, storage.part)
+  database.release()
+  const stopping = stack.stopAll()
+  let stopped = false
+  void stopping.then(() => { stopped = true })
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  assert.equal(stopped, false, 'stopAll waits for storage, still starting')
+  storage.release()
+  await assert.rejects(together, (err: unknown) => (err as { code?: string }).code === 'DAEMON_STOPPED')
+  await stopping
+  assert.deepEqual(log.filter((l) => l.startsWith('stop')).sort(), ['stop database', 'stop storage'])
+  await assert.rejects(stack.startTogether(held(log, 'later').part), /the daemon is stopping/)
+})

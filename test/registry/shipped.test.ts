@@ -8,6 +8,8 @@ import { createSchemaValidators } from '../../src/registry/validators.js'
 import { isHearthError } from '../../src/errors.js'
 import { definitionDoc, openCache, startStorage } from '../support/registry-fixtures.js'
 import { tempDir } from '../support/tmp.js'
+import { openKv } from '../../src/db/database.js'
+import type { StorageBackend } from '../../src/storage/types.js'
 
 const SAMPLES = new URL('./samples/', import.meta.url)
 
@@ -113,4 +115,56 @@ test('a newer shipped version replaces an older shipped one the chain registered
     assert.equal((await registry.byScope('demo.items', { refresh: 'never' }))?.definition.version, sticky ? '1.5.0' : '2.0.0')
     await opened.close()
   }
+})
+
+/** The real storage, counting the blocks stored through it (an install stores each definition's). */
+function countingAdds (storage: StorageBackend): { storage: Pick<StorageBackend, 'add' | 'has'>; adds: () => number } {
+  let adds = 0
+  return {
+    storage: { add: async (...args) => { adds++; return await storage.add(...args) }, has: async (cid) => await storage.has(cid) },
+    adds: () => adds
+  }
+}
+
+test('a start whose home holds what the same shipped files installed skips the install and answers as an install would', async (t) => {
+  const real = await startStorage(t)
+  const opened = await openCache(t)
+  const record = openKv(opened.db, 'shipped-schemas')
+  const registry = createSchemaRegistry({ cache: opened.cache, sources: [] })
+  const first = await installShippedSchemas(registry, real, { record })
+  assert.ok(first.every((r) => r.added))
+
+  const counted = countingAdds(real)
+  const again = await installShippedSchemas(createSchemaRegistry({ cache: opened.cache, sources: [] }), counted.storage, { record })
+  assert.equal(counted.adds(), 0, 'nothing stored again')
+  assert.deepEqual(again, await installShippedSchemas(createSchemaRegistry({ cache: opened.cache, sources: [] }), real), 'the same answer as a full install')
+  assert.deepEqual(again.map((r) => [r.file, r.schema.id, r.added]), first.map((r) => [r.file, r.schema.id, false]))
+})
+
+test('a changed shipped file, a schema the cache lost or a definition block gone is installed again', async (t) => {
+  const dir = await tempDir(t)
+  for (const name of await readdir(shippedSchemasDir())) await copyFile(join(shippedSchemasDir(), name), join(dir, name))
+  const real = await startStorage(t)
+  const opened = await openCache(t)
+  const record = openKv(opened.db, 'shipped-schemas')
+  await installShippedSchemas(createSchemaRegistry({ cache: opened.cache, sources: [] }), real, { dir, record })
+
+  // a changed file: its new definition is added and becomes the scope's latest
+  const github = JSON.parse(await readFile(join(dir, 'github.profile.json'), 'utf8')) as { description: string }
+  await writeFile(join(dir, 'github.profile.json'), JSON.stringify({ ...github, description: `${github.description} (revised)` }))
+  const changed = await installShippedSchemas(createSchemaRegistry({ cache: opened.cache, sources: [] }), real, { dir, record })
+  assert.deepEqual(changed.filter((r) => r.added).map((r) => r.schema.scope), ['github.profile'])
+  assert.match((await opened.cache.byScope('github.profile'))!.definition.description!, /\(revised\)$/)
+
+  // the same files, a cache that no longer holds them (the record kept apart): all added again
+  const emptied = await openCache(t)
+  const refilled = await installShippedSchemas(createSchemaRegistry({ cache: emptied.cache, sources: [] }), real, { dir, record })
+  assert.ok(refilled.every((r) => r.added), 'every schema the cache lost is added')
+
+  // the same files and cache, the definitions' blocks gone (another storage): stored again
+  const other = countingAdds(await startStorage(t))
+  const restored = await installShippedSchemas(createSchemaRegistry({ cache: opened.cache, sources: [] }), other.storage, { dir, record })
+  assert.ok(other.adds() >= restored.length, 'every definition block stored again')
+  for (const r of restored) assert.ok(await other.storage.has(r.schema.definitionUrl.slice('ipfs://'.length)), `${r.schema.scope}: its block is there`)
+  assert.ok(restored.every((r) => !r.added), 'the schemas themselves were still known')
 })
