@@ -35,6 +35,7 @@ import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { isWholeBuffer, pieceBytes, type StreamPiece } from './stream-pieces.js'
 import { importDurably } from './durable-import.js'
+import { stageImport, stageSweep, type StagedStream } from './staged-import.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
@@ -60,8 +61,18 @@ export interface EmbeddedStorageOptions {
 
 export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Promise<StorageBackend> {
   const { files, db, datastore } = await openEmbeddedStores(opts.blocksDir, opts.datastoreDir)
+  // the datastore's lock is held: what a staging folder holds now is a crashed run's (staged-import.ts)
+  let staging: string | null = null
+  try {
+    const swept = await stageSweep(opts.blocksDir)
+    staging = swept.dir
+    if (swept.removed > 0) opts.logger?.info({ removed: swept.removed }, 'removed blocks a previous run staged and never stored')
+  } catch (err) {
+    // large files are then stored after their validation, as they were before staging existed
+    opts.logger?.warn({ err }, 'the staging folder of the blocks cannot be used')
+  }
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), datastore, new PinRecords(db), opts)
+  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), datastore, new PinRecords(db), opts, staging)
 }
 
 class EmbeddedStorage implements StorageBackend {
@@ -85,7 +96,9 @@ class EmbeddedStorage implements StorageBackend {
     private readonly blockstore: TieredBlockstore,
     private readonly datastore: LevelDatastore,
     private readonly pinRecords: PinRecords,
-    private readonly opts: EmbeddedStorageOptions
+    private readonly opts: EmbeddedStorageOptions,
+    /** Where blocks wait for their file's commit (staged-import.ts); null: no staging here. */
+    private readonly stagingDir: string | null = null
   ) {
     this.#ownWriter = opts.writer === undefined ? createFileWriter() : null
     this.#writer = opts.writer ?? this.#ownWriter!
@@ -168,6 +181,24 @@ class EmbeddedStorage implements StorageBackend {
       yield bytesOf(second.value)
       for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
     })(), opts.signal, digests)
+  }
+
+  stageStream (pieces: AsyncIterable<StreamPiece>): StagedStream | null {
+    if (this.stagingDir === null) return null
+    this.#assertRunning()
+    const staged = stageImport({
+      stagingDir: this.stagingDir,
+      blocksDir: this.opts.blocksDir,
+      writer: this.#writer,
+      syncFiles: this.#syncFiles,
+      unixfs: async (store) => await this.#fs(store),
+      pin: async (root, blocks) => {
+        await this.#pins.exclusive(async () => { await this.pinRecords.add(root, blocks) })
+          .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
+      },
+      addSingle: async (bytes) => await this.add(bytes)
+    }, pieces)
+    return { commit: async () => await staged.commit().catch((err: unknown) => { throw this.#wrap(err, 'add') }), discard: staged.discard }
   }
 
   /** A multi-block file stored durably (durable-import.ts), then pinned with every block it wrote. */

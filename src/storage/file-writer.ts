@@ -35,6 +35,8 @@ type WriterOp =
   | { op: 'stage'; files: CreateFile[] }
   | { op: 'publish'; files: Publish[] }
   | { op: 'blocks' | 'replace'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
+  | { op: 'move'; moves: Array<{ from: string; to: string }> }
+  | { op: 'remove'; paths: string[] }
 export type WriterRequest = WriterOp & { id: number }
 /** The thread's settings: the temp folder and how many empty temps to keep there (file-writer-thread.ts). */
 export interface WriterSetup { tempDir?: string; spares?: number }
@@ -72,6 +74,10 @@ export interface FileWriter {
   writeBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
   /** Content-addressed files, each written whole (a temp renamed over the name) whatever is there. Not synced. */
   replaceBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
+  /** Files renamed over their new names (folders made when missing), in one request. Not synced. */
+  moveFiles (moves: ReadonlyArray<{ from: string; to: string }>): Promise<void>
+  /** Files removed (one already gone is no error), in one request. */
+  removeFiles (paths: readonly string[]): Promise<void>
   /** Ends the thread (a later request starts a new one). */
   close (): Promise<void>
 }
@@ -208,6 +214,8 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     },
     async writeBlocks (blocks) { await sendBlocks('blocks', blocks) },
     async replaceBlocks (blocks) { await sendBlocks('replace', blocks) },
+    async moveFiles (moves) { if (moves.length > 0) await send({ op: 'move', moves: [...moves] }) },
+    async removeFiles (paths) { if (paths.length > 0) await send({ op: 'remove', paths: [...paths] }) },
     async close () {
       if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
       await retire()
