@@ -23,17 +23,21 @@ const out = opt('--out') ?? await mkdtemp(join(tmpdir(), 'hearth-large-prof-'))
 const MB = 1024 * 1024
 const body = Buffer.from(JSON.stringify({ username: 'big', bio: 'z'.repeat(10 * MB - 40) }))
 
-/** CPU ms so far of each thread of `pid`, summed by thread name (/proc/<pid>/task/<tid>/comm). */
+/**
+ * CPU ms so far of each thread of `pid` (/proc/<pid>/task/<tid>: Node 20 names them all `node`, so
+ * by thread id; the main thread's is the pid). Off-CPU waits (a blocked open, an fsync) are not in
+ * it, which the profiles (wall-clock samples of each JavaScript thread) count as busy.
+ */
 async function threadCpu (pid: number): Promise<Map<string, number>> {
-  const byName = new Map<string, number>()
+  const byThread = new Map<string, number>()
   for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [])) {
     try {
       const name = (await readFile(`/proc/${pid}/task/${tid}/comm`, 'utf8')).trim()
       const fields = (await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8')).split(') ')[1]!.split(' ')
-      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10)
+      byThread.set(tid === String(pid) ? 'main' : `${name}:${tid}`, (Number(fields[11]) + Number(fields[12])) * 10)
     } catch {} // a thread that ended meanwhile
   }
-  return byName
+  return byThread
 }
 
 async function post (socketPath: string): Promise<number> {
@@ -65,7 +69,7 @@ async function profileOne (name: string, checkout: string): Promise<string> {
   }
   const sorted = [...ms].sort((a, b) => a - b)
   const lines = [`## ${name}: ${posts} POSTs of 10 MB, to 201 median ${sorted[Math.floor(posts / 2)]!.toFixed(1)} ms [${sorted[0]!.toFixed(1)}–${sorted[posts - 1]!.toFixed(1)}] (under the profiler)`]
-  lines.push(`CPU per POST by thread (/proc, ms): ${cpu.map(([t, v]) => `${t} ${v.toFixed(1)}`).join(' · ')} · all ${cpu.reduce((n, [, v]) => n + v, 0).toFixed(1)}`)
+  lines.push(`CPU per POST by thread (/proc, user + system, ms): ${cpu.slice(0, 6).map(([t, v]) => `${t} ${v.toFixed(1)}`).join(' · ')}${cpu.length > 6 ? ` · ${cpu.length - 6} more ${cpu.slice(6).reduce((n, [, v]) => n + v, 0).toFixed(1)}` : ''} · all ${cpu.reduce((n, [, v]) => n + v, 0).toFixed(1)}`)
   const files = (await readdir(dir)).sort().filter((f) => f.split('.')[3] === String(d.pid))
   for (const f of files) {
     const profile = JSON.parse(await readFile(join(dir, f), 'utf8')) as CpuProfile

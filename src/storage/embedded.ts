@@ -176,11 +176,12 @@ class EmbeddedStorage implements StorageBackend {
     if (first.done === true) return await this.add(new Uint8Array(0), opts)
     const second = await it.next()
     if (second.done === true) return await this.add(pieceBytes(first.value), opts)
+    // the pieces are given up (types.ts): a whole one is moved to the file writer, not copied
     return await this.#importDurably((async function * () {
       yield bytesOf(first.value)
       yield bytesOf(second.value)
       for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
-    })(), opts.signal, digests)
+    })(), opts.signal, digests, true)
   }
 
   stageStream (pieces: AsyncIterable<StreamPiece>): StagedStream | null {
@@ -201,8 +202,8 @@ class EmbeddedStorage implements StorageBackend {
     return { commit: async () => await staged.commit().catch((err: unknown) => { throw this.#wrap(err, 'add') }), discard: staged.discard }
   }
 
-  /** A multi-block file stored durably (durable-import.ts), then pinned with every block it wrote. */
-  async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal, digests?: WeakMap<ArrayBufferLike, Uint8Array>): Promise<string> {
+  /** A multi-block file stored durably (durable-import.ts), then pinned with every block it wrote; `move`: its pieces were given up. */
+  async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal, digests?: WeakMap<ArrayBufferLike, Uint8Array>, move = false): Promise<string> {
     let imported: { root: CID, written: CID[] }
     try {
       imported = await importDurably({
@@ -211,7 +212,7 @@ class EmbeddedStorage implements StorageBackend {
         writer: this.#writer,
         syncFiles: this.#syncFiles,
         unixfs: async (store) => await this.#fs(store)
-      }, source, signal, digests)
+      }, source, signal, digests, { move })
     } catch (err) {
       throw this.#wrap(err, 'add')
     }

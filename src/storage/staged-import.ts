@@ -28,6 +28,7 @@ import { canonicalCid, unixfsAddOptions } from './cid.js'
 import { blockFilePath } from './raw-blocks.js'
 import { isWholeBuffer, knownDigestLeaves, pieceBytes, type StreamPiece } from './stream-pieces.js'
 import type { FileWriter } from './file-writer.js'
+import { blockSink } from './block-sink.js'
 import type { SyncFiles } from './deferred-sync.js'
 
 /** A streamed add whose blocks are written but not yet part of the blockstore (StorageBackend.stageStream). */
@@ -73,7 +74,8 @@ export function stageImport (deps: StagedImportDeps, pieces: AsyncIterable<Strea
   const id = randomBytes(6).toString('hex')
   /** Staged block name → where it goes and its CID (a block put twice is staged once). */
   const staged = new Map<string, { to: string; cid: CID }>()
-  const puts = new Set<Promise<unknown>>()
+  // the importer does not wait for each write (block-sink.ts); discard and commit wait for all of them
+  const sink = blockSink(deps.writer, { replace: false, move: true })
   let state: 'staging' | 'committing' | 'done' | 'discarded' = 'staging'
   const abort = new AbortController()
   const digests = new WeakMap<ArrayBufferLike, Uint8Array>()
@@ -87,14 +89,9 @@ export function stageImport (deps: StagedImportDeps, pieces: AsyncIterable<Strea
     if (state === 'discarded') throw new HearthError('INVALID_ARGUMENT', 'the staged add was discarded')
     const to = blockFilePath(deps.blocksDir, cid)
     const from = join(deps.stagingDir, `${id}.${basename(to)}`)
-    const writing = deps.writer.writeBlocks([{ path: from, bytes }])
-    puts.add(writing)
-    try {
-      await writing
-    } finally {
-      puts.delete(writing)
-    }
+    // known before it is written: a discard removes it whether its write finished or failed
     staged.set(from, { to, cid })
+    sink.put(cid, from, bytes)
     return cid
   }
 
@@ -117,7 +114,9 @@ export function stageImport (deps: StagedImportDeps, pieces: AsyncIterable<Strea
       yield bytesOf(second.value)
       for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
     })()
-    const root = await (await deps.unixfs(store)).addByteStream(source, { ...unixfsAddOptions(), signal: abort.signal, bufferImporter: knownDigestLeaves(digests) })
+    // each piece goes on as it comes (the puts do not block: no batches of ten to wait for)
+    const root = await (await deps.unixfs(store)).addByteStream(source, { ...unixfsAddOptions(), signal: abort.signal, blockWriteConcurrency: 1, bufferImporter: knownDigestLeaves(digests) })
+    await sink.flush()
     await deps.syncFiles([...staged.keys()])
     return root
   })()
@@ -132,7 +131,7 @@ export function stageImport (deps: StagedImportDeps, pieces: AsyncIterable<Strea
         root = await importing
       } catch (err) {
         // not all there (a source that failed, a full disk): what was staged goes, as on discard
-        await Promise.allSettled([...puts])
+        await sink.flush().catch(() => {})
         await deps.writer.removeFiles([...staged.keys()]).catch(() => {})
         state = 'done'
         throw err
@@ -155,7 +154,7 @@ export function stageImport (deps: StagedImportDeps, pieces: AsyncIterable<Strea
       abort.abort()
       // every block write already asked for ends first, so every file staged is known here
       await importing.catch(() => {})
-      await Promise.allSettled([...puts])
+      await sink.flush().catch(() => {})
       await deps.writer.removeFiles([...staged.keys()])
       staged.clear()
     }

@@ -35,7 +35,9 @@ export interface StorageBackend {
    * `add` for bytes that arrive in pieces (a large file's ciphertext, chunked while it is still
    * being encrypted): the same CID as `add` of the pieces joined. Optional: without it the caller
    * joins the pieces and calls `add`. A piece's SHA-256, when given, is trusted (it comes from
-   * this process's own workers).
+   * this process's own workers). The pieces are given up: one that is exactly one chunk and its
+   * buffer's whole view may be moved to another thread (its buffer detached); so may
+   * `stageStream`'s.
    */
   addStream? (pieces: AsyncIterable<StreamPiece>, opts?: { signal?: AbortSignal }): Promise<string>
   /**

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
+import { createFileWriter, type FileWriter } from '../../src/storage/file-writer.js'
 import { CHUNK_SIZE } from '../../src/storage/cid.js'
 import { stagingDirOf } from '../../src/storage/staged-import.js'
 import type { StorageBackend } from '../../src/storage/types.js'
@@ -116,4 +117,25 @@ test('a one-piece staged add is the single-block add at commit; nothing is stage
   const staged = storage.stageStream!(piecesOf(bytes))!
   assert.equal(await staged.commit(), await referenceCid(bytes))
   assert.deepEqual(await filesUnder(stagingDirOf(join(dir, 'blocks'))), [])
+})
+
+test('a block write that fails (a full disk) fails the commit, and leaves nothing staged or stored', async (t) => {
+  const dir = await tempDir(t)
+  const real = createFileWriter()
+  t.after(async () => { await real.close() })
+  let writes = 0
+  const writer: FileWriter = {
+    ...real,
+    async writeBlocks (blocks, opts) {
+      if (++writes === 1) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+      await real.writeBlocks(blocks, opts)
+    }
+  }
+  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore'), writer })
+  t.after(async () => { await storage.stop() })
+  const bytes = new Uint8Array(randomBytes(12 * CHUNK_SIZE))
+  const staged = storage.stageStream!(piecesOf(bytes))!
+  await assert.rejects(staged.commit(), (err: Error & { cause?: { code?: string } }) => err.cause?.code === 'ENOSPC')
+  assert.deepEqual(await filesUnder(stagingDirOf(join(dir, 'blocks'))), [])
+  assert.deepEqual(await filesUnder(join(dir, 'blocks')), [])
 })
