@@ -20,6 +20,8 @@ import { HearthError } from '../errors.js'
 import { createArrival, MAX_ARRIVAL_BYTES } from './body-arrival.js'
 import type { Encryptor } from './encryptor.js'
 import type { EncryptionPart } from './encryption-job.js'
+import type { StoredCiphertext } from './encrypt-store.js'
+import type { EarlyStore } from './early-store.js'
 
 /** An encryption already running for the envelope `bytes` of a body stamped `collectedAt`. */
 export interface EarlyEncryption {
@@ -36,10 +38,18 @@ export interface EarlyEncryption {
    * canonical). When not, the job is cancelled and the body is stored the ordinary way.
    */
   complete (body: Uint8Array): boolean
-  /** The ciphertext pieces, for the one consumer that stores them. */
+  /** The ciphertext pieces, for the one consumer that stores them (when `commit` says null). */
   pieces: AsyncIterable<Uint8Array | EncryptionPart>
-  /** Drops the job when its pieces are not used (a failed validation, a taken file name). */
-  cancel (): void
+  /**
+   * The ciphertext stored as it came (opts.stage, early-store.ts), now made content of the
+   * store; null when it was not staged (read `pieces` instead). Once, after `complete`.
+   */
+  commit (): Promise<StoredCiphertext> | null
+  /**
+   * Drops the job when its pieces are not used (a failed validation, a taken file name, a client
+   * gone), and what it staged; resolves once that is removed. Nothing once they were taken.
+   */
+  cancel (): Promise<void>
 }
 
 /**
@@ -55,9 +65,10 @@ const STALL_CHECK_MS = 20
  * Starts encrypting the envelope a large body of `declaredBytes` will be stored as, before the body
  * is read; null when it cannot (a small body, an in-thread encryptor). `maxJsonValues`
  * (ingest.maxJsonValues) bounds the canonical check's tokens (canonicalTokenLimit); `alone`: no
- * other large body is being handled (else the job waits for the whole body).
+ * other large body is being handled (else the job waits for the whole body); `stage`: stores a
+ * job's parts as they come (early-store.ts), from the job's start on.
  */
-export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: number, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string, opts: { maxJsonValues?: number; alone?: boolean } = {}): EarlyEncryption | null {
+export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: number, head: { definitionUrl: string; scope: string; collectedAt: string }, passwordHex: string, opts: { maxJsonValues?: number; alone?: boolean; stage?: (parts: AsyncIterable<Uint8Array | EncryptionPart>) => EarlyStore | null } = {}): EarlyEncryption | null {
   const maxJsonValues = opts.maxJsonValues ?? DEFAULT_MAX_JSON_VALUES
   if (encryptor.encryptArriving === undefined || !(declaredBytes > CHUNK_SIZE && declaredBytes < MAX_ARRIVAL_BYTES / 2)) return null
   const room = withEnvelopeRoom(declaredBytes)
@@ -76,6 +87,20 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
   let cancelled = false
   let received = 0
   let stall: NodeJS.Timeout | undefined
+  /** The current job's parts being stored as they come (opts.stage), until committed or dropped. */
+  let staging: EarlyStore | null = null
+  /** Staged parts of dropped jobs being removed. */
+  let discarding: Promise<void> = Promise.resolve()
+
+  /** A job's parts in order, its first one asked for already; read once. */
+  async function * partsOf (it: AsyncIterator<Uint8Array | EncryptionPart>, first: Promise<IteratorResult<Uint8Array | EncryptionPart>>): AsyncGenerator<Uint8Array | EncryptionPart> {
+    try {
+      for (let r = await first; r.done !== true; r = await it.next()) yield r.value
+    } finally {
+      // a consumer that stopped early (a failed store) releases the job's pieces now
+      await it.return?.()
+    }
+  }
 
   function start (): void {
     const abort = new AbortController()
@@ -83,21 +108,27 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
     // asking for the first piece is what queues the job; its failure is met by the consumer
     job = { it, first: it.next(), abort }
     job.first.catch(() => {})
+    staging = opts.stage?.(partsOf(it, job.first)) ?? null
   }
 
-  /** Stops the job running (its worker is free at once); `why` is what its pieces would throw. */
+  /** Stops the job running (its worker is free at once) and removes what it staged; `why` is what its pieces would throw. */
   function dropJob (why: string): void {
     arrival.abandon()
     job?.abort.abort(new HearthError('INVALID_ARGUMENT', why))
     job = null
+    const dropped = staging
+    staging = null
+    // a removal that fails leaves the files to the next start's sweep (staged-import.ts)
+    if (dropped !== null) discarding = Promise.all([discarding, dropped.discard().catch(() => {})]).then(() => {})
   }
 
-  function cancel (): void {
+  async function cancel (): Promise<void> {
     cancelled = true
     clearInterval(stall)
-    if (taken) { arrival.abandon(); return } // its consumer ends the job (encrypt-store.ts)
+    if (taken) { arrival.abandon(); await discarding; return } // its consumer ends the job (encrypt-store.ts)
     taken = true
     dropJob('the early encryption was not used')
+    await discarding
   }
 
   /** The body comes too slowly for a worker to wait on it: the worker is given back, and the job given again at `complete`. */
@@ -142,18 +173,17 @@ export function startEarlyEncryption (encryptor: Encryptor, declaredBytes: numbe
     pieces: {
       [Symbol.asyncIterator]: () => {
         if (taken) throw new Error('the early encryption\'s pieces are read once')
+        if (staging !== null) throw new Error('the early encryption\'s pieces are being staged: commit them')
         taken = true
         if (job === null) throw new Error('the early encryption\'s pieces are read once it is complete')
-        const { it, first } = job
-        return (async function * () {
-          try {
-            for (let r = await first; r.done !== true; r = await it.next()) yield r.value
-          } finally {
-            // a consumer that stopped early (a failed store) releases the job's pieces now
-            await it.return?.()
-          }
-        })()
+        return partsOf(job.it, job.first)
       }
+    },
+    commit () {
+      if (staging === null) return null
+      if (taken) throw new Error('the early encryption\'s pieces are stored once')
+      taken = true
+      return staging.commit()
     },
     cancel
   }

@@ -19,41 +19,64 @@ export interface StoredCiphertext {
   plaintextSha256?: string
 }
 
+/** A job's parts as a streamed add takes them (`pieces`), and what the job said besides. */
+export interface CiphertextParts {
+  /** The ciphertext's pieces (hashed when the worker hashed them); ends with the last piece. */
+  pieces: AsyncIterable<StreamPiece>
+  /** The job's remaining parts read (the plaintext's digest), once `cid` holds the pieces. */
+  stored (cid: string): Promise<StoredCiphertext>
+  /** Drops the job's parts still to come (a failed store), freeing its worker. */
+  end (): Promise<void>
+}
+
+export function ciphertextParts (source: AsyncIterable<Uint8Array | EncryptionPart>): CiphertextParts {
+  let encryptedSize = 0
+  let plaintextSha256: string | undefined
+  // made on the first read: a source read once (an early encryption's pieces) is not taken before
+  let iterator: AsyncIterator<Uint8Array | EncryptionPart> | null = null
+  const parts = (): AsyncIterator<Uint8Array | EncryptionPart> => (iterator ??= source[Symbol.asyncIterator]())
+  const pieces = (async function * (): AsyncGenerator<StreamPiece> {
+    for (let r = await parts().next(); r.done !== true; r = await parts().next()) {
+      const part = r.value
+      if (isPlaintextDigest(part)) { plaintextSha256 = part.plaintextSha256; continue }
+      if (part instanceof Uint8Array) { encryptedSize += part.byteLength; yield part; continue }
+      encryptedSize += part.bytes.byteLength
+      // a piece the worker left unhashed (this thread kept up with it) is hashed by the importer
+      yield part.sha256 !== undefined ? { bytes: part.bytes, sha256: part.sha256 } : part.bytes
+      // the importer's input ends here, not when the plaintext's digest has come too
+      if (part.last === true) return
+    }
+  })()
+  return {
+    pieces,
+    async stored (cid) {
+      // the ciphertext is stored whole already: a worker lost now only costs the main thread the
+      // plaintext's digest (the index record is hashed there when none came)
+      try {
+        for (let r = await parts().next(); r.done !== true; r = await parts().next()) {
+          if (isPlaintextDigest(r.value)) plaintextSha256 = r.value.plaintextSha256
+        }
+      } catch {}
+      return { cid, encryptedSize, ...(plaintextSha256 !== undefined ? { plaintextSha256 } : {}) }
+    },
+    async end () { await iterator?.return?.() }
+  }
+}
+
 /** `early`: the pieces of an encryption of `plaintext` already running (early-encryption.ts). */
 export async function encryptAndStore (deps: { storage: StorageBackend; encryptor: Encryptor }, plaintext: Uint8Array, passwordHex: string, early?: AsyncIterable<Uint8Array | EncryptionPart>): Promise<StoredCiphertext> {
   if ((early !== undefined || plaintext.byteLength > CHUNK_SIZE) && deps.storage.addStream !== undefined) {
-    let encryptedSize = 0
-    let plaintextSha256: string | undefined
-    const parts = (early ?? deps.encryptor.encryptChunks(plaintext, passwordHex))[Symbol.asyncIterator]()
-    const counted = (async function * (): AsyncGenerator<StreamPiece> {
-      for (let r = await parts.next(); r.done !== true; r = await parts.next()) {
-        const part = r.value
-        if (isPlaintextDigest(part)) { plaintextSha256 = part.plaintextSha256; continue }
-        if (part instanceof Uint8Array) { encryptedSize += part.byteLength; yield part; continue }
-        encryptedSize += part.bytes.byteLength
-        // a piece the worker left unhashed (this thread kept up with it) is hashed by the importer
-        yield part.sha256 !== undefined ? { bytes: part.bytes, sha256: part.sha256 } : part.bytes
-        // the importer's input ends here, not when the plaintext's digest has come too
-        if (part.last === true) return
-      }
-    })()
+    const parts = ciphertextParts(early ?? deps.encryptor.encryptChunks(plaintext, passwordHex))
     let cid: string
     try {
-      cid = await deps.storage.addStream(counted)
+      cid = await deps.storage.addStream(parts.pieces)
     } catch (err) {
       // the job's pieces still waiting or coming are dropped now and its worker freed, not kept
       // until the whole file is encrypted
-      await parts.return?.()
+      await parts.end()
       throw err
     }
-    // the ciphertext is stored whole already: a worker lost now only costs the main thread the
-    // plaintext's digest (the index record is hashed there when none came)
-    try {
-      for (let r = await parts.next(); r.done !== true; r = await parts.next()) {
-        if (isPlaintextDigest(r.value)) plaintextSha256 = r.value.plaintextSha256
-      }
-    } catch {}
-    return { cid, encryptedSize, ...(plaintextSha256 !== undefined ? { plaintextSha256 } : {}) }
+    return await parts.stored(cid)
   }
   // a small file; or a backend without streamed adds, which only a bare backend lacks (the
   // daemon's storage always streams, joining pieces itself for Kubo): the whole message, and an

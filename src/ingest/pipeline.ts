@@ -15,6 +15,8 @@ import { inThreadEncryptor } from './encryptor.js'
 import { encryptAndStore as encryptAndStoreBytes } from './encrypt-store.js'
 import { envelopeSerializer } from './envelope-bytes.js'
 import { startEarlyEncryption, type EarlyEncryption } from './early-encryption.js'
+import { stageEarly } from './early-store.js'
+import type { EncryptionPart } from './encryption-job.js'
 import { CHUNK_SIZE } from '../storage/cid.js'
 import { markedMtime } from '../storage/file-times.js'
 import { absoluteDataPath } from './layout.js'
@@ -114,8 +116,12 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
    * Encrypts and stores; `unsynced` lets storage skip its syncs when it can (the journal covers
    * them). A file over one chunk is encrypted as a stream and stored piece by piece (encrypt-store.ts).
    */
-  async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false, early?: EarlyEncryption['pieces']): Promise<StoredCiphertext> {
-    if (early !== undefined || !unsynced || deps.storage.addUnsynced === undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope), early)
+  async function encryptAndStore (env: Envelope, bytes: Uint8Array, unsynced = false, early?: EarlyEncryption): Promise<StoredCiphertext> {
+    // an early encryption's ciphertext staged while the body arrived is committed; else its pieces are stored now
+    const staged = early?.commit() ?? null
+    if (staged !== null) return await staged
+    if (early !== undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope), early.pieces)
+    if (!unsynced || deps.storage.addUnsynced === undefined) return await encryptAndStoreBytes({ storage: deps.storage, encryptor }, bytes, scopeKey(env.scope))
     const ciphertext = await encryptor.encrypt(bytes, scopeKey(env.scope))
     // the block is written (and pinned) by the journal's checkpoint, a whole batch at once
     const added = await deps.storage.addDeferred?.(ciphertext) ?? await deps.storage.addUnsynced(ciphertext)
@@ -230,7 +236,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
       // a full disk (data folder, blocks, index) answers 507 STORAGE_FULL, not 500
       throw asStorageFull(err, `storing data of ${scope}`)
     } finally {
-      opts.early?.cancel() // unused (a failed validation, a taken name): the worker's job is dropped
+      // unused (a failed validation, a taken name): the worker's job is dropped and what it staged
+      // removed before the answer, so an error answered leaves nothing of the body behind
+      await opts.early?.cancel()
     }
   }
 
@@ -242,7 +250,9 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
     const head = { definitionUrl: schema.definitionUrl, scope, collectedAt: collectedAt ?? stampNow(scope) }
     // this body is one of the large bodies the budget runs (admit); any other is arriving or being stored too
     const alone = (deps.admission?.status().running ?? 0) <= (declaredBytes > ADMIT_FREELY_BYTES ? 1 : 0)
-    return startEarlyEncryption(encryptor, declaredBytes, head, scopeKey(scope), { alone, ...(deps.maxJsonValues !== undefined ? { maxJsonValues: deps.maxJsonValues } : {}) })
+    // its ciphertext is stored as it comes, while the body arrives and is validated (early-store.ts)
+    const stage = deps.storage.stageStream !== undefined ? (parts: AsyncIterable<Uint8Array | EncryptionPart>) => stageEarly(deps.storage, parts) : undefined
+    return startEarlyEncryption(encryptor, declaredBytes, head, scopeKey(scope), { alone, ...(stage !== undefined ? { stage } : {}), ...(deps.maxJsonValues !== undefined ? { maxJsonValues: deps.maxJsonValues } : {}) })
   }
 
   async function submitOnce (scope: string, data: unknown, opts: SubmitOptions): Promise<SubmitResult> {
@@ -281,7 +291,7 @@ export function createIngestPipeline (deps: IngestDeps): IngestPipeline {
         const besides = journaled && !useEarly && deps.fileWriter !== undefined && beside?.enabled === true
         // the file's mark for a replay (journal.ts): random microseconds no copied file's time has
         const mtimeMs = markedMtime(Date.now())
-        const storing = settle(encryptAndStore(env, bytes, journaled, useEarly ? early.pieces : undefined))
+        const storing = settle(encryptAndStore(env, bytes, journaled, useEarly ? early : undefined))
         const create = async (): Promise<Settled<DurableWrite>> => await settle(writeOwnDataFile(deps.ownWrites, rel, abs, bytes, journaled
           ? { synced: false, ...(deps.fileWriter !== undefined ? { writer: deps.fileWriter } : {}), ...(besides ? { mtimeMs } : {}) }
           : {}))

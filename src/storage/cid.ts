@@ -47,13 +47,16 @@ export function fixedSizeChunker (chunkSize: number = CHUNK_SIZE): Chunker {
         joined.set(buf, pending.length)
         data = joined
       }
+      // the length read before the yields: a chunk that is a whole piece may be moved away
+      // (detached) by the time the loop goes on (storage/block-sink.ts), and then nothing is left
+      const length = data.length
       let offset = 0
-      while (data.length - offset >= chunkSize) {
+      while (length - offset >= chunkSize) {
         yield data.subarray(offset, offset + chunkSize)
         offset += chunkSize
         emitted = true
       }
-      pending = data.slice(offset)
+      pending = offset >= length ? new Uint8Array(0) : data.slice(offset)
     }
     if (!emitted || pending.length > 0) yield pending
   }

@@ -10,6 +10,7 @@ import type { CID } from 'multiformats/cid'
 import { unixfsAddOptions } from './cid.js'
 import { blockFilePath } from './raw-blocks.js'
 import { knownDigestLeaves } from './stream-pieces.js'
+import { blockSink } from './block-sink.js'
 import type { FileWriter } from './file-writer.js'
 import type { SyncFiles } from './deferred-sync.js'
 
@@ -28,19 +29,31 @@ export async function importDurably (
   deps: DurableImportDeps,
   source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
   signal?: AbortSignal,
-  digests?: WeakMap<ArrayBufferLike, Uint8Array>
+  digests?: WeakMap<ArrayBufferLike, Uint8Array>,
+  opts: { move?: boolean } = {}
 ): Promise<{ root: CID, written: CID[] }> {
   const written: CID[] = []
   const files: string[] = []
   const { blockstore, blocksDir, writer } = deps
+  // a block's create, write and rename cost the main thread a share of one message instead of four
+  // fs calls, and the importer does not wait for it (block-sink.ts)
+  const sink = blockSink(writer, { replace: true, move: opts.move === true })
   const durable = {
-    // a block's create, write and rename cost the main thread one message instead of four fs calls
-    put: async (c: CID, b: Uint8Array) => { const path = blockFilePath(blocksDir, c); await writer.replaceBlocks([{ path, bytes: b }]); files.push(path); written.push(c); return c },
+    put: async (c: CID, b: Uint8Array) => { const path = blockFilePath(blocksDir, c); sink.put(c, path, b); files.push(path); written.push(c); return c },
     get: (c: CID, o?: object) => blockstore.get(c, o),
     has: async (c: CID, o?: object) => await blockstore.has(c, o)
   } as unknown as UnixFSComponents['blockstore']
-  const options = { ...unixfsAddOptions(), signal, ...(digests !== undefined ? { bufferImporter: knownDigestLeaves(digests) } : {}) }
-  const root = await (await deps.unixfs(durable)).addByteStream(source, options)
+  // each piece goes on as it comes (no batches of ten to wait for: the puts do not block); the
+  // leaf step reads a block's size before its put, which may move its buffer away
+  const options = { ...unixfsAddOptions(), signal, blockWriteConcurrency: 1, bufferImporter: knownDigestLeaves(digests ?? new WeakMap()) }
+  let root: CID
+  try {
+    root = await (await deps.unixfs(durable)).addByteStream(source, options)
+  } catch (err) {
+    await sink.flush().catch(() => {}) // a failed import's writes end before it is reported
+    throw err
+  }
+  await sink.flush()
   await deps.syncFiles(files)
   return { root, written }
 }

@@ -35,6 +35,7 @@ import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { isWholeBuffer, pieceBytes, type StreamPiece } from './stream-pieces.js'
 import { importDurably } from './durable-import.js'
+import { stageImport, stageSweep, type StagedStream } from './staged-import.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
@@ -60,8 +61,18 @@ export interface EmbeddedStorageOptions {
 
 export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Promise<StorageBackend> {
   const { files, db } = await openEmbeddedStores(opts.blocksDir, opts.datastoreDir)
+  // the datastore's lock is held: what a staging folder holds now is a crashed run's (staged-import.ts)
+  let staging: string | null = null
+  try {
+    const swept = await stageSweep(opts.blocksDir)
+    staging = swept.dir
+    if (swept.removed > 0) opts.logger?.info({ removed: swept.removed }, 'removed blocks a previous run staged and never stored')
+  } catch (err) {
+    // large files are then stored after their validation, as they were before staging existed
+    opts.logger?.warn({ err }, 'the staging folder of the blocks cannot be used')
+  }
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), db, new PinRecords(db), opts)
+  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), db, new PinRecords(db), opts, staging)
 }
 
 class EmbeddedStorage implements StorageBackend {
@@ -86,7 +97,9 @@ class EmbeddedStorage implements StorageBackend {
     /** The LevelDB of the small blocks and the pins (Helia's datastore too, once Helia starts). */
     private readonly db: ClassicLevel<string, Uint8Array>,
     private readonly pinRecords: PinRecords,
-    private readonly opts: EmbeddedStorageOptions
+    private readonly opts: EmbeddedStorageOptions,
+    /** Where blocks wait for their file's commit (staged-import.ts); null: no staging here. */
+    private readonly stagingDir: string | null = null
   ) {
     this.#ownWriter = opts.writer === undefined ? createFileWriter() : null
     this.#writer = opts.writer ?? this.#ownWriter!
@@ -164,15 +177,34 @@ class EmbeddedStorage implements StorageBackend {
     if (first.done === true) return await this.add(new Uint8Array(0), opts)
     const second = await it.next()
     if (second.done === true) return await this.add(pieceBytes(first.value), opts)
+    // the pieces are given up (types.ts): a whole one is moved to the file writer, not copied
     return await this.#importDurably((async function * () {
       yield bytesOf(first.value)
       yield bytesOf(second.value)
       for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
-    })(), opts.signal, digests)
+    })(), opts.signal, digests, true)
   }
 
-  /** A multi-block file stored durably (durable-import.ts), then pinned with every block it wrote. */
-  async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal, digests?: WeakMap<ArrayBufferLike, Uint8Array>): Promise<string> {
+  stageStream (pieces: AsyncIterable<StreamPiece>): StagedStream | null {
+    if (this.stagingDir === null) return null
+    this.#assertRunning()
+    const staged = stageImport({
+      stagingDir: this.stagingDir,
+      blocksDir: this.opts.blocksDir,
+      writer: this.#writer,
+      syncFiles: this.#syncFiles,
+      unixfs: async (store) => await this.#fs(store),
+      pin: async (root, blocks) => {
+        await this.#pins.exclusive(async () => { await this.pinRecords.add(root, blocks) })
+          .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
+      },
+      addSingle: async (bytes) => await this.add(bytes)
+    }, pieces)
+    return { commit: async () => await staged.commit().catch((err: unknown) => { throw this.#wrap(err, 'add') }), discard: staged.discard }
+  }
+
+  /** A multi-block file stored durably (durable-import.ts), then pinned with every block it wrote; `move`: its pieces were given up. */
+  async #importDurably (source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, signal?: AbortSignal, digests?: WeakMap<ArrayBufferLike, Uint8Array>, move = false): Promise<string> {
     let imported: { root: CID, written: CID[] }
     try {
       imported = await importDurably({
@@ -181,7 +213,7 @@ class EmbeddedStorage implements StorageBackend {
         writer: this.#writer,
         syncFiles: this.#syncFiles,
         unixfs: async (store) => await this.#fs(store)
-      }, source, signal, digests)
+      }, source, signal, digests, { move })
     } catch (err) {
       throw this.#wrap(err, 'add')
     }

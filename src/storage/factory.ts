@@ -10,6 +10,7 @@ import type { Service } from '../lifecycle/service.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
 import { withVerifiedReads } from './verified-reads.js'
 import { joinPieces, type StreamPiece } from './stream-pieces.js'
+import type { StagedStream } from './staged-import.js'
 import { checkKuboOptions } from './kubo-options.js'
 import type { SharedFileWriting } from './file-writer.js'
 import type { PresenceReport } from './presence-check.js'
@@ -126,6 +127,11 @@ class StorageHolder implements StorageService {
     const backend = this.#started()
     if (backend.addStream !== undefined) return await backend.addStream(pieces, opts)
     return await backend.add(await joinPieces(pieces), opts)
+  }
+
+  stageStream (pieces: AsyncIterable<StreamPiece>): StagedStream | null {
+    const backend = this.#started()
+    return backend.stageStream?.(pieces) ?? null
   }
 
   expectLarge (op: 'add' | 'read'): void { this.#backend?.expectLarge?.(op) }

@@ -164,6 +164,29 @@ export function replaceBlock (path: string, temp: string, bytes: Uint8Array): vo
   }
 }
 
+/**
+ * Files renamed to their new names (replacing what is there), the new folder made when missing:
+ * staged blocks moved into the blockstore (storage/staged-import.ts). Not synced.
+ */
+export function moveFiles (moves: ReadonlyArray<{ from: string; to: string }>): void {
+  for (const { from, to } of moves) {
+    try {
+      renameSync(from, to)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      mkdirSync(dirname(to), { recursive: true })
+      renameSync(from, to)
+    }
+  }
+}
+
+/** Files removed; one already gone is no error. */
+export function removeFiles (paths: readonly string[]): void {
+  for (const path of paths) {
+    try { unlinkSync(path) } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err }
+  }
+}
+
 export function errorOf (err: unknown): WriterError {
   const e = err as NodeJS.ErrnoException
   return { message: e?.message ?? String(err), ...(typeof e?.code === 'string' ? { code: e.code } : {}), ...(typeof e?.syscall === 'string' ? { syscall: e.syscall } : {}) }

@@ -12,7 +12,7 @@ import { closeSync, mkdirSync, openSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { getPriority, setPriority } from 'node:os'
 import type { CreateFile, FileOutcome, WriterReply, WriterRequest, WriterSetup } from './file-writer.js'
-import { createNew, errorOf, publish, replaceBlock, stageNew, writeBlock } from './file-writer-ops.js'
+import { createNew, errorOf, moveFiles, publish, removeFiles, replaceBlock, stageNew, writeBlock } from './file-writer-ops.js'
 
 const setup = (workerData ?? {}) as WriterSetup
 /** How much lower than the main thread this thread runs (niceness steps, on top of the process's own). */
@@ -69,6 +69,12 @@ function handle (req: WriterRequest): void {
       reply = { id: req.id }
     } else if (req.op === 'create' || req.op === 'stage' || req.op === 'publish') {
       reply = { id: req.id, results: req.files.map((f): FileOutcome => { try { return run(req.op, f) } catch (err) { return { error: errorOf(err) } } }) }
+    } else if (req.op === 'move') {
+      moveFiles(req.moves)
+      reply = { id: req.id }
+    } else if (req.op === 'remove') {
+      removeFiles(req.paths)
+      reply = { id: req.id }
     } else if (req.op === 'replace') {
       for (const b of req.blocks) replaceBlock(b.path, b.temp, b.bytes)
       reply = { id: req.id }

@@ -35,6 +35,8 @@ type WriterOp =
   | { op: 'stage'; files: CreateFile[] }
   | { op: 'publish'; files: Publish[] }
   | { op: 'blocks' | 'replace'; blocks: Array<{ path: string; temp: string; bytes: Uint8Array }> }
+  | { op: 'move'; moves: Array<{ from: string; to: string }> }
+  | { op: 'remove'; paths: string[] }
 export type WriterRequest = WriterOp & { id: number }
 /** The thread's settings: the temp folder and how many empty temps to keep there (file-writer-thread.ts). */
 export interface WriterSetup { tempDir?: string; spares?: number }
@@ -68,10 +70,18 @@ export interface FileWriter {
    * now) and removed; with `path` null only removed.
    */
   publish (staged: StagedFile, path: string | null): Promise<{ written: boolean }>
-  /** Content-addressed files, each written unless a file of its size is there. Not synced. */
-  writeBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
-  /** Content-addressed files, each written whole (a temp renamed over the name) whatever is there. Not synced. */
-  replaceBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void>
+  /**
+   * Content-addressed files, each written unless a file of its size is there. Not synced.
+   * `move`: the caller gives the bytes up; a block that is its buffer's whole view is moved to the
+   * thread, not copied (its buffer is detached here).
+   */
+  writeBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>, opts?: { move?: boolean }): Promise<void>
+  /** Content-addressed files, each written whole (a temp renamed over the name) whatever is there. Not synced. `move`: as writeBlocks. */
+  replaceBlocks (blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>, opts?: { move?: boolean }): Promise<void>
+  /** Files renamed over their new names (folders made when missing), in one request. Not synced. */
+  moveFiles (moves: ReadonlyArray<{ from: string; to: string }>): Promise<void>
+  /** Files removed (one already gone is no error), in one request. */
+  removeFiles (paths: readonly string[]): Promise<void>
   /** Ends the thread (a later request starts a new one). */
   close (): Promise<void>
 }
@@ -132,12 +142,12 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     idleTimer.unref()
   }
 
-  async function post (t: Thread, req: WriterOp): Promise<WriterReply> {
+  async function post (t: Thread, req: WriterOp, transfer: ArrayBuffer[] = []): Promise<WriterReply> {
     t.worker.ref()
     const id = nextId++
     return await new Promise<WriterReply>((resolve, reject) => {
       t.waiting.set(id, { resolve, reject })
-      t.worker.postMessage({ ...req, id })
+      t.worker.postMessage({ ...req, id }, transfer)
     })
   }
 
@@ -150,10 +160,10 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     await t.worker.terminate()
   }
 
-  async function send (req: WriterOp): Promise<WriterReply> {
+  async function send (req: WriterOp, transfer?: ArrayBuffer[]): Promise<WriterReply> {
     if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
     current ??= start()
-    const reply = await post(current, req)
+    const reply = await post(current, req, transfer)
     if (reply.error !== undefined) throw errnoError(reply.error)
     return reply
   }
@@ -178,10 +188,12 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     })
   }
 
-  async function sendBlocks (op: 'blocks' | 'replace', blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>): Promise<void> {
+  async function sendBlocks (op: 'blocks' | 'replace', blocks: ReadonlyArray<{ path: string; bytes: Uint8Array }>, moved: boolean): Promise<void> {
     for (let i = 0; i < blocks.length; i += BLOCKS_PER_MESSAGE) {
       const part = blocks.slice(i, i + BLOCKS_PER_MESSAGE).map((b) => ({ path: b.path, temp: join(dirname(b.path), tempName(basename(b.path))), bytes: exactBytes(b.bytes) }))
-      await send({ op, blocks: part })
+      // a whole buffer of its own is moved (no copy on either side), when the caller gives it up
+      const transfer = moved ? part.flatMap(({ bytes }) => bytes.buffer instanceof ArrayBuffer && bytes.byteLength > 0 && bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer] : []) : []
+      await send({ op, blocks: part }, [...new Set(transfer)])
     }
   }
 
@@ -206,8 +218,10 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
     async publish (staged, path) {
       return await turns.publish({ temp: staged.temp, path }) as { written: boolean }
     },
-    async writeBlocks (blocks) { await sendBlocks('blocks', blocks) },
-    async replaceBlocks (blocks) { await sendBlocks('replace', blocks) },
+    async writeBlocks (blocks, opts = {}) { await sendBlocks('blocks', blocks, opts.move === true) },
+    async replaceBlocks (blocks, opts = {}) { await sendBlocks('replace', blocks, opts.move === true) },
+    async moveFiles (moves) { if (moves.length > 0) await send({ op: 'move', moves: [...moves] }) },
+    async removeFiles (paths) { if (paths.length > 0) await send({ op: 'remove', paths: [...paths] }) },
     async close () {
       if (idleTimer !== null) { clearTimeout(idleTimer); idleTimer = null }
       await retire()
@@ -221,7 +235,8 @@ export function createFileWriter (opts: { idleMs?: number; tempDir?: string; spa
  */
 function exactBytes (bytes: Uint8Array): Uint8Array {
   if (bytes.buffer instanceof SharedArrayBuffer || (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength)) return bytes
-  return bytes.slice()
+  // a copy of its own (a Buffer's `slice` is a view on the same memory, whose whole buffer a message would copy)
+  return new Uint8Array(bytes)
 }
 
 /** The thread's error as the main thread's own fs calls give it (`code` kept: ENOSPC is STORAGE_FULL). */

@@ -32,6 +32,7 @@ type BufferImporter = NonNullable<AddOptions['bufferImporter']>
  * CIDv1 of its SHA-256, stored), taking the digest a chunk came with instead of hashing it again.
  * A chunk is looked up by its buffer: the chunker hands a piece of exactly one chunk over as a
  * view of the piece's whole buffer; anything else (a short last piece the chunker copied) is hashed.
+ * Its size is read before the put, which may move its buffer to the file writer (block-sink.ts).
  */
 export function knownDigestLeaves (digests: WeakMap<ArrayBufferLike, Uint8Array>): BufferImporter {
   return async function * (file, blockstore) {
@@ -39,8 +40,9 @@ export function knownDigestLeaves (digests: WeakMap<ArrayBufferLike, Uint8Array>
       yield async () => {
         const known = isWholeBuffer(block) ? digests.get(block.buffer) : undefined
         const cid = known !== undefined ? rawBlockCidOfDigest(known) : rawBlockCid(block)
+        const size = BigInt(block.byteLength)
         await blockstore.put(cid, block)
-        return { cid, size: BigInt(block.byteLength), block }
+        return { cid, size, block }
       }
     }
   }

@@ -2,6 +2,7 @@
 // (in-process Helia) and kubo (a Kubo node over its RPC API). CIDs are CIDv1 strings, identical
 // to what `ipfs add --cid-version 1` (UnixFS, raw leaves, 256 KiB chunks) gives the same bytes.
 import type { StreamPiece } from './stream-pieces.js'
+import type { StagedStream } from './staged-import.js'
 
 /** Reachability and, where the backend knows it, the bytes it holds (`bytes`, null until measured). */
 export interface StorageHealth { ok: boolean; detail?: string; bytes?: number | null; version?: string }
@@ -34,9 +35,19 @@ export interface StorageBackend {
    * `add` for bytes that arrive in pieces (a large file's ciphertext, chunked while it is still
    * being encrypted): the same CID as `add` of the pieces joined. Optional: without it the caller
    * joins the pieces and calls `add`. A piece's SHA-256, when given, is trusted (it comes from
-   * this process's own workers).
+   * this process's own workers). The pieces are given up: one that is exactly one chunk and its
+   * buffer's whole view may be moved to another thread (its buffer detached); so may
+   * `stageStream`'s.
    */
   addStream? (pieces: AsyncIterable<StreamPiece>, opts?: { signal?: AbortSignal }): Promise<string>
+  /**
+   * `addStream` in two steps, for content that may yet be dropped (a POST body still arriving or
+   * being validated): its blocks are written and synced as the pieces come, outside the store
+   * (storage/staged-import.ts), and become content of the store only on `commit` (its CID,
+   * pinned); `discard` removes them (end the pieces' source first). Null when the backend
+   * cannot (kubo, a staging folder on another filesystem): use `addStream` once it is decided.
+   */
+  stageStream? (pieces: AsyncIterable<StreamPiece>): StagedStream | null
   /**
    * A multi-block add or read is coming (a peer's large file is being fetched, or asked for): load
    * what that needs now, while the caller still waits for the bytes. Optional; never throws.

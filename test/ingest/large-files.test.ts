@@ -32,11 +32,13 @@ const CRASH_MARKER = 'crash-the-encryption-worker'
 interface Rig { pipeline: IngestPipeline, index: FileIndex, storage: StorageBackend, workers: WorkerPool, dataDir: string, blocksDir: string }
 
 /** `journaled`: with the ingest journal, as the daemon runs the pipeline. */
-async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; encryptor?: (e: Encryptor) => Encryptor; maxJsonValues?: number; admission?: ByteBudget } = {}): Promise<Rig> {
+/** `staging: false`: a storage that cannot stage (as Kubo): an early encryption's pieces are read after the validation. */
+async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; encryptor?: (e: Encryptor) => Encryptor; maxJsonValues?: number; admission?: ByteBudget; staging?: boolean } = {}): Promise<Rig> {
   const { dataDir, db, index, validate } = await ingestWorkspace(t, 'hearth-large-')
   const dir = await tempDir(t)
-  const storage = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
-  t.after(async () => { await storage.stop() })
+  const embedded = await createEmbeddedStorage({ blocksDir: join(dir, 'blocks'), datastoreDir: join(dir, 'datastore') })
+  t.after(async () => { await embedded.stop() })
+  const storage = opts.staging === false ? withoutStaging(embedded) : embedded
   const workers = createEncryptionWorkers({ size: 1, maxQueued: 4, maxFileBytes: 32 * MB, ...(script !== undefined ? { script } : {}) })
   await workers.start()
   t.after(async () => { await workers.stop() })
@@ -45,6 +47,17 @@ async function rig (t: TestContext, script?: URL, opts: { journaled?: boolean; e
   const encryptor = opts.encryptor?.(workerEncryptor(workers)) ?? workerEncryptor(workers)
   const pipeline = createIngestPipeline({ dataDir, index, storage, schemas: schemaLookup, validate, masterKey: MASTER, logger: silentLogger(), encryptor, ...(journal !== undefined ? { journal } : {}), ...(opts.maxJsonValues !== undefined ? { maxJsonValues: opts.maxJsonValues } : {}), ...(opts.admission !== undefined ? { admission: opts.admission } : {}) })
   return { pipeline, index, storage, workers, dataDir, blocksDir: join(dir, 'blocks') }
+}
+
+/** The backend without `stageStream` (its methods bound to it: they use its private fields). */
+function withoutStaging (backend: StorageBackend): StorageBackend {
+  return new Proxy(backend, {
+    get (target, key) {
+      if (key === 'stageStream') return undefined
+      const value = Reflect.get(target, key) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  })
 }
 
 function bigProfile (bytes: number, marker = ''): Record<string, unknown> {
@@ -226,7 +239,7 @@ test('an early encryption of data that fails validation stores nothing, and the 
 })
 
 test('a store that fails mid-file releases the worker job at once: its pieces dropped, the job cancelled, the worker free', async (t) => {
-  const r = await rig(t)
+  const r = await rig(t, undefined, { staging: false })
   const { encryptAndStore } = await import('../../src/ingest/encrypt-store.js')
   const failing: StorageBackend = {
     ...r.storage,
@@ -273,7 +286,7 @@ async function untilIdle (workers: WorkerPool): Promise<void> {
 }
 
 test('a large body is encrypted while it arrives: the first pieces are out before the last bytes came', async (t) => {
-  const r = await rig(t)
+  const r = await rig(t, undefined, { staging: false })
   for await (const _ of workerEncryptor(r.workers).encryptChunks(new Uint8Array(300_000), scopeKeyHex(MASTER, SCOPE))) {} // the worker started
   const data = bigProfile(8 * MB)
   const json = Buffer.from(JSON.stringify(data))

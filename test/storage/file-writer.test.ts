@@ -144,6 +144,28 @@ test('replaceBlocks writes each block whole over whatever its name holds, the sa
   await assert.rejects(writer.replaceBlocks([{ path: join(dir, 'plain', 'b.data'), bytes: Buffer.from('b') }]), { code: 'ENOTDIR' })
 })
 
+test('blocks given up (move) go to the thread without a copy: a whole buffer is detached here, a view of a larger one copied; moveFiles and removeFiles in one request each', async (t) => {
+  const dir = await tempDir(t)
+  const writer = createFileWriter()
+  t.after(async () => { await writer.close() })
+  const whole = new Uint8Array(Buffer.from('whole block'))
+  const larger = Buffer.from('a view of a larger buffer')
+  const view = larger.subarray(2, 6)
+  const kept = new Uint8Array(Buffer.from('kept block'))
+  await writer.writeBlocks([{ path: join(dir, 'AA', 'w.data'), bytes: whole }, { path: join(dir, 'AA', 'v.data'), bytes: view }], { move: true })
+  await writer.writeBlocks([{ path: join(dir, 'AA', 'k.data'), bytes: kept }])
+  assert.equal(whole.byteLength, 0, 'moved: its buffer is the thread\'s now')
+  assert.equal(Buffer.from(view).toString(), 'view', 'copied: the larger buffer is not given away')
+  assert.equal(Buffer.from(kept).toString(), 'kept block', 'not moved without `move`')
+  assert.equal(await readFile(join(dir, 'AA', 'w.data'), 'utf8'), 'whole block')
+  assert.equal(await readFile(join(dir, 'AA', 'v.data'), 'utf8'), 'view')
+  await writer.moveFiles([{ from: join(dir, 'AA', 'w.data'), to: join(dir, 'BB', 'w.data') }, { from: join(dir, 'AA', 'v.data'), to: join(dir, 'AA', 'v2.data') }])
+  assert.deepEqual(await readdir(join(dir, 'AA')), ['k.data', 'v2.data'])
+  assert.equal(await readFile(join(dir, 'BB', 'w.data'), 'utf8'), 'whole block', 'its folder made')
+  await writer.removeFiles([join(dir, 'AA', 'k.data'), join(dir, 'AA', 'gone.data')])
+  assert.deepEqual(await readdir(join(dir, 'AA')), ['v2.data'], 'one already gone is no error')
+})
+
 test('a create asked for with an mtime gets exactly that mtime before its name appears, on the thread and while it starts, so its record can be written first', async (t) => {
   const dir = await tempDir(t)
   const writer = createFileWriter({ tempDir: join(dir, '.writing'), spares: 2 })

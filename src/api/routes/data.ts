@@ -112,7 +112,8 @@ export function addDataRoutes (router: Router, deps: DataRouteDeps): void {
         // the body's own bytes too: a large canonical body is stored as it came, not serialised again
         return await deps.pipeline.submit(scope, data, { json: body, early: started, ...(collectedAt === null ? {} : { collectedAt }) })
       } finally {
-        early?.cancel()
+        // a body not stored (invalid, a client gone) leaves none of its ciphertext behind
+        await early?.cancel()
       }
     })
     if (result.status === 'queued') {
