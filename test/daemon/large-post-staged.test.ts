@@ -4,22 +4,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { request, type ClientRequest } from 'node:http'
-import { readdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { startDaemonProcess } from '../support/daemon.js'
 import { referenceCid } from '../support/reference-cid.js'
+import { filesUnder } from '../support/tmp.js'
 
 const SCOPE = 'instagram.profile'
 const MB = 1024 * 1024
-
-async function filesUnder (dir: string): Promise<string[]> {
-  const out: string[] = []
-  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    if (e.isDirectory()) out.push(...await filesUnder(join(dir, e.name)))
-    else out.push(join(dir, e.name))
-  }
-  return out.sort()
-}
 
 async function until (what: string, check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 500; i++) {

@@ -3,24 +3,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createEmbeddedStorage } from '../../src/storage/embedded.js'
 import { createFileWriter, type FileWriter } from '../../src/storage/file-writer.js'
 import { CHUNK_SIZE } from '../../src/storage/cid.js'
 import { stagingDirOf } from '../../src/storage/staged-import.js'
 import type { StorageBackend } from '../../src/storage/types.js'
-import { tempDir } from '../support/tmp.js'
+import { filesUnder, tempDir } from '../support/tmp.js'
 import { referenceCid } from '../support/reference-cid.js'
-
-async function filesUnder (dir: string): Promise<string[]> {
-  const out: string[] = []
-  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    if (e.isDirectory()) out.push(...await filesUnder(join(dir, e.name)))
-    else out.push(join(dir, e.name))
-  }
-  return out.sort()
-}
 
 async function * piecesOf (bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   for (let at = 0; at < bytes.byteLength; at += CHUNK_SIZE) yield bytes.slice(at, at + CHUNK_SIZE)
