@@ -1,5 +1,5 @@
 // Opening the embedded backend's stores (embedded.ts): the block files, the LevelDB that holds the
-// pins and the small blocks, and Helia on top of them when the pin machinery of a multi-block file
+// pins and the small blocks, the staging folder of large files' blocks (emptied), and Helia on top of them when the pin machinery of a multi-block file
 // needs it. No networking: createHeliaLight has no libp2p, block brokers or routers. Helia's view
 // of the LevelDB (datastore-level, with datastore-core and the it-* helpers: ~15–50 ms of a start's
 // module loading) is made with Helia, on first use: nothing else reads the LevelDB through it.
@@ -10,7 +10,9 @@ import { ClassicLevel } from 'classic-level'
 import { mkdir } from 'node:fs/promises'
 import { HearthError } from '../errors.js'
 import { guardTornLog } from '../db/torn-log.js'
+import type { Logger } from '../log.js'
 import { errorMessage } from './backend-errors.js'
+import { stageSweep } from './staged-import.js'
 import type { TieredBlockstore } from './small-blocks.js'
 
 export type HeliaNode = ReturnType<typeof createHeliaLight>
@@ -18,9 +20,11 @@ export type HeliaNode = ReturnType<typeof createHeliaLight>
 export interface EmbeddedStores {
   files: FsBlockstore
   db: ClassicLevel<string, Uint8Array>
+  /** Where a large file's blocks wait for its commit (staged-import.ts); null: none here. */
+  stagingDir: string | null
 }
 
-export async function openEmbeddedStores (blocksDir: string, datastoreDir: string): Promise<EmbeddedStores> {
+export async function openEmbeddedStores (blocksDir: string, datastoreDir: string, logger?: Logger): Promise<EmbeddedStores> {
   const files = new FsBlockstore(blocksDir)
   // The LevelDB handle is opened here rather than by LevelDatastore, whose open() flattens the
   // error to a string and so hides the one failure worth explaining: the folder is locked.
@@ -39,7 +43,20 @@ export async function openEmbeddedStores (blocksDir: string, datastoreDir: strin
     }, { cause: err })
   }
   guardTornLog(db, { location: datastoreDir })
-  return { files, db }
+  return { files, db, stagingDir: await emptyStaging(blocksDir, logger) }
+}
+
+/** The staging folder, emptied: the datastore's lock is held, so what it holds is a crashed run's. */
+async function emptyStaging (blocksDir: string, logger?: Logger): Promise<string | null> {
+  try {
+    const swept = await stageSweep(blocksDir)
+    if (swept.removed > 0) logger?.info({ removed: swept.removed }, 'removed blocks a previous run staged and never stored')
+    return swept.dir
+  } catch (err) {
+    // large files are then stored after their validation, as they were before staging existed
+    logger?.warn({ err }, 'the staging folder of the blocks cannot be used')
+    return null
+  }
 }
 
 /** Helia on this node's own stores (no network), started; loaded on first use. */

@@ -33,9 +33,9 @@ import type { Logger } from '../log.js'
 import { canonicalCid, parseCid } from './cid.js'
 import { sequentialWalker } from './pin-walker.js'
 import type { StorageBackend, StorageHealth, UnsyncedAdd } from './types.js'
-import { isWholeBuffer, pieceBytes, type StreamPiece } from './stream-pieces.js'
+import { splitPieces, type StreamPiece } from './stream-pieces.js'
 import { importDurably } from './durable-import.js'
-import { stageImport, stageSweep, type StagedStream } from './staged-import.js'
+import { stageImport, type StagedStream } from './staged-import.js'
 import { folderSize, type FolderSize } from './folder-size.js'
 import { PinLock } from './pin-lock.js'
 import { createDirSync, type DirSync } from './durable-file.js'
@@ -60,19 +60,9 @@ export interface EmbeddedStorageOptions {
 }
 
 export async function createEmbeddedStorage (opts: EmbeddedStorageOptions): Promise<StorageBackend> {
-  const { files, db } = await openEmbeddedStores(opts.blocksDir, opts.datastoreDir)
-  // the datastore's lock is held: what a staging folder holds now is a crashed run's (staged-import.ts)
-  let staging: string | null = null
-  try {
-    const swept = await stageSweep(opts.blocksDir)
-    staging = swept.dir
-    if (swept.removed > 0) opts.logger?.info({ removed: swept.removed }, 'removed blocks a previous run staged and never stored')
-  } catch (err) {
-    // large files are then stored after their validation, as they were before staging existed
-    opts.logger?.warn({ err }, 'the staging folder of the blocks cannot be used')
-  }
+  const { files, db, stagingDir } = await openEmbeddedStores(opts.blocksDir, opts.datastoreDir, opts.logger)
   opts.logger?.debug({ blocksDir: opts.blocksDir, datastoreDir: opts.datastoreDir }, 'embedded storage started')
-  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), db, new PinRecords(db), opts, staging)
+  return new EmbeddedStorage(new TieredBlockstore(new SmallBlocks(db), files), db, new PinRecords(db), opts, stagingDir)
 }
 
 class EmbeddedStorage implements StorageBackend {
@@ -164,25 +154,12 @@ class EmbeddedStorage implements StorageBackend {
 
   async addStream (pieces: AsyncIterable<StreamPiece>, opts: { signal?: AbortSignal } = {}): Promise<string> {
     this.#assertRunning()
-    // a piece whose digest came with it is not hashed again (knownDigestLeaves)
-    const digests = new WeakMap<ArrayBufferLike, Uint8Array>()
-    const bytesOf = (piece: StreamPiece): Uint8Array => {
-      const bytes = pieceBytes(piece)
-      if (!(piece instanceof Uint8Array) && isWholeBuffer(bytes)) digests.set(bytes.buffer, piece.sha256)
-      return bytes
-    }
     // one piece is the whole file: the single-block path when it fits one chunk
-    const it = pieces[Symbol.asyncIterator]()
-    const first = await it.next()
-    if (first.done === true) return await this.add(new Uint8Array(0), opts)
-    const second = await it.next()
-    if (second.done === true) return await this.add(pieceBytes(first.value), opts)
-    // the pieces are given up (types.ts): a whole one is moved to the file writer, not copied
-    return await this.#importDurably((async function * () {
-      yield bytesOf(first.value)
-      yield bytesOf(second.value)
-      for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
-    })(), opts.signal, digests, true)
+    const split = await splitPieces(pieces)
+    if ('single' in split) return await this.add(split.single, opts)
+    // the pieces are given up (types.ts): a whole one is moved to the file writer, not copied;
+    // one whose digest came with it is not hashed again (knownDigestLeaves)
+    return await this.#importDurably(split.source, opts.signal, split.digests, true)
   }
 
   stageStream (pieces: AsyncIterable<StreamPiece>): StagedStream | null {
@@ -194,10 +171,7 @@ class EmbeddedStorage implements StorageBackend {
       writer: this.#writer,
       syncFiles: this.#syncFiles,
       unixfs: async (store) => await this.#fs(store),
-      pin: async (root, blocks) => {
-        await this.#pins.exclusive(async () => { await this.pinRecords.add(root, blocks) })
-          .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
-      },
+      pin: async (root, blocks) => { await this.#pinWritten(root, blocks) },
       addSingle: async (bytes) => await this.add(bytes)
     }, pieces)
     return { commit: async () => await staged.commit().catch((err: unknown) => { throw this.#wrap(err, 'add') }), discard: staged.discard }
@@ -217,11 +191,14 @@ class EmbeddedStorage implements StorageBackend {
     } catch (err) {
       throw this.#wrap(err, 'add')
     }
-    const { root, written } = imported
-    // every block of the DAG was just written, so its pin needs no walk over them
-    await this.#pins.exclusive(async () => { await this.pinRecords.add(root, written) })
+    await this.#pinWritten(imported.root, imported.written)
+    return canonicalCid(imported.root)
+  }
+
+  /** A root pinned over the blocks just written for it: every block of the DAG, so no walk over them. */
+  async #pinWritten (root: CID, blocks: CID[]): Promise<void> {
+    await this.#pins.exclusive(async () => { await this.pinRecords.add(root, blocks) })
       .catch((err: unknown) => { throw this.#wrap(err, 'pin', root) })
-    return canonicalCid(root)
   }
 
   async addUnsynced (bytes: Uint8Array): Promise<UnsyncedAdd | null> {

@@ -115,15 +115,20 @@ export function stageNew (file: CreateFile, tempDir: string | undefined, spares:
   return same ? stageThrough(temp, file, spares) : stageThrough(join(dir, basename(temp)), file, [])
 }
 
-/** link(), making the name's folder when it is missing (a new scope's first file). */
-function linkOrMakeFolder (temp: string, path: string): void {
+/** `put` (a link or rename to `path`) again after making the name's folder, when that was missing. */
+function makingFolder (path: string, put: () => void): void {
   try {
-    linkSync(temp, path)
+    put()
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     mkdirSync(dirname(path), { recursive: true })
-    linkSync(temp, path)
+    put()
   }
+}
+
+/** link(), making the name's folder when it is missing (a new scope's first file). */
+function linkOrMakeFolder (temp: string, path: string): void {
+  makingFolder(path, () => { linkSync(temp, path) })
 }
 
 /**
@@ -169,15 +174,7 @@ export function replaceBlock (path: string, temp: string, bytes: Uint8Array): vo
  * staged blocks moved into the blockstore (storage/staged-import.ts). Not synced.
  */
 export function moveFiles (moves: ReadonlyArray<{ from: string; to: string }>): void {
-  for (const { from, to } of moves) {
-    try {
-      renameSync(from, to)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-      mkdirSync(dirname(to), { recursive: true })
-      renameSync(from, to)
-    }
-  }
+  for (const { from, to } of moves) makingFolder(to, () => { renameSync(from, to) })
 }
 
 /** Files removed; one already gone is no error. */

@@ -26,7 +26,7 @@ import type { CID } from 'multiformats/cid'
 import { HearthError } from '../errors.js'
 import { canonicalCid, unixfsAddOptions } from './cid.js'
 import { blockFilePath } from './raw-blocks.js'
-import { isWholeBuffer, knownDigestLeaves, pieceBytes, type StreamPiece } from './stream-pieces.js'
+import { knownDigestLeaves, splitPieces, type StreamPiece } from './stream-pieces.js'
 import type { FileWriter } from './file-writer.js'
 import { blockSink } from './block-sink.js'
 import type { SyncFiles } from './deferred-sync.js'
@@ -78,12 +78,6 @@ export function stageImport (deps: StagedImportDeps, pieces: AsyncIterable<Strea
   const sink = blockSink(deps.writer, { replace: false, move: true })
   let state: 'staging' | 'committing' | 'done' | 'discarded' = 'staging'
   const abort = new AbortController()
-  const digests = new WeakMap<ArrayBufferLike, Uint8Array>()
-  const bytesOf = (piece: StreamPiece): Uint8Array => {
-    const bytes = pieceBytes(piece)
-    if (!(piece instanceof Uint8Array) && isWholeBuffer(bytes)) digests.set(bytes.buffer, piece.sha256)
-    return bytes
-  }
 
   async function putStaged (cid: CID, bytes: Uint8Array): Promise<CID> {
     if (state === 'discarded') throw new HearthError('INVALID_ARGUMENT', 'the staged add was discarded')
@@ -98,24 +92,16 @@ export function stageImport (deps: StagedImportDeps, pieces: AsyncIterable<Strea
   // The import runs from now on: each block is written as the importer hands it over, and all of
   // them are synced once the last one is (before the caller has decided, which is the point).
   const importing = (async (): Promise<CID | Uint8Array> => {
-    const it = pieces[Symbol.asyncIterator]()
-    const first = await it.next()
-    const second = first.done === true ? first : await it.next()
     // nothing to stage for a file of one piece (or none): the commit adds it as a single block
-    if (first.done === true) return new Uint8Array(0)
-    if (second.done === true) return pieceBytes(first.value)
+    const split = await splitPieces(pieces)
+    if ('single' in split) return split.single
     const store = {
       put: putStaged,
       get: () => { throw new Error('a staged import reads no block') },
       has: async () => false
     } as unknown as UnixFSComponents['blockstore']
-    const source = (async function * () {
-      yield bytesOf(first.value)
-      yield bytesOf(second.value)
-      for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
-    })()
     // each piece goes on as it comes (the puts do not block: no batches of ten to wait for)
-    const root = await (await deps.unixfs(store)).addByteStream(source, { ...unixfsAddOptions(), signal: abort.signal, blockWriteConcurrency: 1, bufferImporter: knownDigestLeaves(digests) })
+    const root = await (await deps.unixfs(store)).addByteStream(split.source, { ...unixfsAddOptions(), signal: abort.signal, blockWriteConcurrency: 1, bufferImporter: knownDigestLeaves(split.digests) })
     await sink.flush()
     await deps.syncFiles([...staged.keys()])
     return root

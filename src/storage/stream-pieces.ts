@@ -50,3 +50,29 @@ export function knownDigestLeaves (digests: WeakMap<ArrayBufferLike, Uint8Array>
 
 /** Whether the view is its whole buffer (how a piece moved from a worker arrives). */
 export const isWholeBuffer = (bytes: Uint8Array): boolean => bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+
+/** A file of one piece (or none): its bytes, for the single-block add. */
+export interface OnePiece { single: Uint8Array }
+/** A file of several pieces: their bytes in order, and the digests whole pieces came with (knownDigestLeaves). */
+export interface ManyPieces { source: AsyncIterable<Uint8Array>; digests: WeakMap<ArrayBufferLike, Uint8Array> }
+
+/** Reads up to two pieces to tell a one-piece file (a single block) from a file for the importer. */
+export async function splitPieces (pieces: AsyncIterable<StreamPiece>): Promise<OnePiece | ManyPieces> {
+  const it = pieces[Symbol.asyncIterator]()
+  const first = await it.next()
+  if (first.done === true) return { single: new Uint8Array(0) }
+  const second = await it.next()
+  if (second.done === true) return { single: pieceBytes(first.value) }
+  const digests = new WeakMap<ArrayBufferLike, Uint8Array>()
+  const bytesOf = (piece: StreamPiece): Uint8Array => {
+    const bytes = pieceBytes(piece)
+    if (!(piece instanceof Uint8Array) && isWholeBuffer(bytes)) digests.set(bytes.buffer, piece.sha256)
+    return bytes
+  }
+  const source = (async function * () {
+    yield bytesOf(first.value)
+    yield bytesOf(second.value)
+    for (let n = await it.next(); n.done !== true; n = await it.next()) yield bytesOf(n.value)
+  })()
+  return { source, digests }
+}
